@@ -1,0 +1,72 @@
+"""autostatic_runtime: eager tensors, ops, autograd, layers and optimizers (Paddle 2.x names).
+
+    import autostatic_runtime as rt
+    x = rt.to_tensor([[1.0, 2.0]], stop_gradient=False)
+    y = (x * x).sum()
+    y.backward()            # x.grad == 2 * x
+
+Everything converted code and saved models need at run time lives here; it never imports
+the compiler package ``autostatic``.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from autostatic_runtime import dtypes  # noqa: E402
+from autostatic_runtime.dtypes import (  # noqa: E402
+    DType,
+    bool_,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
+)
+
+bool = bool_  # noqa: A001  (Paddle spells it paddle.bool)
+
+from autostatic_runtime.errors import (  # noqa: E402
+    AutostaticError,
+    DeviceError,
+    DTypeError,
+    OpError,
+    ShapeError,
+)
+from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
+from autostatic_runtime.autograd import (  # noqa: E402
+    enable_grad,
+    grad,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from autostatic_runtime.backends import get_device, list_backends, set_device  # noqa: E402
+from autostatic_runtime.mode import in_dynamic_mode  # noqa: E402
+from autostatic_runtime import dispatch  # noqa: E402,F401  (installs eager dispatch)
+from autostatic_runtime.creation import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.broadcast import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.elementwise import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.reduce import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.manipulation import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.indexing import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.linalg import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops import methods as _methods  # noqa: E402
+from autostatic_runtime.ops.registry import OPS as _OPS  # noqa: E402
+
+_methods.attach(__import__(__name__))
+
+from autostatic_runtime import nn, optimizer  # noqa: E402,F401
+
+
+def is_compiled_with_cuda() -> bool:
+    """True when the CuPy backend is usable (a GPU and CuPy are present)."""
+    from autostatic_runtime.backends.cupy_backend import CupyBackend
+
+    return CupyBackend.available()

@@ -1,0 +1,362 @@
+"""Tensor creation: ``to_tensor``, ``zeros``, ``full``, ``arange``, random tensors, ``seed``.
+
+Each creator is an op (no gradient), so a static program can contain it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autostatic_runtime import backends, dtypes
+from autostatic_runtime.errors import OpError, user_location
+from autostatic_runtime.mode import in_dynamic_mode
+from autostatic_runtime.ops.registry import Spec, op
+from autostatic_runtime.tensor import Tensor, TensorLike
+
+__all__ = [
+    "to_tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like",
+    "empty_like", "arange", "linspace", "eye", "rand", "randn", "randint", "uniform", "normal",
+    "randperm", "seed", "assign",
+]  # fmt: skip
+
+
+def _dtype(dtype: Any, default: dtypes.DType | None = None) -> dtypes.DType:
+    return (default or dtypes.get_default_dtype()) if dtype is None else dtypes.convert_dtype(dtype)
+
+
+def _shape(shape: Any, op_name: str) -> tuple:
+    """A shape tuple from an int, a sequence of ints/1-element tensors, or a 1-D tensor."""
+    if isinstance(shape, Tensor):
+        shape = shape.tolist()
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    try:
+        out = tuple(int(d) for d in shape)
+    except TypeError:
+        raise OpError(op_name, f"shape must be a list of ints, got {shape!r}", user_location()) from None
+    if any(d < 0 for d in out):
+        raise OpError(op_name, f"shape {list(out)} has a negative dim", user_location())
+    return out
+
+
+def _to_array(data: Any, dtype: Any, place: Any):
+    """A backend array for ``data`` on ``place`` (default: the current device)."""
+    backend = backends.current_backend() if place is None else _backend_for_place(place)
+    want = None if dtype is None else dtypes.convert_dtype(dtype)
+    if isinstance(data, Tensor):
+        arr = data._data
+        src = backends.backend_of(arr)
+        if src is not backend:
+            arr = backend.from_numpy(src.to_numpy(arr))
+        arr = backend.ns.asarray(arr, copy=True)
+        return arr if want is None else backend.ns.astype(arr, backend.to_dtype(want))
+    if type(data) in backend.array_types and want is None:
+        return data
+    host_kind = isinstance(data, (np.ndarray, np.generic))
+    if not host_kind and type(data) not in backend.array_types:
+        arr = np.asarray(data)
+        if arr.dtype == np.float64 and want is None:
+            want = dtypes.get_default_dtype()  # Python floats become the default float dtype
+        if arr.dtype.kind in "OUS":
+            raise OpError("to_tensor", f"cannot make a tensor from {type(data).__name__} data "
+                          f"({arr.dtype}); use numbers or nested lists of numbers", user_location())
+        data = arr
+    if type(data) in backend.array_types:
+        arr = data
+    else:
+        arr = backend.from_numpy(np.asarray(data))
+    if want is not None and dtypes.convert_dtype(arr.dtype) != want:
+        arr = backend.ns.astype(arr, backend.to_dtype(want))
+    return arr
+
+
+def _backend_for_place(place: Any):
+    name = str(place).lower()
+    if name.startswith("cpu"):
+        return backends.get_backend("numpy")
+    if name.startswith(("gpu", "cuda")):
+        return backends.get_backend("cupy")
+    return backends.get_backend(name)
+
+
+def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Tensor:
+    """A new tensor holding ``data`` (numbers, nested lists, NumPy arrays or tensors).
+
+    Python floats become ``float32`` (the default dtype), ints ``int64``, bools ``bool``;
+    NumPy arrays keep their dtype. ``data`` is copied.
+    """
+    if not in_dynamic_mode():
+        arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
+        d = _dtype(dtype, dtypes.convert_dtype(arr.dtype) if arr.dtype != np.float64 or
+                   isinstance(data, np.ndarray) else None)
+        out = AssignValue(shape=tuple(arr.shape), dtype=d, values=tuple(arr.reshape(-1).tolist()))
+        out.stop_gradient = stop_gradient
+        return out
+    t = Tensor._rebuild(_to_array(data, dtype, place), None, 0)
+    t.stop_gradient = stop_gradient
+    if isinstance(data, np.ndarray) or isinstance(data, Tensor):
+        # np.asarray shares memory; Paddle's to_tensor copies
+        if isinstance(data, np.ndarray) and t._data is data:
+            t._data = data.copy()
+    return t
+
+
+def assign(x: Any, output: Tensor | None = None) -> Tensor:
+    """Copy ``x`` (a tensor or array-like) into a new tensor, or into ``output``."""
+    from autostatic_runtime.ops.elementwise import assign as _assign
+
+    value = _assign(x) if isinstance(x, TensorLike) else to_tensor(x)
+    if output is None:
+        return value
+    output.set_value(value)
+    return output
+
+
+# ---- creation ops ----------------------------------------------------------------------
+
+
+@op("assign_value")
+class AssignValue:
+    """A constant from Python values (how static programs hold ``to_tensor`` data)."""
+
+    def infer(shape, dtype, values):
+        return Spec(tuple(shape), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, shape, dtype, values):
+        return xp.reshape(xp.asarray(values, dtype=xp.to_dtype(dtypes.convert_dtype(dtype))), shape)
+
+    grad = None
+
+
+@op("fill_constant")
+class FillConstant:
+    def infer(shape, value, dtype):
+        return Spec(tuple(shape), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, shape, value, dtype):
+        return xp.full(shape, value, dtype=xp.to_dtype(dtype))
+
+    grad = None
+
+
+@op("full_like")
+class FullLike:
+    def infer(x, value, dtype):
+        return Spec(tuple(x.shape), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, x, value, dtype):
+        return xp.full(x.shape, value, dtype=xp.to_dtype(dtype))
+
+    grad = None
+
+
+@op("arange")
+class Arange:
+    def infer(start, end, step, dtype):
+        n = max(0, int(np.ceil((end - start) / step)))
+        return Spec((n,), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, start, end, step, dtype):
+        return xp.arange(start, end, step, dtype=xp.to_dtype(dtype))
+
+    grad = None
+
+
+@op("linspace")
+class Linspace:
+    def infer(start, stop, num, dtype):
+        return Spec((num,), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, start, stop, num, dtype):
+        return xp.linspace(start, stop, num, dtype=xp.to_dtype(dtype))
+
+    grad = None
+
+
+@op("eye")
+class Eye:
+    def infer(num_rows, num_columns, dtype):
+        return Spec((num_rows, num_columns), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, num_rows, num_columns, dtype):
+        return xp.eye(num_rows, num_columns, dtype=xp.to_dtype(dtype))
+
+    grad = None
+
+
+@op("uniform_random")
+class UniformRandom:
+    def infer(shape, min, max, dtype):
+        return Spec(tuple(shape), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, shape, min, max, dtype):
+        return xp.random_uniform(shape, min, max, dtype)
+
+    grad = None
+
+
+@op("gaussian_random")
+class GaussianRandom:
+    def infer(shape, mean, std, dtype):
+        return Spec(tuple(shape), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, shape, mean, std, dtype):
+        return xp.random_normal(shape, mean, std, dtype)
+
+    grad = None
+
+
+@op("randint")
+class RandInt:
+    def infer(low, high, shape, dtype):
+        return Spec(tuple(shape), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, low, high, shape, dtype):
+        return xp.random_integers(shape, low, high, dtype)
+
+    grad = None
+
+
+@op("randperm")
+class RandPerm:
+    def infer(n, dtype):
+        return Spec((n,), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, n, dtype):
+        keys = xp.random_uniform((n,), 0.0, 1.0, dtypes.float64)
+        return xp.astype(xp.argsort(keys), xp.to_dtype(dtype))
+
+    grad = None
+
+
+# ---- public creators --------------------------------------------------------------------
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A tensor of ``shape`` filled with ``fill_value`` (dtype from the value when not given)."""
+    if isinstance(fill_value, TensorLike):
+        fill_value = fill_value.item()
+    if dtype is None:
+        dtype = (dtypes.bool_ if isinstance(fill_value, bool) else dtypes.int64
+                 if isinstance(fill_value, int) else dtypes.get_default_dtype())
+    return FillConstant(shape=_shape(shape, "full"), value=fill_value, dtype=_dtype(dtype))
+
+
+def zeros(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A tensor of zeros (float32 unless ``dtype`` says otherwise)."""
+    return FillConstant(shape=_shape(shape, "zeros"), value=0, dtype=_dtype(dtype))
+
+
+def ones(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A tensor of ones (float32 unless ``dtype`` says otherwise)."""
+    return FillConstant(shape=_shape(shape, "ones"), value=1, dtype=_dtype(dtype))
+
+
+def empty(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """An uninitialised tensor (filled with zeros here)."""
+    return zeros(shape, dtype)
+
+
+def full_like(x: TensorLike, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """A tensor shaped like ``x`` filled with ``fill_value`` (``x``'s dtype by default)."""
+    return FullLike(x, value=fill_value, dtype=x.dtype if dtype is None else _dtype(dtype))
+
+
+def zeros_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:
+    return full_like(x, 1, dtype)
+
+
+def empty_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def _scalar(v: Any) -> Any:
+    return v.item() if isinstance(v, TensorLike) else v
+
+
+def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None,
+           name: str | None = None) -> Tensor:
+    """Values from ``start`` up to ``end`` (exclusive) by ``step``; int64 for ints, else float32."""
+    start, end, step = _scalar(start), _scalar(end), _scalar(step)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise OpError("arange", "step must not be 0", user_location())
+    if dtype is None:
+        ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = dtypes.int64 if ints else dtypes.get_default_dtype()
+    return Arange(start=start, end=end, step=step, dtype=_dtype(dtype))
+
+
+def linspace(start: Any, stop: Any, num: int, dtype: Any = None, name: str | None = None) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive."""
+    num = int(_scalar(num))
+    if num < 0:
+        raise OpError("linspace", f"num must be non-negative, got {num}", user_location())
+    return Linspace(start=float(_scalar(start)), stop=float(_scalar(stop)), num=num,
+                    dtype=_dtype(dtype))
+
+
+def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None,
+        name: str | None = None) -> Tensor:
+    """A 2-D tensor with ones on the diagonal."""
+    num_columns = num_rows if num_columns is None else num_columns
+    return Eye(num_rows=int(num_rows), num_columns=int(num_columns), dtype=_dtype(dtype))
+
+
+def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,
+            name: str | None = None) -> Tensor:
+    """Uniform random values in ``[min, max)``."""
+    d = _dtype(dtype)
+    _require_float("uniform", d)
+    return UniformRandom(shape=_shape(shape, "uniform"), min=float(min), max=float(max), dtype=d)
+
+
+def rand(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Uniform random values in ``[0, 1)``."""
+    return uniform(shape, dtype, 0.0, 1.0)
+
+
+def normal(mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str | None = None) -> Tensor:
+    """Normal random values with the given mean and standard deviation."""
+    return GaussianRandom(shape=_shape(shape if shape is not None else [1], "normal"),
+                          mean=float(mean), std=float(std), dtype=dtypes.get_default_dtype())
+
+
+def randn(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Standard normal random values."""
+    d = _dtype(dtype)
+    _require_float("randn", d)
+    return GaussianRandom(shape=_shape(shape, "randn"), mean=0.0, std=1.0, dtype=d)
+
+
+def randint(low: int = 0, high: int | None = None, shape: Any = (1,), dtype: Any = None,
+            name: str | None = None) -> Tensor:
+    """Random integers in ``[low, high)`` (``[0, low)`` when ``high`` is None)."""
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise OpError("randint", f"high ({high}) must be greater than low ({low})", user_location())
+    return RandInt(low=int(low), high=int(high), shape=_shape(shape, "randint"),
+                   dtype=_dtype(dtype, dtypes.int64))
+
+
+def randperm(n: int, dtype: Any = "int64", name: str | None = None) -> Tensor:
+    """A random permutation of ``0..n-1``."""
+    return RandPerm(n=int(n), dtype=_dtype(dtype))
+
+
+def seed(value: int) -> None:
+    """Seed the random generators of every device (Paddle's ``paddle.seed``)."""
+    backends.seed(value)
+
+
+def _require_float(name: str, d: dtypes.DType) -> None:
+    if not d.is_floating:
+        raise OpError(name, f"dtype must be a float type, got {d}", user_location())

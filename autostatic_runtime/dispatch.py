@@ -1,0 +1,107 @@
+"""Eager execution of ops: run the kernel now, wrap the result, record the tape.
+
+This is the hot path of eager mode (every ``x + y`` comes through ``eager_apply``), so it
+avoids work on success: shapes are checked by the kernel itself, and only when a kernel
+fails do we run the op's inference to explain why, at the user's line.
+"""
+
+from __future__ import annotations
+
+from autostatic_runtime import autograd
+from autostatic_runtime.backends import _by_array_type, backend_of, current_backend
+from autostatic_runtime.errors import DeviceError, OpError, user_location
+from autostatic_runtime.ops import registry
+from autostatic_runtime.tensor import CONST, Tensor
+
+_grad_enabled = autograd._grad_enabled
+_Node = autograd.Node
+_rebuild = Tensor._rebuild
+
+
+def eager_apply(op, inputs, attrs):
+    """Run ``op`` on ``inputs`` (Tensors, Python scalars, None) with keyword ``attrs``."""
+    arrays = []
+    requires = False
+    first = None
+    for t in inputs:
+        if isinstance(t, Tensor):
+            a = t._data
+            arrays.append(a)
+            if first is None:
+                first = a
+            if not t.stop_gradient:
+                requires = True
+        else:
+            arrays.append(t)
+    backend = current_backend() if first is None else (_by_array_type.get(type(first)) or backend_of(first))
+    try:
+        out = op.kernel(backend.xp, *arrays, **attrs)
+    except Exception as exc:
+        raise _explain(op, inputs, attrs, exc) from exc
+
+    types = backend.array_types
+    if op.multi_output:
+        outs = tuple(o if type(o) in types else backend.ns.asarray(o) for o in out)
+    else:
+        outs = (out if type(out) in types else backend.ns.asarray(out),)
+
+    if requires and _grad_enabled[0] and op.grad is not None:
+        edges = tuple(_edge(t) for t in inputs)
+        node = _Node(op, attrs, tuple(arrays), edges, outs)
+        nondiff = op.nondiff_outputs
+        results = tuple(_rebuild(o, None if i in nondiff else node, i) for i, o in enumerate(outs))
+    else:
+        results = tuple(_rebuild(o, None, 0) for o in outs)
+    return results if op.multi_output else results[0]
+
+
+def _edge(t):
+    if not isinstance(t, Tensor):
+        return CONST
+    if t.stop_gradient:
+        return None
+    node = t._node
+    return t if node is None else (node, t._index)
+
+
+_error_types: dict[type, type] = {}
+
+
+def _explain(op, inputs, attrs, exc: Exception) -> Exception:
+    """Turn a kernel failure into an OpError at the user's line, with shapes and dtypes."""
+    if isinstance(exc, OpError):
+        return exc
+    loc = user_location()
+    tensors = [t for t in inputs if isinstance(t, Tensor)]
+    owners = {type(backend_of(t._data)).__name__ for t in tensors}
+    if len(owners) > 1:
+        places = ", ".join(str(t.place) for t in tensors)
+        return DeviceError(op.name, f"inputs live on different devices ({places}); move them "
+                           "to one device first", loc)
+    try:
+        op.infer(*inputs, **attrs)
+    except OpError as diagnosed:
+        return type(diagnosed)(op.name, diagnosed.detail, diagnosed.location or loc)
+    except Exception:
+        pass
+    described = ", ".join(
+        f"{list(t.shape)}:{t.dtype}" if isinstance(t, Tensor) else repr(t) for t in inputs)
+    shown = {k: v for k, v in attrs.items()}
+    message = f"failed on inputs ({described})" + (f" with {shown}" if shown else "")
+    message += f": {type(exc).__name__}: {exc}"
+    return _error_class(type(exc))(op.name, message, loc)
+
+
+def _error_class(kind: type) -> type:
+    """An OpError that is also ``kind`` (so ``except IndexError`` still catches it)."""
+    cls = _error_types.get(kind)
+    if cls is None:
+        try:
+            cls = type(f"Op{kind.__name__}", (OpError, kind), {})
+        except TypeError:  # layout conflict with some built-in exception
+            cls = OpError
+        _error_types[kind] = cls
+    return cls
+
+
+registry._dispatch[0] = eager_apply

@@ -1,0 +1,1 @@
+"""Functional neural-network ops (Paddle 2.x ``paddle.nn.functional``)."""

@@ -1,0 +1,3 @@
+"""Placeholder: filled in by the linalg op family."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Placeholder: filled in by the sorting op family."""
+
+__all__: list[str] = []

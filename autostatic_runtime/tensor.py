@@ -1,0 +1,281 @@
+"""The eager Tensor: a backend array plus autograd bookkeeping.
+
+Operator overloading and the op methods (``x.sum()``, ``x.reshape(...)``) live on
+``TensorLike`` and are attached by ``autostatic_runtime.ops.methods``; the static
+``Variable`` shares them, so ``x + y`` means the same op in both modes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autostatic_runtime import dtypes
+from autostatic_runtime.errors import AutostaticError
+
+__all__ = ["Tensor", "TensorLike", "is_tensor"]
+
+CONST = object()  # autograd edge of an input that is not a tensor (a Python scalar, None)
+_dtype_cache: dict[Any, dtypes.DType] = {}
+
+
+class TensorLike:
+    """Methods shared by eager Tensors and static Variables (filled in by ops.methods)."""
+
+    __slots__ = ()
+    __array_ufunc__ = None  # make NumPy defer: ndarray + Tensor -> Tensor.__radd__
+
+
+class Tensor(TensorLike):
+    """An n-dimensional array on a device, with optional gradient tracking.
+
+    Create one with ``rt.to_tensor(data)``; ``stop_gradient=False`` makes autograd track it.
+    """
+
+    __slots__ = ("_data", "_node", "_index", "stop_gradient", "grad", "name", "persistable",
+                 "_hooks", "__weakref__")
+    _array_like: tuple = (np.ndarray,)
+
+    def __init__(self, data: Any = None, dtype: Any = None, place: Any = None,
+                 stop_gradient: bool = True, name: str | None = None):
+        from autostatic_runtime.creation import _to_array
+
+        self._data = _to_array(np.zeros((0,), "float32") if data is None else data, dtype, place)
+        self._node = None
+        self._index = 0
+        self.stop_gradient = stop_gradient
+        self.grad = None
+        self.name = name
+        self.persistable = False
+        self._hooks = None
+
+    @classmethod
+    def _rebuild(cls, data: Any, node: Any, index: int) -> Tensor:
+        """Wrap a backend array without copying (internal; used on every op)."""
+        t = _new(cls)
+        t._data = data
+        t._node = node
+        t._index = index
+        t.stop_gradient = node is None
+        t.grad = None
+        t.name = None
+        t.persistable = False
+        t._hooks = None
+        return t
+
+    # -- metadata ------------------------------------------------------------------------
+    @property
+    def shape(self) -> list[int]:
+        return list(self._data.shape)
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        d = self._data.dtype
+        found = _dtype_cache.get(d)
+        if found is None:
+            found = _dtype_cache[d] = dtypes.convert_dtype(d)
+        return found
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self._data.shape:
+            n *= d
+        return n
+
+    @property
+    def place(self) -> str:
+        from autostatic_runtime.backends import backend_of
+
+        b = backend_of(self._data)
+        return "cpu" if b.name == "numpy" else ("gpu:0" if b.name == "cupy" else b.name)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def T(self) -> Tensor:
+        return self.transpose(list(range(self.ndim))[::-1])
+
+    # -- conversion ----------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The values as a NumPy array (a copy on the GPU; shares memory on the CPU)."""
+        from autostatic_runtime.backends import backend_of
+
+        return backend_of(self._data).to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self, *index: int) -> Any:
+        """The Python scalar at ``index`` (or the only element)."""
+        a = self.numpy()
+        if not index and a.size != 1:
+            raise ValueError(f"item(): only a tensor with one element can be converted to a "
+                             f"Python scalar, this one has shape {list(a.shape)}")
+        return a.item(*index)
+
+    def tolist(self) -> Any:
+        return self.numpy().tolist()
+
+    def __bool__(self) -> bool:
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor with {self.size} elements is ambiguous; use "
+                "rt.all(x) or rt.any(x)")
+        return bool(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __index__(self) -> int:
+        if not self.dtype.is_integer and self.dtype != dtypes.bool_:
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __format__(self, spec: str) -> str:
+        if spec and self.size == 1:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-D tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-D tensor")
+        for i in range(self._data.shape[0]):
+            yield self[i]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="       ")
+        grad = "" if self.stop_gradient else ", stop_gradient=False"
+        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}{grad},\n"
+                f"       {body})")
+
+    __str__ = __repr__
+
+    def __copy__(self) -> Tensor:
+        return self.detach()
+
+    def __deepcopy__(self, memo) -> Tensor:
+        t = self.clone().detach()
+        t.stop_gradient = self.stop_gradient
+        t.name = self.name
+        t.persistable = self.persistable
+        memo[id(self)] = t
+        return t
+
+    def __reduce__(self):
+        raise TypeError("autostatic tensors are not pickled; save them with rt.save/autostatic.save "
+                        "or convert with .numpy()")
+
+    # -- autograd --------------------------------------------------------------------------
+    def backward(self, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
+        """Accumulate gradients of this tensor into the ``.grad`` of every leaf it depends on."""
+        from autostatic_runtime.autograd import backward
+
+        backward(self, grad_tensor, retain_graph)
+
+    def gradient(self) -> np.ndarray | None:
+        """The gradient as a NumPy array (None before backward)."""
+        return None if self.grad is None else self.grad.numpy()
+
+    def clear_gradient(self, set_to_zero: bool = True) -> None:
+        """Reset ``.grad``: to zeros (Paddle's default) or to None."""
+        if self.grad is not None and set_to_zero:
+            from autostatic_runtime.creation import zeros_like
+
+            self.grad = zeros_like(self.grad)
+        else:
+            self.grad = None
+
+    clear_grad = clear_gradient
+
+    def detach(self) -> Tensor:
+        """The same values without gradient history (shares memory)."""
+        return Tensor._rebuild(self._data, None, 0)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if self.stop_gradient:
+            raise AutostaticError("register_hook on a tensor with stop_gradient=True")
+        if self._node is None:
+            self._hooks = (self._hooks or []) + [hook]
+            return _HookHandle(self, None, hook)
+        hooks = self._node.hooks = self._node.hooks or {}
+        hooks.setdefault(self._index, []).append(hook)
+        return _HookHandle(self._node.hooks, self._index, hook)
+
+    # -- in-place updates (rebind to a new array; recorded arrays stay untouched) -----------
+    def _replace(self, new: Tensor) -> Tensor:
+        if self._node is None and not self.stop_gradient and new._node is not None:
+            from autostatic_runtime.autograd import is_grad_enabled
+
+            if is_grad_enabled():
+                raise AutostaticError(
+                    "a leaf tensor that needs a gradient (stop_gradient=False) cannot be "
+                    "modified in place; do it under rt.no_grad() or use an out-of-place op")
+        self._data = new._data
+        self._node = new._node
+        self._index = new._index
+        if new._node is not None:
+            self.stop_gradient = False
+        return self
+
+    def set_value(self, value: Any) -> Tensor:
+        """Overwrite the values (same shape) without recording a gradient."""
+        from autostatic_runtime.creation import _to_array
+
+        arr = _to_array(value, self.dtype, None) if not isinstance(value, Tensor) else value._data
+        if tuple(arr.shape) != tuple(self._data.shape):
+            raise ValueError(f"set_value: shape {list(arr.shape)} does not match the tensor's "
+                             f"shape {self.shape}")
+        self._data = arr
+        return self
+
+    def _snapshot(self) -> Tensor:
+        """A separate Tensor object for the current version (in-place ops take this as input)."""
+        t = Tensor._rebuild(self._data, self._node, self._index)
+        t.stop_gradient = self.stop_gradient
+        return t
+
+
+class _HookHandle:
+    def __init__(self, owner, index, hook):
+        self.owner, self.index, self.hook = owner, index, hook
+
+    def remove(self) -> None:
+        if self.index is None:
+            self.owner._hooks = [h for h in self.owner._hooks or [] if h is not self.hook] or None
+        else:
+            self.owner[self.index].remove(self.hook)
+
+
+_new = object.__new__
+
+
+def is_tensor(x: Any) -> bool:
+    """True for an eager Tensor (Paddle's ``paddle.is_tensor``)."""
+    return isinstance(x, Tensor)
