@@ -29,7 +29,7 @@ _counter = itertools.count()
 class Node:
     """One recorded op application."""
 
-    __slots__ = ("op", "attrs", "in_data", "in_edges", "out_data", "seq", "hooks")
+    __slots__ = ("op", "attrs", "in_data", "in_edges", "out_data", "seq", "hooks", "__weakref__")
 
     def __init__(self, op, attrs, in_data, in_edges, out_data):
         self.op = op

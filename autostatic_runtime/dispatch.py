@@ -23,36 +23,46 @@ def eager_apply(op, inputs, attrs):
     arrays = []
     requires = False
     first = None
+    mixed = False
     for t in inputs:
         if isinstance(t, Tensor):
             a = t._data
             arrays.append(a)
             if first is None:
                 first = a
+                kind = type(a)
+            elif type(a) is not kind:
+                mixed = True
             if not t.stop_gradient:
                 requires = True
         else:
             arrays.append(t)
-    backend = current_backend() if first is None else (_by_array_type.get(type(first)) or backend_of(first))
+    if first is None:
+        backend = current_backend()
+    else:
+        backend = _by_array_type.get(kind) or backend_of(first)
+        if mixed:
+            _check_one_device(op, inputs)
     try:
         out = op.kernel(backend.xp, *arrays, **attrs)
     except Exception as exc:
         raise _explain(op, inputs, attrs, exc) from exc
 
+    record = requires and _grad_enabled[0] and op.grad is not None
+    if not op.multi_output:
+        if type(out) not in backend.array_types:
+            out = backend.ns.asarray(out)  # NumPy reductions return scalars, not 0-d arrays
+        if not record:
+            return _rebuild(out, None, 0)
+        node = _Node(op, attrs, arrays, tuple([_edge(t) for t in inputs]), (out,))
+        return _rebuild(out, node, 0)
     types = backend.array_types
-    if op.multi_output:
-        outs = tuple(o if type(o) in types else backend.ns.asarray(o) for o in out)
-    else:
-        outs = (out if type(out) in types else backend.ns.asarray(out),)
-
-    if requires and _grad_enabled[0] and op.grad is not None:
-        edges = tuple(_edge(t) for t in inputs)
-        node = _Node(op, attrs, tuple(arrays), edges, outs)
-        nondiff = op.nondiff_outputs
-        results = tuple(_rebuild(o, None if i in nondiff else node, i) for i, o in enumerate(outs))
-    else:
-        results = tuple(_rebuild(o, None, 0) for o in outs)
-    return results if op.multi_output else results[0]
+    outs = tuple([o if type(o) in types else backend.ns.asarray(o) for o in out])
+    if not record:
+        return tuple([_rebuild(o, None, 0) for o in outs])
+    node = _Node(op, attrs, arrays, tuple([_edge(t) for t in inputs]), outs)
+    nondiff = op.nondiff_outputs
+    return tuple([_rebuild(o, None if i in nondiff else node, i) for i, o in enumerate(outs)])
 
 
 def _edge(t):
@@ -67,17 +77,19 @@ def _edge(t):
 _error_types: dict[type, type] = {}
 
 
+def _check_one_device(op, inputs) -> None:
+    tensors = [t for t in inputs if isinstance(t, Tensor)]
+    if len({id(backend_of(t._data)) for t in tensors}) > 1:
+        places = ", ".join(str(t.place) for t in tensors)
+        raise DeviceError(op.name, f"inputs live on different devices ({places}); move them "
+                          "to one device first, e.g. rt.to_tensor(t, place='cpu')", user_location())
+
+
 def _explain(op, inputs, attrs, exc: Exception) -> Exception:
     """Turn a kernel failure into an OpError at the user's line, with shapes and dtypes."""
     if isinstance(exc, OpError):
         return exc
     loc = user_location()
-    tensors = [t for t in inputs if isinstance(t, Tensor)]
-    owners = {type(backend_of(t._data)).__name__ for t in tensors}
-    if len(owners) > 1:
-        places = ", ".join(str(t.place) for t in tensors)
-        return DeviceError(op.name, f"inputs live on different devices ({places}); move them "
-                           "to one device first", loc)
     try:
         op.infer(*inputs, **attrs)
     except OpError as diagnosed:

@@ -16,9 +16,15 @@ def is_internal_file(filename: str) -> bool:
 
 
 def user_frame(depth: int = 1):
-    """The innermost stack frame that is not inside autostatic (the user's call site)."""
+    """The innermost stack frame that is not inside autostatic (the user's call site).
+
+    Modules that wrap runtime calls on a user's behalf (test harnesses, generated helpers)
+    opt out of being "the user" with a global ``__autostatic_internal__ = True``.
+    """
     frame = sys._getframe(depth)
-    while frame is not None and is_internal_file(frame.f_code.co_filename):
+    while frame is not None and (
+        is_internal_file(frame.f_code.co_filename) or "__autostatic_internal__" in frame.f_globals
+    ):
         frame = frame.f_back
     return frame
 

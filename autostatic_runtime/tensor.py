@@ -72,10 +72,11 @@ class Tensor(TensorLike):
     @property
     def dtype(self) -> dtypes.DType:
         d = self._data.dtype
-        found = _dtype_cache.get(d)
-        if found is None:
-            found = _dtype_cache[d] = dtypes.convert_dtype(d)
-        return found
+        entry = _dtype_cache.get(id(d))
+        if entry is None or entry[0] is not d:
+            # keyed by identity: dtype objects of different libraries must not be compared
+            entry = _dtype_cache[id(d)] = (d, dtypes.convert_dtype(d))
+        return entry[1]
 
     @property
     def ndim(self) -> int:

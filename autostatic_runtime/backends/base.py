@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import dtypes
+from autostatic_runtime.errors import DTypeError
 
 EXTRAS = (
     "index_add",
@@ -44,7 +45,7 @@ class Backend:
             setattr(xp, extra, getattr(self, extra))
         xp.backend = self
         self.xp = xp
-        self._dtypes = {d: getattr(ns, "bool" if d == "bool" else str(d)) for d in dtypes.ALL}
+        self._dtypes = {d: getattr(ns, str(d)) for d in dtypes.ALL if hasattr(ns, str(d))}
         self.seed(Backend.default_seed)
 
     # -- to implement ------------------------------------------------------------------
@@ -58,12 +59,16 @@ class Backend:
     # -- data movement -----------------------------------------------------------------
     def to_dtype(self, dtype: dtypes.DType) -> Any:
         """The namespace's dtype object for a canonical DType."""
-        return self._dtypes[dtype]
+        found = self._dtypes.get(dtype)
+        if found is None:
+            raise DTypeError("to_dtype", f"the {self.name} backend has no {dtype} type; "
+                             f"it supports {sorted(self._dtypes)}")
+        return found
 
     def asarray(self, data: Any, dtype: dtypes.DType | None = None) -> Any:
         if dtype is None:
             return self.ns.asarray(data)
-        return self.ns.asarray(data, dtype=self._dtypes[dtype])
+        return self.ns.asarray(data, dtype=self.to_dtype(dtype))
 
     def from_numpy(self, array: np.ndarray) -> Any:
         return self.ns.asarray(array)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.tensor import TensorLike
+from autostatic_runtime.tensor import Tensor, TensorLike
 
 # Paddle Tensor methods that are plain op functions taking the tensor first.
 METHODS = """
@@ -39,17 +39,19 @@ def _is_operand(o: Any) -> bool:
 
 
 def _binary_dunder(fn, reflected: bool = False):
+    fast = {*_NUMERIC, Tensor}  # skip the operand check for the common cases
+
     if reflected:
 
         def method(self, other):
-            if not _is_operand(other):
+            if type(other) not in fast and not _is_operand(other):
                 return NotImplemented
             return fn(other, self)
 
     else:
 
         def method(self, other):
-            if not _is_operand(other):
+            if type(other) not in fast and not _is_operand(other):
                 return NotImplemented
             return fn(self, other)
 
