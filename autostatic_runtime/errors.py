@@ -72,3 +72,25 @@ class DeviceError(OpError):
 def fail(op: str, message: str, cls: type[OpError] = OpError) -> OpError:
     """Build an OpError located at the user's call site (raise the result)."""
     return cls(op, message, user_location(2))
+
+
+class ProgramFormatError(AutostaticError, ValueError):
+    """A serialized program or weights file is corrupt, truncated, or from a newer version."""
+
+
+class StaticBuildError(AutostaticError):
+    """A static program cannot be built as written (branches disagree, a loop var changes type)."""
+
+    def __init__(self, message: str, location: tuple[str, int, str] | None = None):
+        self.location = location
+        super().__init__(f"{message}{format_location(location)}")
+
+
+class ExecutionError(AutostaticError):
+    """An op failed while a static program ran; names the op and the user's line that built it."""
+
+    def __init__(self, op_type: str, location: tuple[str, int, str] | None, cause: BaseException):
+        self.op_type = op_type
+        self.location = location
+        super().__init__(f"{op_type} failed{format_location(location)}: "
+                         f"{type(cause).__name__}: {cause}")

@@ -1,0 +1,30 @@
+"""Static programs (Paddle 2.x ``paddle.static``): build, run, differentiate, serialize.
+
+    rt.enable_static()
+    main, startup = rt.static.Program(), rt.static.Program()
+    with rt.static.program_guard(main, startup):
+        x = rt.static.data("x", [None, 16], "float32")
+        y = rt.nn.Linear(16, 1)(x)
+    exe = rt.static.Executor()
+    exe.run(startup)
+    (out,) = exe.run(main, feed={"x": batch}, fetch_list=[y])
+"""
+
+from autostatic_runtime.static import nn
+from autostatic_runtime.static.backward import append_backward, gradients
+from autostatic_runtime.static.builder import (
+    data,
+    default_main_program,
+    default_startup_program,
+    name_scope,
+    program_guard,
+)
+from autostatic_runtime.static.executor import Executor, Scope, global_scope, scope_guard
+from autostatic_runtime.static.input_spec import InputSpec
+from autostatic_runtime.static.program import Block, Operator, Parameter, Program, Variable
+
+__all__ = [
+    "Program", "Block", "Operator", "Variable", "Parameter", "program_guard", "data",
+    "default_main_program", "default_startup_program", "name_scope", "Executor", "Scope",
+    "global_scope", "scope_guard", "InputSpec", "append_backward", "gradients", "nn",
+]  # fmt: skip

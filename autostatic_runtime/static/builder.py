@@ -1,0 +1,186 @@
+"""Building programs: static mode, default programs, ``program_guard``, ``data``, op appending.
+
+In static mode every op call appends an Operator to the current block of the main program
+instead of running a kernel: ``static_apply`` runs the op's ``infer`` on the input Variables
+(so shape and dtype errors surface at the user's line, while building) and creates the output
+Variables. Eager Tensors used in static mode (a layer's parameters, a constant made earlier)
+are captured as persistable variables whose values the Executor loads on first use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import numpy as np
+
+from autostatic_runtime import dtypes, mode
+from autostatic_runtime.dispatch import eager_apply
+from autostatic_runtime.errors import OpError, user_location
+from autostatic_runtime.ops import registry
+from autostatic_runtime.ops.registry import Spec
+from autostatic_runtime.static.program import Block, Literal, Parameter, Program, Variable
+from autostatic_runtime.tensor import Tensor
+
+__all__ = ["default_main_program", "default_startup_program", "program_guard", "data",
+           "enable_static", "disable_static", "in_static_mode", "name_scope"]
+
+_main: list[Program] = [Program()]
+_startup: list[Program] = [Program()]
+
+
+def default_main_program() -> Program:
+    """The program ops are appended to (outside any ``program_guard``)."""
+    return _main[0]
+
+
+def default_startup_program() -> Program:
+    """The program holding parameter initialisation (outside any ``program_guard``)."""
+    return _startup[0]
+
+
+@contextlib.contextmanager
+def program_guard(main_program: Program, startup_program: Program | None = None) -> Iterator[None]:
+    """Append ops to ``main_program`` (and parameter initialisers to ``startup_program``)."""
+    if not isinstance(main_program, Program):
+        raise TypeError(f"program_guard expects a Program, got {type(main_program).__name__}")
+    saved = _main[0], _startup[0]
+    _main[0] = main_program
+    if startup_program is not None:
+        _startup[0] = startup_program
+    try:
+        yield
+    finally:
+        _main[0], _startup[0] = saved
+
+
+@contextlib.contextmanager
+def name_scope(prefix: str | None = None) -> Iterator[None]:
+    """Accepted for Paddle compatibility; names are unique per program already."""
+    yield
+
+
+def enable_static() -> None:
+    """Switch to static mode: ops append to the current program instead of running."""
+    mode.set_static(True)
+    registry._dispatch[0] = static_apply
+
+
+def disable_static() -> None:
+    """Back to eager (dynamic) mode, the default."""
+    mode.set_static(False)
+    registry._dispatch[0] = eager_apply
+
+
+def in_static_mode() -> bool:
+    return not mode.in_dynamic_mode()
+
+
+@contextlib.contextmanager
+def static_guard() -> Iterator[None]:
+    """Static mode inside the block, restoring the previous mode after."""
+    was_static = in_static_mode()
+    enable_static()
+    try:
+        yield
+    finally:
+        if not was_static:
+            disable_static()
+
+
+def data(name: str, shape: Any, dtype: Any = None, lod_level: int = 0) -> Variable:
+    """A feed variable of the main program; ``None`` or -1 dims are filled at run time."""
+    block = default_main_program().global_block()
+    if name in block.vars:
+        raise OpError("data", f"the program already has a variable named {name!r}",
+                      user_location())
+    shape = [-1 if d is None else int(d) for d in shape]
+    v = block.create_var(name, shape, dtype or dtypes.get_default_dtype(), stop_gradient=True,
+                         is_data=True)
+    return v
+
+
+# ---- appending ops ----------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """Attributes and literals as plain, serializable Python data."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dtypes.DType) or isinstance(value, Block):
+        return value
+    if isinstance(value, np.dtype):
+        return dtypes.convert_dtype(value)
+    return value
+
+
+def static_apply(op: registry.OpDef, inputs: tuple, attrs: dict):
+    """Append ``op`` to the current block; return its output Variable(s)."""
+    program = _main[0]
+    block = program.current_block()
+    attrs = {k: _plain(v) for k, v in attrs.items()}
+    operands = []
+    infer_args = []
+    for v in inputs:
+        if isinstance(v, Variable):
+            operands.append(v)
+            infer_args.append(v)
+        elif isinstance(v, Tensor):
+            var = capture(program, v)
+            operands.append(var)
+            infer_args.append(var)
+        else:
+            value = _plain(v)
+            operands.append(Literal(value))
+            infer_args.append(value)
+    spec = op.infer(*infer_args, **attrs)
+    specs = spec if op.multi_output else (spec,)
+    no_grad = op.grad is None or all(
+        not isinstance(v, Variable) or v.stop_gradient for v in operands)
+    outs = []
+    for i, s in enumerate(specs):
+        s = s if isinstance(s, Spec) else Spec(tuple(s.shape), s.dtype)
+        stop = no_grad or i in op.nondiff_outputs or not dtypes.convert_dtype(s.dtype).is_floating
+        outs.append(block.create_var(program.unique_name(op.name), s.shape, s.dtype,
+                                     stop_gradient=stop))
+    op_attrs = attrs
+    role = _current_role()
+    if role != "forward":
+        op_attrs = dict(attrs, op_role=role)
+    block.append_op(op.name, operands, outs, op_attrs)
+    return tuple(outs) if op.multi_output else outs[0]
+
+
+def _current_role() -> str:
+    from autostatic_runtime.static.backward import current_role
+
+    return current_role()
+
+
+def capture(program: Program, tensor: Tensor) -> Variable:
+    """The persistable variable standing for an eager Tensor inside ``program``."""
+    captured = program.__dict__.setdefault("_captured", {})
+    entry = captured.get(id(tensor))
+    if entry is not None and entry[1] is tensor:
+        return entry[0]
+    block = program.global_block()
+    base = tensor.name or ("param" if not tensor.stop_gradient else "const")
+    name = base if base not in block.vars else program.unique_name(base)
+    if not tensor.stop_gradient:
+        var = block.create_parameter(name, tensor.shape, tensor.dtype, trainable=True)
+    else:
+        var = block.create_var(name, tensor.shape, tensor.dtype, persistable=True,
+                               stop_gradient=True)
+    captured[id(tensor)] = (var, tensor)
+    return var
+
+
+def captured_values(program: Program) -> dict[str, Tensor]:
+    """Name -> eager Tensor for every tensor captured while building ``program``."""
+    return {var.name: t for var, t in program.__dict__.get("_captured", {}).values()}
+
+
+def is_parameter(v: Any) -> bool:
+    return isinstance(v, Parameter)

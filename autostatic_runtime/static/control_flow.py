@@ -1,0 +1,365 @@
+"""Control-flow ops: ``cond`` and ``while`` (building, code generation) and nested structures.
+
+A ``cond`` op holds two sub-blocks; its inputs are the predicate followed by every outer
+variable either branch reads (so a compiled branch is a plain function of them). A ``while``
+op holds a condition block and a body block, each taking the loop variables as parameters;
+its inputs are the initial loop values followed by the outer variables the blocks read.
+
+In eager mode ``cond`` and ``while_loop`` simply run Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from autostatic_runtime import dtypes
+from autostatic_runtime.errors import StaticBuildError, user_location
+from autostatic_runtime.mode import in_dynamic_mode
+from autostatic_runtime.static.builder import capture, default_main_program
+from autostatic_runtime.static.program import Block, Literal, Program, Variable
+from autostatic_runtime.tensor import Tensor, TensorLike
+
+__all__ = ["cond", "while_loop", "CONTROL_FLOW_OPS"]
+
+
+# ---- nested structures ------------------------------------------------------------------
+
+
+def flatten(value: Any) -> tuple[list, Any]:
+    """Leaves (tensors and Python values) and a structure to rebuild ``value`` from them."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        leaves, parts = [], []
+        for v in value:
+            lv, s = flatten(v)
+            leaves.extend(lv)
+            parts.append(s)
+        return leaves, (type(value), tuple(parts))
+    if isinstance(value, tuple):  # namedtuple
+        leaves, parts = [], []
+        for v in value:
+            lv, s = flatten(v)
+            leaves.extend(lv)
+            parts.append(s)
+        return leaves, ("namedtuple", type(value), tuple(parts))
+    if isinstance(value, dict):
+        leaves, parts = [], []
+        for k in value:
+            lv, s = flatten(value[k])
+            leaves.extend(lv)
+            parts.append((k, s))
+        return leaves, (dict, tuple(parts))
+    return [value], None
+
+
+def unflatten(structure: Any, leaves: list) -> Any:
+    it = iter(leaves)
+
+    def build(s):
+        if s is None:
+            return next(it)
+        if s[0] == "namedtuple":
+            return s[1](*(build(p) for p in s[2]))
+        if s[0] is dict:
+            return {k: build(p) for k, p in s[1]}
+        return s[0](build(p) for p in s[1])
+
+    return build(structure)
+
+
+def _describe(structure: Any) -> str:
+    if structure is None:
+        return "a tensor"
+    if structure[0] is dict:
+        return "a dict with keys " + str([k for k, _ in structure[1]])
+    kind = structure[1].__name__ if structure[0] == "namedtuple" else structure[0].__name__
+    return f"a {kind} of {len(structure[-1])}"
+
+
+def _fn_location(fn: Callable) -> tuple | None:
+    code = getattr(fn, "__code__", None)
+    return (code.co_filename, code.co_firstlineno, code.co_name) if code else None
+
+
+def _where(loc: tuple | None) -> str:
+    return f"{loc[0]}:{loc[1]}" if loc else "?"
+
+
+# ---- free variables --------------------------------------------------------------------
+
+
+def free_vars(block: Block, extra_names: list[str] = ()) -> list[Variable]:
+    """Outer variables a block reads (its ops' inputs and ``extra_names``), in first-use order."""
+    seen: dict[str, Variable] = {}
+    defined = set(block.vars)
+    for op in block.ops:
+        for x in op.inputs:
+            if isinstance(x, Variable) and x.name not in defined and x.name not in seen:
+                seen[x.name] = x
+    for name in extra_names:
+        if name not in defined and name not in seen:
+            seen[name] = block.var(name)
+    return list(seen.values())
+
+
+def _merge(*lists: list[Variable]) -> list[Variable]:
+    out: dict[str, Variable] = {}
+    for lst in lists:
+        for v in lst:
+            out.setdefault(v.name, v)
+    return list(out.values())
+
+
+# ---- cond ----------------------------------------------------------------------------------
+
+
+def _as_pred(pred: Any, op: str) -> Any:
+    if isinstance(pred, Variable):
+        if pred.dtype != dtypes.bool_:
+            from autostatic_runtime.ops.elementwise import cast
+
+            pred = cast(pred, dtypes.bool_)
+        if pred.size not in (1, -1) and pred._shape != ():
+            raise StaticBuildError(f"{op}: the predicate must hold one element, but has shape "
+                                   f"{pred.shape}; reduce it with rt.all/rt.any", user_location())
+    return pred
+
+
+def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, Any]:
+    block = program._create_block()
+    try:
+        out = fn() if fn is not None else None
+    finally:
+        program._rollback()
+    leaves, structure = flatten(out)
+    return block, leaves, structure
+
+
+def _to_var(block: Block, program: Program, value: Any) -> Variable:
+    """Turn a branch/loop leaf into a Variable visible from ``block``."""
+    if isinstance(value, Variable):
+        return value
+    if isinstance(value, Tensor):
+        return capture(program, value)
+    from autostatic_runtime.creation import full
+
+    saved = program.current_block_idx
+    program.current_block_idx = block.idx
+    try:
+        dt = dtypes.bool_ if isinstance(value, bool) else (
+            dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype())
+        return full([], value, dtype=dt)
+    finally:
+        program.current_block_idx = saved
+
+
+def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None = None,
+         name: str | None = None, return_names: Any = None) -> Any:
+    """``true_fn()`` if ``pred`` else ``false_fn()``; a ``cond`` op when ``pred`` is symbolic.
+
+    Both branches must return the same structure (tuples, lists, dicts of tensors) with
+    matching dtypes; shapes that differ become -1 in the result.
+    """
+    if not isinstance(pred, Variable):
+        if in_dynamic_mode() or not isinstance(pred, TensorLike):
+            branch = true_fn if bool(pred) else false_fn
+            return branch() if branch is not None else None
+    pred = _as_pred(pred, "cond")
+    program = default_main_program()
+    tblock, tleaves, tstruct = _trace_branch(program, true_fn)
+    fblock, fleaves, fstruct = _trace_branch(program, false_fn)
+    tloc, floc = _fn_location(true_fn), _fn_location(false_fn)
+    if tstruct != fstruct or len(tleaves) != len(fleaves):
+        raise StaticBuildError(
+            f"cond: the true branch ({_where(tloc)}) returns {_describe(tstruct)} but the false "
+            f"branch ({_where(floc)}) returns {_describe(fstruct)}; both must return the same "
+            "structure", user_location())
+    results, touts, fouts = [], [], []
+    for i, (t, f) in enumerate(zip(tleaves, fleaves)):
+        if not isinstance(t, TensorLike) and not isinstance(f, TensorLike):
+            if t is f or (type(t) is type(f) and t == f):
+                results.append(("const", t))
+                continue
+        tv, fv = _to_var(tblock, program, t), _to_var(fblock, program, f)
+        if tv.dtype != fv.dtype:
+            raise StaticBuildError(
+                f"cond: output {i} is {tv.dtype} in the true branch ({_where(tloc)}) but "
+                f"{fv.dtype} in the false branch ({_where(floc)}); cast one of them",
+                user_location())
+        if len(tv._shape) != len(fv._shape):
+            raise StaticBuildError(
+                f"cond: output {i} has shape {tv.shape} in the true branch ({_where(tloc)}) but "
+                f"{fv.shape} in the false branch ({_where(floc)}); ranks must agree",
+                user_location())
+        shape = [a if a == b else -1 for a, b in zip(tv._shape, fv._shape)]
+        results.append(("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient))
+        touts.append(tv.name)
+        fouts.append(fv.name)
+    parent = program.current_block()
+    inputs = _merge(free_vars(tblock, touts), free_vars(fblock, fouts))
+    outs = [parent.create_var(program.unique_name("cond"), r[1], r[2], stop_gradient=r[3])
+            for r in results if r[0] == "var"]
+    parent.append_op("cond", [pred] + inputs, outs,
+                     {"true_block": tblock, "false_block": fblock, "true_outputs": tuple(touts),
+                      "false_outputs": tuple(fouts)})
+    it = iter(outs)
+    leaves = [next(it) if r[0] == "var" else r[1] for r in results]
+    return unflatten(tstruct, leaves)
+
+
+def emit_cond(w, op) -> None:
+    pred = w.read(op.inputs[0])
+    args = [w.read(x) for x in op.inputs[1:]]
+    params = [x.name for x in op.inputs[1:]]
+    branches = []
+    for key, outs in (("true_block", "true_outputs"), ("false_block", "false_outputs")):
+        fn = w.compiler.compile(op.attrs[key], params, list(op.attrs[outs]), w.backend)
+        branches.append(w.const(fn, "B"))
+    targets = [w.write(v) for v in op.outputs]
+    call = "(scope" + "".join(", " + a for a in args) + ")"
+    lhs = (", ".join(targets) + ("," if len(targets) == 1 else "") + " = ") if targets else ""
+    w.emit(f"if _bool({pred}):")
+    w.emit(f"    {lhs}{branches[0]}{call}")
+    w.emit("else:")
+    w.emit(f"    {lhs}{branches[1]}{call}")
+
+
+# ---- while ------------------------------------------------------------------------------------
+
+
+def while_loop(cond: Callable, body: Callable, loop_vars: Any, is_test: bool = False,
+               name: str | None = None) -> Any:
+    """Repeat ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)``; a ``while`` op
+    when the condition is symbolic. Returns the final loop variables (same structure)."""
+    if not isinstance(loop_vars, (list, tuple)):
+        raise TypeError("while_loop: loop_vars must be a list or tuple")
+    if in_dynamic_mode():
+        values = list(loop_vars)
+        while bool(cond(*values)):
+            out = body(*values)
+            values = list(out) if isinstance(out, (list, tuple)) else [out]
+        return values
+    return _build_while(cond, body, list(loop_vars))
+
+
+def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
+    program = default_main_program()
+    parent = program.current_block()
+    leaves, structure = flatten(loop_vars)
+    init = [_to_var(parent, program, v) for v in leaves]
+    shapes = [list(v._shape) for v in init]
+    body_loc = _fn_location(body_fn)
+    for _attempt in range(8):
+        first_block = len(program.blocks)
+        cblock, cparams, cout = _trace_loop_block(program, cond_fn, init, shapes, structure)
+        bblock, bparams, bouts = _trace_loop_block(program, body_fn, init, shapes, structure,
+                                                   is_body=True)
+        out_leaves, out_struct = flatten(bouts)
+        if _erase_sequence_kind(out_struct) != _erase_sequence_kind(structure):
+            raise StaticBuildError(
+                f"while_loop: the body ({_where(body_loc)}) returns {_describe(out_struct)} but "
+                f"the loop variables are {_describe(structure)}", user_location())
+        body_vars = [_to_var(bblock, program, v) for v in out_leaves]
+        relaxed = _relax(init, body_vars, shapes, body_loc)
+        if relaxed == shapes:
+            break
+        del program.blocks[first_block:]  # retrace with the relaxed shapes
+        shapes = relaxed
+    cvar = cout[0] if isinstance(cout, list) else cout
+    if not isinstance(cvar, Variable):
+        raise StaticBuildError("while_loop: the condition must return a tensor built from the "
+                               "loop variables", user_location())
+    cvar = _as_pred(cvar, "while_loop")
+    cnames = [p.name for p in cparams]
+    bnames = [p.name for p in bparams]
+    outer = _merge([v for v in free_vars(cblock, [cvar.name]) if v.name not in cnames],
+                   [v for v in free_vars(bblock, [v.name for v in body_vars])
+                    if v.name not in bnames])
+    outs = [parent.create_var(program.unique_name("while"), s, v.dtype,
+                              stop_gradient=v.stop_gradient and b.stop_gradient)
+            for s, v, b in zip(shapes, init, body_vars)]
+    parent.append_op("while", init + outer, outs,
+                     {"cond_block": cblock, "body_block": bblock, "cond_params": tuple(cnames),
+                      "body_params": tuple(bnames), "cond_output": cvar.name,
+                      "body_outputs": tuple(v.name for v in body_vars),
+                      "num_loop_vars": len(init)})
+    return list(unflatten(structure, outs))
+
+
+def _trace_loop_block(program, fn, init, shapes, structure, is_body=False):
+    block = program._create_block()
+    try:
+        params = [block.create_var(program.unique_name("loop_var"), s, v.dtype,
+                                   stop_gradient=v.stop_gradient) for v, s in zip(init, shapes)]
+        args = unflatten(structure, params)
+        out = fn(*args)
+        if is_body and not isinstance(out, (list, tuple)):
+            out = [out]
+    finally:
+        program._rollback()
+    return block, params, out
+
+
+def _erase_sequence_kind(structure: Any) -> Any:
+    """The structure with list/tuple distinctions removed (a body may return either)."""
+    if structure is None:
+        return None
+    if structure[0] in (list, tuple):
+        return ("seq", tuple(_erase_sequence_kind(p) for p in structure[1]))
+    return structure
+
+
+def _relax(init, body_vars, shapes, body_loc) -> list:
+    relaxed = []
+    for i, (v, b, s) in enumerate(zip(init, body_vars, shapes)):
+        if v.dtype != b.dtype:
+            raise StaticBuildError(
+                f"while_loop: loop variable {i} has dtype {v.dtype} before the loop, but "
+                f"{b.dtype} after one iteration (body at {_where(body_loc)}); loop variables "
+                "must keep their dtype", user_location())
+        if len(b._shape) != len(s):
+            raise StaticBuildError(
+                f"while_loop: loop variable {i} has shape {list(s)} before the loop, but "
+                f"{b.shape} after one iteration (body at {_where(body_loc)}); loop variables "
+                "must keep their rank", user_location())
+        relaxed.append([a if a == c else -1 for a, c in zip(s, b._shape)])
+    return relaxed
+
+
+def emit_while(w, op) -> None:
+    n = op.attrs["num_loop_vars"]
+    init = [w.read(x) for x in op.inputs[:n]]
+    outer = [w.read(x) for x in op.inputs[n:]]
+    outer_names = [x.name for x in op.inputs[n:]]
+    cfn = w.compiler.compile(op.attrs["cond_block"], list(op.attrs["cond_params"]) + outer_names,
+                             [op.attrs["cond_output"]], w.backend)
+    bfn = w.compiler.compile(op.attrs["body_block"], list(op.attrs["body_params"]) + outer_names,
+                             list(op.attrs["body_outputs"]), w.backend)
+    c, b = w.const(cfn, "C"), w.const(bfn, "W")
+    tail = "".join(", " + a for a in outer)
+    lv = f"_lv{len(w.consts)}"
+    w.emit(f"{lv} = ({', '.join(init)}{',' if len(init) == 1 else ''})")
+    trajectory = op.attrs.get("trajectory")
+    if trajectory:
+        w.emit(f"{w.write(op.block.var(trajectory))} = []")
+    w.emit("while True:")
+    w.emit(f"    if not _bool({c}(scope, *{lv}{tail})[0]):")
+    w.emit("        break")
+    if trajectory:
+        w.emit(f"    {w.local(trajectory)}.append({lv})")
+    w.emit(f"    {lv} = {b}(scope, *{lv}{tail})")
+    targets = [w.write(v) for v in op.outputs if v.name != trajectory]
+    w.emit(f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = {lv}")
+
+
+def _emit_while_grad(w, op) -> None:
+    from autostatic_runtime.static.backward import emit_while_grad
+
+    emit_while_grad(w, op)
+
+
+CONTROL_FLOW_OPS: dict[str, Callable] = {"cond": emit_cond, "while": emit_while,
+                                          "while_grad": _emit_while_grad}
+
+
+def is_literal(x: Any) -> bool:
+    return isinstance(x, Literal)

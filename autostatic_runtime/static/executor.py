@@ -1,0 +1,151 @@
+"""The Executor: runs Programs with feeds and fetches over a scope of persistable values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from autostatic_runtime import backends, dtypes
+from autostatic_runtime.errors import OpError, user_location
+from autostatic_runtime.static.builder import captured_values, default_main_program
+from autostatic_runtime.static.compiler import PythonCodegen
+from autostatic_runtime.static.program import Program, Variable
+from autostatic_runtime.tensor import Tensor
+
+__all__ = ["Executor", "Scope", "global_scope", "scope_guard"]
+
+
+class Scope(dict):
+    """Name -> backend array for the persistable variables (parameters, optimizer state)."""
+
+    def find_var(self, name: str) -> _ScopeVar | None:
+        return _ScopeVar(self, name) if name in self else None
+
+    def var(self, name: str) -> _ScopeVar:
+        return _ScopeVar(self, name)
+
+
+class _ScopeVar:
+    """Paddle-style handle: ``scope.find_var(name).get_tensor()``."""
+
+    def __init__(self, scope: Scope, name: str):
+        self.scope, self.name = scope, name
+
+    def get_tensor(self) -> np.ndarray:
+        value = self.scope[self.name]
+        return backends.backend_of(value).to_numpy(value)
+
+    def set(self, value: Any) -> None:
+        self.scope[self.name] = value
+
+
+_global_scope = [Scope()]
+
+
+def global_scope() -> Scope:
+    return _global_scope[0]
+
+
+class scope_guard:
+    """Use ``scope`` as the global scope inside the block."""
+
+    def __init__(self, scope: Scope):
+        self.scope = scope
+
+    def __enter__(self):
+        self.saved = _global_scope[0]
+        _global_scope[0] = self.scope
+
+    def __exit__(self, *exc):
+        _global_scope[0] = self.saved
+
+
+class Executor:
+    """Runs programs on a device: ``exe.run(startup)``, then ``exe.run(main, feed, fetch_list)``.
+
+    Each (program version, feed names, fetch names) is compiled once into a Python function
+    over backend kernels and cached.
+    """
+
+    def __init__(self, place: Any = None, compiler: Any = None):
+        self.place = place
+        self.compiler = compiler or PythonCodegen()
+        self._cache: dict[tuple, Any] = {}
+
+    def _backend(self):
+        if self.place is None:
+            return backends.current_backend()
+        name = str(self.place).lower()
+        if name.startswith(("gpu", "cuda")):
+            return backends.get_backend("cupy")
+        if name.startswith("cpu"):
+            return backends.get_backend("numpy")
+        return backends.get_backend(name)
+
+    def run(self, program: Program | None = None, feed: dict | None = None,
+            fetch_list: list | None = None, scope: Scope | None = None,
+            return_numpy: bool = True, use_program_cache: bool = True):
+        """Run ``program``; returns the fetched values (NumPy arrays, or Tensors)."""
+        program = program or default_main_program()
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run expects a Program, got {type(program).__name__}")
+        scope = global_scope() if scope is None else scope
+        feed = feed or {}
+        single = isinstance(fetch_list, (Variable, str))
+        fetch_list = [fetch_list] if single else list(fetch_list or [])
+        fetch_names = [f.name if isinstance(f, Variable) else str(f) for f in fetch_list]
+        backend = self._backend()
+        key = (program.id, program.version, tuple(feed), tuple(fetch_names), backend.name)
+        fn = self._cache.get(key) if use_program_cache else None
+        if fn is None:
+            self._check_names(program, feed, fetch_names)
+            fn = self.compiler.compile(program.global_block(), list(feed), fetch_names, backend)
+            self._cache[key] = fn
+        self._init_captured(program, scope, backend)
+        args = [self._feed_value(program, name, value, backend) for name, value in feed.items()]
+        results = fn(scope, *args)
+        if return_numpy:
+            return [backend.to_numpy(r) for r in results]
+        return [Tensor._rebuild(r, None, 0) for r in results]
+
+    def close(self) -> None:
+        self._cache.clear()
+
+    @staticmethod
+    def _check_names(program: Program, feed: dict, fetch_names: list[str]) -> None:
+        block = program.global_block()
+        for name in feed:
+            if name not in block.vars:
+                raise OpError("Executor.run", f"feed {name!r} is not a variable of the program; "
+                              f"its data variables are {_data_names(program)}", user_location())
+        for name in fetch_names:
+            if not block.has_var(name):
+                raise OpError("Executor.run", f"fetch {name!r} is not a variable of the program",
+                              user_location())
+
+    @staticmethod
+    def _init_captured(program: Program, scope: Scope, backend) -> None:
+        for name, tensor in captured_values(program).items():
+            if name not in scope:
+                scope[name] = tensor._data
+
+    @staticmethod
+    def _feed_value(program: Program, name: str, value: Any, backend):
+        var = program.global_block().vars[name]
+        arr = value._data if isinstance(value, Tensor) else value
+        if type(arr) not in backend.array_types:
+            arr = backend.from_numpy(np.asarray(arr))
+        if dtypes.convert_dtype(arr.dtype) != var.dtype:
+            arr = backend.ns.astype(arr, backend.to_dtype(var.dtype))
+        shape = tuple(arr.shape)
+        want = var._shape
+        if len(shape) != len(want) or any(w not in (-1, s) for w, s in zip(want, shape)):
+            raise OpError("Executor.run", f"feed {name!r} has shape {list(shape)}, but the "
+                          f"variable was declared with shape {list(want)} (-1 = any)",
+                          user_location())
+        return arr
+
+
+def _data_names(program: Program) -> list[str]:
+    return [v.name for v in program.global_block().vars.values() if v.is_data]

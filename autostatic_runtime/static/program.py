@@ -1,0 +1,339 @@
+"""The static IR: Program -> Blocks -> Operators and Variables (Paddle's ProgramDesc model).
+
+Block 0 is the global block; ``cond`` and ``while`` ops own sub-blocks whose ``parent_idx``
+points at the block they were built in. A Variable belongs to the block that defines it and
+is visible in that block's descendants. Every Operator records the user's source location.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Iterable
+
+from autostatic_runtime import dtypes
+from autostatic_runtime.errors import user_location
+from autostatic_runtime.tensor import TensorLike
+
+__all__ = ["Program", "Block", "Operator", "Variable", "Parameter", "Literal"]
+
+
+class Variable(TensorLike):
+    """A symbolic tensor of a static Program: name, shape (-1 where unknown), dtype.
+
+    Supports the same operators and methods as an eager Tensor; each use appends an op.
+    """
+
+    __slots__ = ("block", "name", "_shape", "_dtype", "persistable", "stop_gradient", "is_data",
+                 "op", "trainable", "initializer", "__weakref__")
+
+    def __init__(self, block: Block, name: str, shape: Iterable[int], dtype: Any,
+                 persistable: bool = False, stop_gradient: bool = False, is_data: bool = False):
+        self.block = block
+        self.name = name
+        self._shape = tuple(-1 if d is None else int(d) for d in shape)
+        self._dtype = dtypes.convert_dtype(dtype)
+        self.persistable = persistable
+        self.stop_gradient = stop_gradient
+        self.is_data = is_data
+        self.op: Operator | None = None
+        self.trainable = False
+        self.initializer = None
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self._shape)
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self._shape:
+            if d < 0:
+                return -1
+            n *= d
+        return n
+
+    @property
+    def T(self):
+        return self.transpose(list(range(self.ndim))[::-1])
+
+    def _set_spec(self, shape: Iterable[int], dtype: Any) -> None:
+        self._shape = tuple(int(d) for d in shape)
+        self._dtype = dtypes.convert_dtype(dtype)
+
+    def __repr__(self) -> str:
+        kind = "Parameter" if isinstance(self, Parameter) else "Variable"
+        return (f"{kind}(name={self.name}, shape={self.shape}, dtype={self.dtype}, "
+                f"persistable={self.persistable}, stop_gradient={self.stop_gradient})")
+
+    __str__ = __repr__
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            f"the truth value of the symbolic variable {self.name!r} is not known while the "
+            "program is being built; use rt.static.nn.cond / while_loop (or autostatic's "
+            "converter, which does this for if/while statements)")
+
+    def __len__(self) -> int:
+        if not self._shape or self._shape[0] < 0:
+            raise TypeError(f"len() of variable {self.name!r} with shape {self.shape} is not "
+                            "known while building the program; use rt.shape(x)[0]")
+        return self._shape[0]
+
+    def __index__(self) -> int:
+        raise TypeError(f"symbolic variable {self.name!r} cannot be used as a Python index")
+
+    def numpy(self):
+        raise TypeError(f"variable {self.name!r} has no value while the program is being built; "
+                        "fetch it with Executor.run(..., fetch_list=[var])")
+
+    def item(self):
+        return self.numpy()
+
+    def detach(self) -> Variable:
+        from autostatic_runtime.ops.elementwise import assign
+
+        out = assign(self)
+        out.stop_gradient = True
+        return out
+
+
+class Parameter(Variable):
+    """A trainable persistable Variable (created in both the main and startup programs)."""
+
+    __slots__ = ("optimize_attr", "regularizer")
+
+    def __init__(self, block: Block, name: str, shape: Iterable[int], dtype: Any,
+                 trainable: bool = True):
+        super().__init__(block, name, shape, dtype, persistable=True, stop_gradient=not trainable)
+        self.trainable = trainable
+        self.optimize_attr = {"learning_rate": 1.0}
+        self.regularizer = None
+
+
+class Literal:
+    """A constant operand written into an op (a Python scalar such as the 1 in ``x + 1``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Literal) and type(other.value) is type(self.value) and \
+            other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash((type(self.value), self.value))
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Operator:
+    """One op application: ``type``, positional ``inputs`` (Variables or Literals),
+    ``outputs`` (Variables), ``attrs`` (plain data; sub-blocks as Block objects) and
+    ``location`` = (file, line, function) of the user's code that created it.
+    """
+
+    __slots__ = ("block", "type", "inputs", "outputs", "attrs", "location")
+
+    def __init__(self, block: Block, type: str, inputs: list, outputs: list, attrs: dict,
+                 location: tuple | None):
+        self.block = block
+        self.type = type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.location = location
+
+    def input_names(self) -> list[str | None]:
+        return [v.name if isinstance(v, Variable) else None for v in self.inputs]
+
+    def output_names(self) -> list[str]:
+        return [v.name for v in self.outputs]
+
+    def sub_blocks(self) -> list[Block]:
+        return [v for v in self.attrs.values() if isinstance(v, Block)]
+
+    def __repr__(self) -> str:
+        from autostatic_runtime.static.printer import format_op
+
+        return format_op(self)
+
+
+class Block:
+    """An ordered list of Operators plus the Variables they define."""
+
+    def __init__(self, program: Program, idx: int, parent_idx: int):
+        self.program = program
+        self.idx = idx
+        self.parent_idx = parent_idx
+        self.vars: dict[str, Variable] = {}
+        self.ops: list[Operator] = []
+
+    @property
+    def parent(self) -> Block | None:
+        return None if self.parent_idx < 0 else self.program.blocks[self.parent_idx]
+
+    def var(self, name: str) -> Variable:
+        """The variable ``name`` defined in this block or an ancestor."""
+        block: Block | None = self
+        while block is not None:
+            found = block.vars.get(name)
+            if found is not None:
+                return found
+            block = block.parent
+        raise KeyError(f"no variable {name!r} in block {self.idx} or its parents")
+
+    def has_var(self, name: str) -> bool:
+        try:
+            self.var(name)
+            return True
+        except KeyError:
+            return False
+
+    def create_var(self, name: str | None = None, shape=(), dtype: Any = "float32",
+                   persistable: bool = False, stop_gradient: bool = False,
+                   is_data: bool = False) -> Variable:
+        name = name or self.program.unique_name("tmp")
+        v = Variable(self, name, shape, dtype, persistable, stop_gradient, is_data)
+        self.vars[name] = v
+        return v
+
+    def create_parameter(self, name: str, shape, dtype: Any, trainable: bool = True) -> Parameter:
+        p = Parameter(self, name, shape, dtype, trainable)
+        self.vars[name] = p
+        return p
+
+    def append_op(self, type: str, inputs: list, outputs: list, attrs: dict | None = None,
+                  location: tuple | None = None) -> Operator:
+        op = Operator(self, type, list(inputs), list(outputs), dict(attrs or {}),
+                      location if location is not None else user_location())
+        for v in op.outputs:
+            v.op = op
+        self.ops.append(op)
+        self.program._bump()
+        return op
+
+    def all_parameters(self) -> list[Parameter]:
+        return [v for v in self.vars.values() if isinstance(v, Parameter)]
+
+    def __repr__(self) -> str:
+        return f"<Block {self.idx} (parent {self.parent_idx}): {len(self.ops)} ops>"
+
+
+_program_ids = itertools.count()
+
+
+class Program:
+    """A static program: blocks of ops; built under ``program_guard``, run by an Executor."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = [Block(self, 0, -1)]
+        self.current_block_idx = 0
+        self._counter = itertools.count()
+        self._version = 0
+        self.id = next(_program_ids)
+        self.random_seed = 0
+        self._is_test = False
+
+    # -- structure ---------------------------------------------------------------------------
+    def global_block(self) -> Block:
+        return self.blocks[0]
+
+    def current_block(self) -> Block:
+        return self.blocks[self.current_block_idx]
+
+    def block(self, idx: int) -> Block:
+        return self.blocks[idx]
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.blocks)
+
+    def _create_block(self, parent_idx: int | None = None) -> Block:
+        parent = self.current_block_idx if parent_idx is None else parent_idx
+        block = Block(self, len(self.blocks), parent)
+        self.blocks.append(block)
+        self.current_block_idx = block.idx
+        self._bump()
+        return block
+
+    def _rollback(self) -> None:
+        self.current_block_idx = self.current_block().parent_idx
+
+    def unique_name(self, prefix: str) -> str:
+        return f"{prefix}_{next(self._counter)}"
+
+    def _bump(self) -> None:
+        self._version += 1
+
+    @property
+    def version(self) -> int:
+        """Changes whenever an op or block is added (executors cache compiled code per version)."""
+        return self._version
+
+    def all_parameters(self) -> list[Parameter]:
+        return [p for b in self.blocks for p in b.all_parameters()]
+
+    def list_vars(self):
+        for b in self.blocks:
+            yield from b.vars.values()
+
+    # -- copies and text -------------------------------------------------------------------
+    def clone(self, for_test: bool = False) -> Program:
+        """A deep copy (same var names). ``for_test=True`` marks ops as inference and drops
+        ops that only training needs (backward and optimizer ops)."""
+        from autostatic_runtime.static.serialize import program_from_desc, program_to_desc
+
+        copy = program_from_desc(program_to_desc(self))
+        copy.random_seed = self.random_seed
+        if for_test:
+            copy._is_test = True
+            for block in copy.blocks:
+                block.ops = [op for op in block.ops if op.attrs.get("op_role", "forward") == "forward"]
+                for op in block.ops:
+                    if "training" in op.attrs:
+                        op.attrs["training"] = False
+                    if "is_test" in op.attrs:
+                        op.attrs["is_test"] = True
+        return copy
+
+    def serialize(self) -> bytes:
+        """The program as ProgramDesc protobuf bytes."""
+        from autostatic_runtime.static.serialize import program_to_desc
+
+        return program_to_desc(self).SerializeToString(deterministic=True)
+
+    serialize_to_string = serialize
+
+    @staticmethod
+    def parse(data: bytes) -> Program:
+        """A Program from ``serialize()`` bytes (clear error when the bytes are not one)."""
+        from autostatic_runtime.static.serialize import parse_program
+
+        return parse_program(data)
+
+    parse_from_string = parse
+
+    def to_string(self, with_locations: bool = True) -> str:
+        from autostatic_runtime.static.printer import format_program
+
+        return format_program(self, with_locations)
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def __repr__(self) -> str:
+        return f"<Program {self.id}: {len(self.blocks)} blocks, {len(self.global_block().ops)} ops>"
