@@ -62,7 +62,10 @@ from autostatic_runtime.ops.registry import OPS as _OPS  # noqa: E402
 
 _methods.attach(__import__(__name__))
 
-from autostatic_runtime import nn, optimizer  # noqa: E402,F401
+from autostatic_runtime import nn, optimizer, regularizer  # noqa: E402,F401
+from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
+from autostatic_runtime import static  # noqa: E402,F401
+from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401
 
 
 def is_compiled_with_cuda() -> bool:

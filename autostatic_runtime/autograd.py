@@ -24,6 +24,24 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "gra
 
 _grad_enabled = [True]
 _counter = itertools.count()
+_needs: list[tuple | None] = [None]  # which inputs of the op being differentiated need a gradient
+
+
+def needs_grad(i: int) -> bool:
+    """Inside a ``grad`` rule: does input ``i`` need its gradient? (Skip costly unused ones.)"""
+    n = _needs[0]
+    return n is None or (i < len(n) and n[i])
+
+
+@contextmanager
+def computing_grads_for(needs: tuple):
+    """Set what ``needs_grad`` answers while one grad rule runs."""
+    saved = _needs[0]
+    _needs[0] = needs
+    try:
+        yield
+    finally:
+        _needs[0] = saved
 
 
 class Node:
@@ -148,7 +166,8 @@ def _run(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | No
                         captured[(id(node), i)] = g
             if node.hooks:
                 grads_out = [_apply_hooks(node.hooks.get(i), g) for i, g in enumerate(grads_out)]
-            outs = tuple(Tensor._rebuild(d, node if create_graph else None, i)
+            nondiff = node.op.nondiff_outputs
+            outs = tuple(Tensor._rebuild(d, node if create_graph and i not in nondiff else None, i)
                          for i, d in enumerate(node.out_data))
             ins = tuple(_rebuild_input(d, e, create_graph) for d, e in zip(node.in_data, node.in_edges))
             if node.op.multi_output:
@@ -159,7 +178,11 @@ def _run(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | No
                 g_arg, out_arg = grads_out[0], outs[0]
                 if g_arg is None:
                     continue
-            in_grads = node.op.grad(g_arg, out_arg, *ins, **node.attrs)
+            _needs[0] = tuple([e is not None and e is not CONST for e in node.in_edges])
+            try:
+                in_grads = node.op.grad(g_arg, out_arg, *ins, **node.attrs)
+            finally:
+                _needs[0] = None
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
             for edge, ig in zip(node.in_edges, in_grads):
@@ -246,6 +269,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     differentiable (higher-order gradients). An input the outputs do not depend on is an error
     unless ``allow_unused=True``, which gives ``None`` for it.
     """
+    first = outputs if not isinstance(outputs, (list, tuple)) else outputs[0]
+    if not isinstance(first, Tensor):  # static Variables: append gradient ops instead
+        from autostatic_runtime.static.backward import gradients
+
+        return gradients(outputs, inputs, grad_outputs)
     single = isinstance(inputs, Tensor)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if single else list(inputs)

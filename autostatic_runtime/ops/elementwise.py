@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from autostatic_runtime import dtypes
+from autostatic_runtime.autograd import needs_grad
 from autostatic_runtime.errors import DTypeError, user_location
 from autostatic_runtime.ops.broadcast import reduce_as
 from autostatic_runtime.ops.registry import Spec, broadcast, dtype_of, op, shape_of
@@ -94,9 +95,11 @@ def _bool_spec(x):
     return Spec(shape_of(x), dtypes.bool_)
 
 
-def _g(x, g):
-    """The gradient ``g`` reduced to the shape of input ``x`` (None for a Python scalar)."""
-    return reduce_as(g, x) if isinstance(x, TensorLike) else None
+def _grads(x, y, gx, gy, first: int = 0):
+    """Gradients of a binary op (inputs ``first`` and ``first + 1``), reduced to the inputs'
+    shapes; ``gx``/``gy`` are thunks, called only for inputs that need a gradient."""
+    return (reduce_as(gx(), x) if isinstance(x, TensorLike) and needs_grad(first) else None,
+            reduce_as(gy(), y) if isinstance(y, TensorLike) and needs_grad(first + 1) else None)
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
@@ -110,7 +113,7 @@ class Add:
         return xp.add(x, y)
 
     def grad(g, out, x, y):
-        return _g(x, g), _g(y, g)
+        return _grads(x, y, lambda: g, lambda: g)
 
 
 @op("elementwise_sub")
@@ -121,7 +124,7 @@ class Subtract:
         return xp.subtract(x, y)
 
     def grad(g, out, x, y):
-        return _g(x, g), _g(y, -g)
+        return _grads(x, y, lambda: g, lambda: -g)
 
 
 @op("elementwise_mul")
@@ -132,7 +135,7 @@ class Multiply:
         return xp.multiply(x, y)
 
     def grad(g, out, x, y):
-        return _g(x, g * y), _g(y, g * x)
+        return _grads(x, y, lambda: g * y, lambda: g * x)
 
 
 @op("elementwise_div")
@@ -143,8 +146,7 @@ class Divide:
         return xp.divide(x, y)
 
     def grad(g, out, x, y):
-        gx = g / y
-        return _g(x, gx), _g(y, -gx * out)
+        return _grads(x, y, lambda: g / y, lambda: -g * out / y)
 
 
 @op("elementwise_floordiv")
@@ -155,7 +157,7 @@ class FloorDivide:
         return xp.floor_divide(x, y)
 
     def grad(g, out, x, y):
-        return _g(x, g * 0), _g(y, g * 0)
+        return _grads(x, y, lambda: g * 0, lambda: g * 0)
 
 
 @op("elementwise_mod")
@@ -166,7 +168,7 @@ class Mod:
         return xp.remainder(x, y)
 
     def grad(g, out, x, y):
-        return _g(x, g), _g(y, -g * FloorDivide(x, y))
+        return _grads(x, y, lambda: g, lambda: -g * FloorDivide(x, y))
 
 
 @op("elementwise_pow")
@@ -177,9 +179,7 @@ class ElementwisePow:
         return xp.pow(x, y)
 
     def grad(g, out, x, y):
-        gx = g * y * ElementwisePow(x, y - 1) if isinstance(x, TensorLike) else None
-        gy = g * out * log(x) if isinstance(y, TensorLike) else None
-        return _g(x, gx) if gx is not None else None, _g(y, gy) if gy is not None else None
+        return _grads(x, y, lambda: g * y * ElementwisePow(x, y - 1), lambda: g * out * log(x))
 
 
 @op("pow")
@@ -210,7 +210,7 @@ class Maximum:
     def grad(g, out, x, y):
         mask = greater_than(x, y)
         zero = g * 0
-        return _g(x, where(mask, g, zero)), _g(y, where(mask, zero, g))
+        return _grads(x, y, lambda: where(mask, g, zero), lambda: where(mask, zero, g))
 
 
 @op("elementwise_min")
@@ -223,7 +223,7 @@ class Minimum:
     def grad(g, out, x, y):
         mask = less_than(x, y)
         zero = g * 0
-        return _g(x, where(mask, g, zero)), _g(y, where(mask, zero, g))
+        return _grads(x, y, lambda: where(mask, g, zero), lambda: where(mask, zero, g))
 
 
 @op("atan2")
@@ -235,7 +235,7 @@ class Atan2:
 
     def grad(g, out, x, y):
         d = x * x + y * y
-        return _g(x, g * y / d), _g(y, -g * x / d)
+        return _grads(x, y, lambda: g * y / d, lambda: -g * x / d)
 
 
 def add(x: Any, y: Any, name: str | None = None):
@@ -674,7 +674,9 @@ class Where:
 
     def grad(g, out, condition, x, y):
         zero = g * 0
-        return None, _g(x, Where(condition, g, zero)), _g(y, Where(condition, zero, g))
+        gx, gy = _grads(x, y, lambda: Where(condition, g, zero), lambda: Where(condition, zero, g),
+                        first=1)
+        return None, gx, gy
 
 
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None):

@@ -8,6 +8,7 @@ static shapes hold -1).
 
 from __future__ import annotations
 
+import builtins  # this module defines sum/max/min/any/all as ops
 from typing import Any
 
 from autostatic_runtime import dtypes
@@ -20,7 +21,6 @@ __all__ = [
     "numel", "norm", "dist",
 ]  # fmt: skip
 
-_builtin_sum = sum
 
 
 def _reduced_shape(shape: tuple, axis: tuple | None, keepdim: bool) -> tuple:
@@ -64,7 +64,7 @@ def _count(shape: tuple, axis: tuple | None) -> int:
     for i, d in enumerate(shape):
         if axis is None or i in axis:
             n *= d
-    return max(n, 1)
+    return builtins.max(n, 1)
 
 
 def _back(g, x, axis, keepdim, mean=False):

@@ -15,6 +15,7 @@ import contextlib
 from typing import Any, Iterator
 
 from autostatic_runtime import dtypes
+from autostatic_runtime.autograd import computing_grads_for
 from autostatic_runtime.errors import StaticBuildError, user_location
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.builder import program_guard, static_guard
@@ -96,7 +97,8 @@ def _op_grad(op, gouts: list) -> tuple:
         out_arg = tuple(op.outputs)
     else:
         g_arg, out_arg = gouts[0], op.outputs[0]
-    result = opdef.grad(g_arg, out_arg, *ins, **attrs)
+    with computing_grads_for(tuple(_differentiable(x) for x in op.inputs)):
+        result = opdef.grad(g_arg, out_arg, *ins, **attrs)
     return result if isinstance(result, (tuple, list)) else (result,)
 
 

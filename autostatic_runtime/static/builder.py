@@ -135,7 +135,10 @@ def static_apply(op: registry.OpDef, inputs: tuple, attrs: dict):
             value = _plain(v)
             operands.append(Literal(value))
             infer_args.append(value)
-    spec = op.infer(*infer_args, **attrs)
+    try:
+        spec = op.infer(*infer_args, **attrs)
+    except OpError as exc:  # name the op the user called, not an inference helper
+        raise type(exc)(op.name, exc.detail, exc.location or user_location()) from None
     specs = spec if op.multi_output else (spec,)
     no_grad = op.grad is None or all(
         not isinstance(v, Variable) or v.stop_gradient for v in operands)
@@ -174,7 +177,29 @@ def capture(program: Program, tensor: Tensor) -> Variable:
         var = block.create_var(name, tensor.shape, tensor.dtype, persistable=True,
                                stop_gradient=True)
     captured[id(tensor)] = (var, tensor)
+    if tensor.persistable or not tensor.stop_gradient:
+        _initialize_in_startup(var, tensor)
     return var
+
+
+def _initialize_in_startup(var: Variable, tensor: Tensor) -> None:
+    """Parameters and buffers get their initial value from the startup program, as in Paddle:
+    the layer's freshly initialised eager value is copied in by an ``assign`` op."""
+    startup = _startup[0]
+    if startup is var.block.program:
+        return
+    block = startup.global_block()
+    if var.name in block.vars:
+        return
+    init = block.create_var(f"{var.name}@INIT", var._shape, var.dtype, persistable=True,
+                            stop_gradient=True)
+    startup.__dict__.setdefault("_captured", {})[id(tensor)] = (init, tensor)
+    if isinstance(var, Parameter):
+        target = block.create_parameter(var.name, var._shape, var.dtype, var.trainable)
+    else:
+        target = block.create_var(var.name, var._shape, var.dtype, persistable=True,
+                                  stop_gradient=True)
+    block.append_op("assign", [init], [target], {}, location=user_location())
 
 
 def captured_values(program: Program) -> dict[str, Tensor]:

@@ -134,8 +134,9 @@ def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, A
     return block, leaves, structure
 
 
-def _to_var(block: Block, program: Program, value: Any) -> Variable:
-    """Turn a branch/loop leaf into a Variable visible from ``block``."""
+def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Variable:
+    """Turn a branch/loop leaf into a Variable visible from ``block``; a Python number
+    takes the shape and dtype of ``like`` (the other branch's value) when that is known."""
     if isinstance(value, Variable):
         return value
     if isinstance(value, Tensor):
@@ -145,6 +146,8 @@ def _to_var(block: Block, program: Program, value: Any) -> Variable:
     saved = program.current_block_idx
     program.current_block_idx = block.idx
     try:
+        if isinstance(like, TensorLike) and -1 not in tuple(like.shape):
+            return full(like.shape, value, dtype=like.dtype)
         dt = dtypes.bool_ if isinstance(value, bool) else (
             dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype())
         return full([], value, dtype=dt)
@@ -179,7 +182,8 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
             if t is f or (type(t) is type(f) and t == f):
                 results.append(("const", t))
                 continue
-        tv, fv = _to_var(tblock, program, t), _to_var(fblock, program, f)
+        tv = _to_var(tblock, program, t, like=f)
+        fv = _to_var(fblock, program, f, like=t)
         if tv.dtype != fv.dtype:
             raise StaticBuildError(
                 f"cond: output {i} is {tv.dtype} in the true branch ({_where(tloc)}) but "

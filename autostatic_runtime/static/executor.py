@@ -103,6 +103,10 @@ class Executor:
             fn = self.compiler.compile(program.global_block(), list(feed), fetch_names, backend)
             self._cache[key] = fn
         self._init_captured(program, scope, backend)
+        scheduler = getattr(program, "lr_scheduler", None)
+        if scheduler is not None:
+            scope[program.lr_var_name] = backend.asarray(float(scheduler()),
+                                                         dtypes.get_default_dtype())
         args = [self._feed_value(program, name, value, backend) for name, value in feed.items()]
         results = fn(scope, *args)
         if return_numpy:

@@ -107,6 +107,43 @@ class Variable(TensorLike):
         out.stop_gradient = True
         return out
 
+    # -- in-place updates (x[i] = v, set_value): the Python object moves to the new value --
+    def _snapshot(self) -> Variable:
+        """Hand this object's current value to a new Variable object, which every op built
+        so far now refers to; ``self`` is then free to become the updated value."""
+        old = Variable(self.block, self.name, self._shape, self._dtype, self.persistable,
+                       self.stop_gradient, self.is_data)
+        old.op, old.trainable, old.initializer = self.op, self.trainable, self.initializer
+        self.block.program._swap_references(self, old)
+        return old
+
+    def _replace(self, new: Variable) -> Variable:
+        """Make this object stand for ``new`` (after ``_snapshot``)."""
+        if self.persistable:
+            return self.set_value(new)
+        self.block.program._swap_references(new, self)
+        self.block = new.block
+        self.name = new.name
+        self._shape, self._dtype = new._shape, new._dtype
+        self.stop_gradient, self.op, self.is_data = new.stop_gradient, new.op, False
+        return self
+
+    def set_value(self, value: Any) -> Variable:
+        """Overwrite this variable's value from here on in the program (an ``assign`` op).
+
+        A persistable variable (a parameter, a running statistic) is written in place, so
+        the new value is kept in the scope across runs.
+        """
+        from autostatic_runtime.ops.elementwise import assign
+
+        if not self.persistable:
+            self._snapshot()
+            return self._replace(assign(value))
+        source = value if isinstance(value, Variable) else assign(value)
+        block = self.block.program.current_block()
+        block.append_op("assign", [source], [self], {})
+        return self
+
 
 class Parameter(Variable):
     """A trainable persistable Variable (created in both the main and startup programs)."""
@@ -164,7 +201,7 @@ class Operator:
         return [v.name for v in self.outputs]
 
     def sub_blocks(self) -> list[Block]:
-        return [v for v in self.attrs.values() if isinstance(v, Block)]
+        return sorted((v for v in self.attrs.values() if isinstance(v, Block)), key=lambda b: b.idx)
 
     def __repr__(self) -> str:
         from autostatic_runtime.static.printer import format_op
@@ -286,6 +323,16 @@ class Program:
 
     def all_parameters(self) -> list[Parameter]:
         return [p for b in self.blocks for p in b.all_parameters()]
+
+    def _swap_references(self, old: Variable, new: Variable) -> None:
+        """Make every op and block entry that refers to the object ``old`` refer to ``new``."""
+        for block in self.blocks:
+            if block.vars.get(old.name) is old:
+                block.vars[old.name] = new
+            for op in block.ops:
+                op.inputs = [new if x is old else x for x in op.inputs]
+                op.outputs = [new if x is old else x for x in op.outputs]
+        self._bump()
 
     def list_vars(self):
         for b in self.blocks:

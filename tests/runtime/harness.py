@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import autostatic_runtime as rt
+from autostatic_runtime.tensor import TensorLike
 from autostatic_runtime.ops import registry
 
 __autostatic_internal__ = True  # errors point past this module, at the test's own line
@@ -94,6 +95,7 @@ class Sample:
     name: str = ""
     also: tuple = ()  # other ops this sample covers
     why_no_strict: str = ""
+    static: bool = True  # also checked in a static program (tests/static/test_ops_static.py)
 
     @property
     def id(self) -> str:
@@ -141,7 +143,7 @@ def outputs_of(result: Any) -> list:
         for r in result:
             flat.extend(outputs_of(r))
         return flat
-    return [result] if isinstance(result, rt.Tensor) else []
+    return [result] if isinstance(result, TensorLike) else []
 
 
 # ---- inference checking --------------------------------------------------------------------

@@ -1,0 +1,153 @@
+"""``optimizer.minimize(loss)`` in static mode: the same update rules, appended as ops.
+
+Each optimizer's ``_update`` is written against backend arrays and an ``xp`` namespace. Here
+it runs on Variables instead: a parameter is represented by ``StaticParam`` (reading
+``._data`` gives its Variable, assigning it appends an in-place write), ``xp`` by
+``STATIC_XP`` (functions that append ops), and accumulators become persistable variables
+initialised in the startup program.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from autostatic_runtime import dtypes
+from autostatic_runtime.static.program import Parameter, Program, Variable
+
+
+def _asarray(value: Any, dtype: Any = None):
+    from autostatic_runtime.creation import full
+
+    return full([], value, dtype=dtypes.get_default_dtype() if dtype is None else dtype)
+
+
+def _static_namespace() -> types.SimpleNamespace:
+    import autostatic_runtime as rt
+
+    return types.SimpleNamespace(
+        sqrt=rt.sqrt, maximum=rt.maximum, minimum=rt.minimum, abs=rt.abs, sign=rt.sign,
+        sum=lambda x, axis=None, keepdims=False: rt.sum(x, axis=axis, keepdim=keepdims),
+        clip=rt.clip, astype=lambda x, dtype: rt.cast(x, dtype), asarray=_asarray,
+        multiply=rt.multiply, where=rt.where,
+    )
+
+
+class StaticParam:
+    """Stands in for a parameter while its update ops are appended."""
+
+    def __init__(self, var: Parameter, eager: Any = None):
+        self.var = var
+        self.name = var.name
+        self.shape = var.shape
+        self.dtype = var.dtype
+        source = eager if eager is not None else var
+        self.optimize_attr = getattr(source, "optimize_attr", None) or {"learning_rate": 1.0}
+        self.regularizer = getattr(source, "regularizer", None)
+        self.need_clip = getattr(source, "need_clip", True)
+        self.stop_gradient = False
+
+    @property
+    def _data(self) -> Variable:
+        return self.var
+
+    @_data.setter
+    def _data(self, value: Variable) -> None:
+        self.var.set_value(value)
+
+
+def is_static(param: Any) -> bool:
+    return isinstance(param, StaticParam)
+
+
+def xp_of(value: Any):
+    """The namespace update rules use for ``value``: the backend's, or ops for Variables."""
+    if isinstance(value, Variable):
+        return _static_namespace()
+    from autostatic_runtime.backends import backend_of
+
+    return backend_of(value).xp
+
+
+def new_accumulator(key: str, param: StaticParam, fill: float, scalar: bool) -> Variable:
+    """A persistable accumulator in the main program, zero/``fill``-initialised at startup."""
+    from autostatic_runtime.static.builder import default_startup_program
+
+    program: Program = param.var.block.program
+    shape = () if scalar else tuple(param.var._shape)
+    dtype = param.var.dtype
+    main_var = program.global_block().create_var(key, shape, dtype, persistable=True,
+                                                 stop_gradient=True)
+    startup = default_startup_program().global_block()
+    if key not in startup.vars:
+        init = startup.create_var(key, shape, dtype, persistable=True, stop_gradient=True)
+        startup.append_op("fill_constant", [], [init],
+                          {"shape": shape, "value": float(fill), "dtype": dtype})
+    return main_var
+
+
+def static_minimize(opt: Any, loss: Variable, startup_program: Any, parameters: Any,
+                    no_grad_set: Any) -> tuple[list, list]:
+    """Append backward and update ops for ``loss``; returns (optimize_ops, params_grads)."""
+    from autostatic_runtime.static.backward import append_backward, op_role
+    from autostatic_runtime.static.builder import (
+        default_startup_program,
+        program_guard,
+        static_guard,
+    )
+
+    program = loss.block.program
+    startup = startup_program or default_startup_program()
+    eager_by_var = _eager_parameters(opt, program)
+    if parameters is not None:
+        wanted = [p if isinstance(p, (str, Variable)) else _var_of(program, p) for p in parameters]
+    elif eager_by_var:
+        wanted = list(eager_by_var)
+    else:
+        wanted = None
+    params_grads = append_backward(loss, wanted, no_grad_set)
+    before = {id(op) for op in program.global_block().ops}
+    with program_guard(program, startup), static_guard(), op_role("optimize"):
+        lr = opt._static_lr(program, startup)
+        pairs = [(StaticParam(p, eager_by_var.get(p.name)), g) for p, g in params_grads]
+        opt._apply(pairs, dict(opt._default_dict), lr)
+    ops = [op for op in program.global_block().ops if id(op) not in before]
+    return ops, params_grads
+
+
+def _eager_parameters(opt: Any, program: Program) -> dict[str, Any]:
+    """Program parameter name -> the eager Parameter the optimizer was given."""
+    captured = program.__dict__.get("_captured", {})
+    by_id = {id(t): var for var, t in captured.values()}
+    out = {}
+    if not opt._parameter_list:
+        return out
+    for p in opt._all_params():
+        var = by_id.get(id(p))
+        if var is not None:
+            out[var.name] = p
+        elif getattr(p, "name", None) and program.global_block().vars.get(p.name) is not None:
+            out[p.name] = p
+    return out
+
+
+def _var_of(program: Program, p: Any) -> str:
+    for var, t in program.__dict__.get("_captured", {}).values():
+        if t is p:
+            return var.name
+    return p.name
+
+
+def learning_rate_var(program: Program, startup: Program, value: float, scheduler: Any) -> Any:
+    """The learning rate: a literal for a constant, a persistable variable for a scheduler
+    (the Executor refreshes it from ``program.lr_scheduler`` before each run)."""
+    if scheduler is None:
+        return float(value)
+    name = "learning_rate_0"
+    block = program.global_block()
+    if name not in block.vars:
+        block.create_var(name, (), dtypes.get_default_dtype(), persistable=True,
+                         stop_gradient=True)
+    program.lr_scheduler = scheduler
+    program.lr_var_name = name
+    return block.vars[name]
