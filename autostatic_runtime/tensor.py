@@ -246,9 +246,18 @@ class Tensor(TensorLike):
         return self
 
     def set_value(self, value: Any) -> Tensor:
-        """Overwrite the values (same shape) without recording a gradient."""
+        """Overwrite the values (same shape) without recording a gradient.
+
+        Given a static Variable (while a program is built), the program writes this tensor's
+        persistable variable instead, each time it runs (running statistics, for example).
+        """
         from autostatic_runtime.creation import _to_array
 
+        if isinstance(value, TensorLike) and not isinstance(value, Tensor):
+            from autostatic_runtime.static.builder import capture, default_main_program
+
+            capture(default_main_program(), self).set_value(value)
+            return self
         arr = _to_array(value, self.dtype, None) if not isinstance(value, Tensor) else value._data
         if tuple(arr.shape) != tuple(self._data.shape):
             raise ValueError(f"set_value: shape {list(arr.shape)} does not match the tensor's "

@@ -43,12 +43,19 @@ class CupyBackend(Backend):
         cupyx.scatter_add(out, key, values)
         return out
 
+    def getitem(self, x, key):
+        return x[key]
+
     def index_put(self, shape, dtype, key, values):
         import cupy
         import cupyx
 
         out = cupy.zeros(shape, dtype=dtype)
-        cupyx.scatter_add(out, key, values)
+        keys = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(k, cupy.ndarray) and k.dtype != cupy.bool_ for k in keys):
+            cupyx.scatter_add(out, key, values)  # repeated indices accumulate
+        else:
+            out[key] = values
         return out
 
     def einsum(self, equation, *operands):

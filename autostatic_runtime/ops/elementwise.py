@@ -7,6 +7,7 @@ become the default float), and tensors of different kinds meet at the float one'
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from autostatic_runtime import dtypes
@@ -109,8 +110,7 @@ def _grads(x, y, gx, gy, first: int = 0):
 class Add:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.add(x, y)
+    expr = "{x} + {y}"
 
     def grad(g, out, x, y):
         return _grads(x, y, lambda: g, lambda: g)
@@ -120,8 +120,7 @@ class Add:
 class Subtract:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.subtract(x, y)
+    expr = "{x} - {y}"
 
     def grad(g, out, x, y):
         return _grads(x, y, lambda: g, lambda: -g)
@@ -131,8 +130,7 @@ class Subtract:
 class Multiply:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.multiply(x, y)
+    expr = "{x} * {y}"
 
     def grad(g, out, x, y):
         return _grads(x, y, lambda: g * y, lambda: g * x)
@@ -142,8 +140,7 @@ class Multiply:
 class Divide:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.divide(x, y)
+    expr = "{x} / {y}"
 
     def grad(g, out, x, y):
         return _grads(x, y, lambda: g / y, lambda: -g * out / y)
@@ -153,8 +150,7 @@ class Divide:
 class FloorDivide:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.floor_divide(x, y)
+    expr = "{x} // {y}"
 
     def grad(g, out, x, y):
         return _grads(x, y, lambda: g * 0, lambda: g * 0)
@@ -164,8 +160,7 @@ class FloorDivide:
 class Mod:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.remainder(x, y)
+    expr = "{x} % {y}"
 
     def grad(g, out, x, y):
         return _grads(x, y, lambda: g, lambda: -g * FloorDivide(x, y))
@@ -175,11 +170,11 @@ class Mod:
 class ElementwisePow:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.pow(x, y)
+    expr = "{x} ** {y}"
 
     def grad(g, out, x, y):
-        return _grads(x, y, lambda: g * y * ElementwisePow(x, y - 1), lambda: g * out * log(x))
+        return _grads(x, y, lambda: g * y * ElementwisePow(x, y - 1),
+                      lambda: g * out * (log(x) if isinstance(x, TensorLike) else math.log(x)))
 
 
 @op("pow")
@@ -204,8 +199,7 @@ class Pow:
 class Maximum:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.maximum(x, y)
+    expr = "xp.maximum({x}, {y})"
 
     def grad(g, out, x, y):
         mask = greater_than(x, y)
@@ -217,8 +211,7 @@ class Maximum:
 class Minimum:
     infer = _binary_spec
 
-    def kernel(xp, x, y):
-        return xp.minimum(x, y)
+    expr = "xp.minimum({x}, {y})"
 
     def grad(g, out, x, y):
         mask = less_than(x, y)
@@ -396,9 +389,7 @@ class Sigmoid:
 @op("relu")
 class Relu:
     infer = _same_spec
-
-    def kernel(xp, x):
-        return xp.maximum(x, 0)
+    expr = "xp.maximum({x}, 0)"
 
     def grad(g, out, x):
         return ReluGrad(g, out)
@@ -511,25 +502,22 @@ def clip(x: Any, min: Any = None, max: Any = None, name: str | None = None):
 # ---- comparisons and logic ---------------------------------------------------------------
 
 
-def _no_grad_binary(name: str, fn_name: str, infer=_compare_spec):
-    def kernel(xp, x, y):
-        return getattr(xp, fn_name)(x, y)
-
-    return op(name)(type(name, (), {"infer": infer, "kernel": kernel, "grad": None}))
+def _no_grad_binary(name: str, expr: str, infer=_compare_spec):
+    return op(name)(type(name, (), {"infer": infer, "expr": expr, "grad": None}))
 
 
-Equal = _no_grad_binary("equal", "equal")
-NotEqual = _no_grad_binary("not_equal", "not_equal")
-LessThan = _no_grad_binary("less_than", "less")
-LessEqual = _no_grad_binary("less_equal", "less_equal")
-GreaterThan = _no_grad_binary("greater_than", "greater")
-GreaterEqual = _no_grad_binary("greater_equal", "greater_equal")
-LogicalAnd = _no_grad_binary("logical_and", "logical_and")
-LogicalOr = _no_grad_binary("logical_or", "logical_or")
-LogicalXor = _no_grad_binary("logical_xor", "logical_xor")
-BitwiseAnd = _no_grad_binary("bitwise_and", "bitwise_and", _binary_spec)
-BitwiseOr = _no_grad_binary("bitwise_or", "bitwise_or", _binary_spec)
-BitwiseXor = _no_grad_binary("bitwise_xor", "bitwise_xor", _binary_spec)
+Equal = _no_grad_binary("equal", "{x} == {y}")
+NotEqual = _no_grad_binary("not_equal", "{x} != {y}")
+LessThan = _no_grad_binary("less_than", "{x} < {y}")
+LessEqual = _no_grad_binary("less_equal", "{x} <= {y}")
+GreaterThan = _no_grad_binary("greater_than", "{x} > {y}")
+GreaterEqual = _no_grad_binary("greater_equal", "{x} >= {y}")
+LogicalAnd = _no_grad_binary("logical_and", "xp.logical_and({x}, {y})")
+LogicalOr = _no_grad_binary("logical_or", "xp.logical_or({x}, {y})")
+LogicalXor = _no_grad_binary("logical_xor", "xp.logical_xor({x}, {y})")
+BitwiseAnd = _no_grad_binary("bitwise_and", "{x} & {y}", _binary_spec)
+BitwiseOr = _no_grad_binary("bitwise_or", "{x} | {y}", _binary_spec)
+BitwiseXor = _no_grad_binary("bitwise_xor", "{x} ^ {y}", _binary_spec)
 
 
 def _no_grad_unary(name: str, fn_name: str, infer):

@@ -383,9 +383,24 @@ def var(x: Any, axis: Any = None, unbiased: bool = True, keepdim: bool = False,
         name: str | None = None):
     """Variance over ``axis`` (divides by n - 1 when ``unbiased``)."""
     axes = _axes(x, axis, "var")
-    n = _count(tuple(x.shape), axes)
     d = x - mean(x, axis=axis, keepdim=True)
-    return sum(d * d, axis=axis, keepdim=keepdim) / (n - 1 if unbiased and n > 1 else n)
+    biased = mean(d * d, axis=axis, keepdim=keepdim)
+    if not unbiased:
+        return biased
+    shape = tuple(x.shape)
+    if builtins.all(shape[i] >= 0 for i in (range(len(shape)) if axes is None else axes)):
+        n = _count(shape, axes)
+        return biased * (n / (n - 1)) if n > 1 else biased
+    from autostatic_runtime.ops.elementwise import cast  # count known only at run time
+
+    n = cast(numel(x), biased.dtype) / cast(numel(biased), biased.dtype)
+    return biased * n / maximum_one(n - 1)
+
+
+def maximum_one(v: Any):
+    from autostatic_runtime.ops.elementwise import maximum
+
+    return maximum(v, 1.0)
 
 
 def std(x: Any, axis: Any = None, unbiased: bool = True, keepdim: bool = False,

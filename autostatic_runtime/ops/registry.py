@@ -12,7 +12,9 @@
 Calling the resulting ``OpDef`` (``Multiply(x, y)``) runs the kernel now (eager mode) or
 appends an Operator to the current block (static mode, installed by ``autostatic_runtime.static``).
 Class options: ``multi_output`` (the kernel returns a tuple), ``nondiff_outputs`` (indices of
-outputs that never carry gradients), ``grad = None`` (the op has no gradient, said explicitly).
+outputs that never carry gradients), ``grad = None`` (the op has no gradient, said explicitly),
+``expr = "{x} + {y}"`` (a one-expression kernel over the inputs named by ``infer``; the kernel
+is derived from it and the static compiler inlines it).
 """
 
 from __future__ import annotations
@@ -39,15 +41,19 @@ class Spec(NamedTuple):
 class OpDef:
     """One registered op. Call it with inputs (tensors, Python scalars) and keyword attrs."""
 
-    __slots__ = ("name", "infer", "kernel", "grad", "multi_output", "nondiff_outputs", "doc")
+    __slots__ = ("name", "infer", "kernel", "grad", "multi_output", "nondiff_outputs", "doc",
+                 "expr", "inputs")
 
-    def __init__(self, name: str, infer, kernel, grad, multi_output=False, nondiff_outputs=()):
+    def __init__(self, name: str, infer, kernel, grad, multi_output=False, nondiff_outputs=(),
+                 expr=None, inputs=()):
         self.name = name
         self.infer = infer
         self.kernel = kernel
         self.grad = grad
         self.multi_output = multi_output
         self.nondiff_outputs = frozenset(nondiff_outputs)
+        self.expr = expr
+        self.inputs = tuple(inputs)
 
     def __call__(self, *inputs: Any, **attrs: Any):
         return _dispatch[0](self, inputs, attrs)
@@ -63,7 +69,11 @@ def op(name: str) -> Callable[[type], OpDef]:
     """Class decorator registering an op under ``name`` (a Paddle op name, lowercase)."""
 
     def register(cls: type) -> OpDef:
-        body = cls.__dict__
+        body = dict(cls.__dict__)
+        expr, inputs = body.get("expr"), ()
+        if expr is not None:
+            inputs = _expression_inputs(body["infer"])
+            body.setdefault("kernel", _kernel_from_expression(expr, inputs))
         grad = body.get("grad", _MISSING)
         missing = [r for r in ("infer", "kernel") if r not in body]
         if grad is _MISSING:
@@ -79,12 +89,29 @@ def op(name: str) -> Callable[[type], OpDef]:
             grad,
             body.get("multi_output", False),
             body.get("nondiff_outputs", ()),
+            expr,
+            inputs,
         )
         opdef.doc = cls.__doc__
         OPS[name] = opdef
         return opdef
 
     return register
+
+
+def _expression_inputs(infer) -> tuple[str, ...]:
+    import inspect
+
+    params = inspect.signature(infer).parameters.values()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+
+
+def _kernel_from_expression(expr: str, inputs: tuple[str, ...]):
+    """``expr = "{x} + {y}"`` defines the kernel ``lambda xp, x, y: x + y``; the static
+    compiler inlines the same expression into generated code (no call per op)."""
+    args = ", ".join(inputs)
+    body = expr.format(**{n: n for n in inputs})
+    return eval(f"lambda xp, {args}: {body}")  # noqa: S307  (our own op definitions)
 
 
 def _no_dispatch(opdef, inputs, attrs):  # replaced by autostatic_runtime.dispatch at import

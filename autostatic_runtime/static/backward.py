@@ -223,32 +223,34 @@ def _merge_vars(*lists):
 
 
 def emit_while_grad(w, op) -> None:
-    n = op.attrs["num_loop_vars"]
-    nfree = op.attrs["num_free"]
-    traj = w.read(op.inputs[0])
+    """Walk the forward trajectory backwards, replaying and differentiating one iteration
+    per step (inlined); gradients of outer variables are summed over the iterations."""
+    n, nfree = op.attrs["num_loop_vars"], op.attrs["num_free"]
+    history = w.read(op.inputs[0])
     seeds = [w.read(x) for x in op.inputs[1:1 + n]]
-    free_ops = op.inputs[1 + n:1 + n + nfree]
-    free = [w.read(x) for x in free_ops]
-    need_outer = [w.read(x) for x in op.inputs[1 + n + nfree:]]
-    params = (list(op.attrs["body_params"]) + list(op.attrs["seed_params"])
-              + [x.name for x in free_ops])
-    g = w.const(w.compiler.compile(op.attrs["body_grad_block"], params,
-                                   list(op.attrs["grad_outputs"]), w.backend), "G")
-    k = len(w.consts)
-    gl, go, r = f"_gl{k}", f"_go{k}", f"_r{k}"
-    tail = "".join(", " + a for a in free)
-    w.emit(f"{gl} = ({', '.join(seeds)}{',' if n == 1 else ''})")
-    w.emit(f"{go} = None")
-    w.emit(f"for _st in reversed({traj}):")
-    w.emit(f"    {r} = {g}(scope, *_st, *{gl}{tail})")
-    w.emit(f"    {gl} = {r}[:{n}]")
-    w.emit(f"    {go} = {r}[{n}:] if {go} is None else tuple(a + b for a, b in zip({go}, {r}[{n}:]))")
+    for x in op.inputs[1 + n:1 + n + nfree]:
+        w.read(x)
+    outer = [w.read(x) for x in op.inputs[1 + n + nfree:]]
+    body_params, seed_params = list(op.attrs["body_params"]), list(op.attrs["seed_params"])
+    carried = [w.fresh("gl") for _ in range(n)]
+    summed = [w.fresh("go") for _ in outer]
+    w.assign(carried, seeds)
+    w.assign(summed, ["None"] * len(summed))
+    step = w.fresh("st")
+    w.emit(f"for {step} in reversed({history}):")
+    with w.scoped():
+        w.assign([w.local(p) for p in body_params], [f"{step}[{i}]" for i in range(n)])
+        w.assign([w.local(p) for p in seed_params], carried)
+        w.assigned.update(body_params + seed_params)
+        results = w.emit_block(op.attrs["body_grad_block"], list(op.attrs["grad_outputs"]))
+        w.assign(carried, results[:n])
+        for acc, r in zip(summed, results[n:]):
+            w.emit(f"{acc} = {r} if {acc} is None else {acc} + {r}")
     zeros = w.const(w.backend.xp.zeros_like, "Z")
-    outer_zero = "(" + "".join(f"{zeros}({v}), " for v in need_outer) + ")"
-    w.emit(f"if {go} is None:")
-    w.emit(f"    {go} = {outer_zero}")
-    targets = [w.write(v) for v in op.outputs]
-    w.emit(f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = (*{gl}, *{go})")
+    for acc, value in zip(summed, outer):
+        w.emit(f"if {acc} is None:")
+        w.emit(f"    {acc} = {zeros}({value})")
+    w.assign([w.write(v) for v in op.outputs], carried + summed)
 
 
 # ---- public API --------------------------------------------------------------------------

@@ -1,17 +1,21 @@
 """Block compilation: turn a Block into one Python function over backend kernels.
 
 ``PythonCodegen`` (the reference compiler) writes straight-line Python source for a block:
-one line per op calling the op's kernel (attributes bound ahead of time), locals for every
-variable, scope loads and stores only for persistable variables, and ``if``/``while``
-statements for control-flow ops. The source is compiled once per program version and cached
-by the Executor. Another compiler (whole-block Numba, fused CuPy kernels) can take its
-place by implementing ``BlockCompiler.compile``.
+one line per op calling the op's kernel (attributes bound ahead of time), a local variable
+for every program variable, scope loads and stores only for persistable variables, and the
+sub-blocks of ``cond``/``while`` inlined as Python ``if``/``while`` statements (so a loop
+iteration costs no function call). The source is compiled once per program version and
+cached by the Executor; ``fn.__source__`` shows it.
+
+Another compiler (whole-block Numba, fused CuPy kernels) can take its place by implementing
+``BlockCompiler.compile``.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import math
 from typing import Any, Callable, Protocol
 
 from autostatic_runtime.errors import ExecutionError
@@ -34,17 +38,17 @@ class UninitializedError(ExecutionError):
 
 
 class CodeWriter:
-    """Accumulates the source and the constants one compiled block needs."""
+    """Accumulates the source, constants and op table of one compiled function."""
 
-    def __init__(self, block: Block, backend: Any, compiler: PythonCodegen):
-        self.block = block
+    def __init__(self, backend: Any):
         self.backend = backend
-        self.compiler = compiler
         self.lines: list[str] = []
         self.consts: dict[str, Any] = {}
         self.names: dict[str, str] = {}
         self.assigned: set[str] = set()
+        self.ops: list = []
         self.indent = 2
+        self.block: Block | None = None
 
     def local(self, name: str) -> str:
         """The Python identifier holding variable ``name``."""
@@ -52,6 +56,9 @@ class CodeWriter:
         if found is None:
             found = self.names[name] = f"v{len(self.names)}"
         return found
+
+    def fresh(self, prefix: str) -> str:
+        return f"_{prefix}{len(self.consts) + len(self.names)}_{next(_ids)}"
 
     def const(self, value: Any, prefix: str = "c") -> str:
         key = f"{prefix}{len(self.consts)}"
@@ -64,54 +71,96 @@ class CodeWriter:
     def read(self, operand: Any) -> str:
         """An expression for an op input, loading persistables from the scope on first use."""
         if isinstance(operand, Literal):
-            return self.const(operand.value, "L")
+            value = operand.value
+            if value is None or isinstance(value, (bool, int)) or (
+                    isinstance(value, float) and math.isfinite(value)):
+                return repr(value)
+            return self.const(value, "L")
         name = operand.name
         if name not in self.assigned:
+            var = self.block.var(name) if self.block is not None else operand
+            if not var.persistable:
+                raise ExecutionError("compile", None, KeyError(
+                    f"variable {name!r} is used before any op computes it (is it fed?)"))
+            self.emit(f"{self.local(name)} = _load(scope, {name!r})")
             self.assigned.add(name)
-            var = self.block.var(name)
-            if var.persistable:
-                self.emit(f"{self.local(name)} = _load(scope, {name!r})")
-            else:
-                raise ExecutionError(
-                    "compile", None, KeyError(f"variable {name!r} is used before any op "
-                                              "computes it (is it fed?)"))
         return self.local(name)
 
     def write(self, var: Variable) -> str:
         self.assigned.add(var.name)
         return self.local(var.name)
 
-    def store_persistables(self, outputs: list[Variable]) -> None:
-        for v in outputs:
-            if v.persistable:
-                self.emit(f"scope[{v.name!r}] = {self.local(v.name)}")
+    def assign(self, targets: list[str], values: list[str]) -> None:
+        """``t0, t1 = e0, e1`` (nothing for no targets)."""
+        if targets:
+            comma = "," if len(targets) == 1 else ""
+            self.emit(f"{', '.join(targets)}{comma} = {', '.join(values)}{comma}")
+
+    def emit_block(self, block: Block, results: list[str]) -> list[str]:
+        """Emit ``block``'s ops (pruned to ``results``) here; return the result expressions.
+
+        Names a branch or loop body assigns stay unknown to the code after it, so later
+        persistable reads still load from the scope.
+        """
+        from autostatic_runtime.static.control_flow import CONTROL_FLOW_OPS
+
+        saved_block, self.block = self.block, block
+        try:
+            for op in prune(block, results):
+                self.emit(f"_i = {len(self.ops)}")
+                self.ops.append(op)
+                emitter = CONTROL_FLOW_OPS.get(op.type)
+                if emitter is not None:
+                    emitter(self, op)
+                else:
+                    self._emit_kernel(op)
+                for v in op.outputs:
+                    if v.persistable:
+                        self.emit(f"scope[{v.name!r}] = {self.local(v.name)}")
+            return [self.read(block.var(r)) for r in results]
+        finally:
+            self.block = saved_block
+
+    def scoped(self):
+        """Context for a nested branch: names assigned inside are forgotten after it."""
+        writer = self
+
+        class _Scope:
+            def __enter__(self):
+                self.saved = set(writer.assigned)
+                writer.indent += 1
+
+            def __exit__(self, *exc):
+                writer.assigned = self.saved
+                writer.indent -= 1
+
+        return _Scope()
+
+    def _emit_kernel(self, op) -> None:
+        opdef = OPS[op.type]
+        args = [self.read(x) for x in op.inputs]
+        attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
+        if opdef.expr is not None and not attrs:
+            inline = {n: f"({a})" if a.startswith("-") else a for n, a in zip(opdef.inputs, args)}
+            self.emit(f"{self.write(op.outputs[0])} = {opdef.expr.format(**inline)}")
+            return
+        kernel = functools.partial(opdef.kernel, self.backend.xp, **attrs) if attrs else \
+            functools.partial(opdef.kernel, self.backend.xp)
+        k = self.const(kernel, "K")
+        outs = [self.write(v) for v in op.outputs]
+        target = ", ".join(outs) + ("," if opdef.multi_output and len(outs) == 1 else "")
+        self.emit(f"{target} = {k}({', '.join(args)})")
 
 
 class PythonCodegen:
     """The reference block compiler: generated straight-line Python."""
 
-    def __init__(self) -> None:
-        self.emitters: dict[str, Callable] = {}
-
     def compile(self, block: Block, params: list[str], results: list[str],
                 backend: Any) -> Callable:
-        from autostatic_runtime.static.control_flow import CONTROL_FLOW_OPS
-
-        w = CodeWriter(block, backend, self)
+        w = CodeWriter(backend)
         args = [w.local(p) for p in params]
         w.assigned.update(params)
-        ops = prune(block, results)
-        w.consts["_ops"] = ops
-        for i, op in enumerate(ops):
-            w.emit(f"_i = {i}")
-            emitter = CONTROL_FLOW_OPS.get(op.type)
-            if emitter is not None:
-                emitter(w, op)
-            else:
-                self._emit_kernel(w, op)
-            w.store_persistables(op.outputs)
-        returns = ", ".join(w.read(block.var(r)) if r not in w.assigned else w.local(r)
-                            for r in results)
+        returns = w.emit_block(block, results)
         name = f"block{block.idx}_{next(_ids)}"
         src = [f"def {name}(scope{''.join(', ' + a for a in args)}):", "    _i = -1", "    try:"]
         src += w.lines or ["        pass"]
@@ -119,28 +168,14 @@ class PythonCodegen:
                 "        raise",
                 "    except Exception as exc:",
                 "        raise _fail(_ops, _i, exc) from exc",
-                f"    return ({returns}{',' if len(results) == 1 else ''})"]
+                f"    return ({', '.join(returns)}{',' if len(returns) == 1 else ''})"]
         source = "\n".join(src)
-        namespace = {"_load": _load, "_fail": _fail, "_bool": _to_bool,
+        namespace = {"_load": _load, "_fail": _fail, "_bool": bool, "_ops": w.ops, "xp": backend.xp,
                      "_ExecutionError": ExecutionError, **w.consts}
-        code = compile(source, f"<autostatic block {block.idx}>", "exec")
-        exec(code, namespace)  # noqa: S102  (our own generated source)
+        exec(compile(source, f"<autostatic block {block.idx}>", "exec"), namespace)  # noqa: S102
         fn = namespace[name]
         fn.__source__ = source
         return fn
-
-    def _emit_kernel(self, w: CodeWriter, op) -> None:
-        opdef = OPS[op.type]
-        args = [w.read(x) for x in op.inputs]
-        attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
-        kernel = functools.partial(opdef.kernel, w.backend.xp, **attrs)
-        k = w.const(kernel, "K")
-        outs = [w.write(v) for v in op.outputs]
-        if opdef.multi_output:
-            target = ", ".join(outs) + ("," if len(outs) == 1 else "")
-        else:
-            target = outs[0]
-        w.emit(f"{target} = {k}({', '.join(args)})")
 
 
 def prune(block: Block, results: list[str]) -> list:
@@ -165,10 +200,6 @@ def _load(scope: dict, name: str):
             "load", None, KeyError(f"persistable variable {name!r} has no value in the scope; "
                                    "run the startup program first (exe.run(startup_program))")
         ) from None
-
-
-def _to_bool(value) -> bool:
-    return bool(value)
 
 
 def _fail(ops: list, i: int, exc: BaseException) -> BaseException:

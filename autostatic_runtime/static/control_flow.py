@@ -211,20 +211,20 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
 
 
 def emit_cond(w, op) -> None:
+    """``if pred:`` with both branches inlined; each ends by assigning the cond's outputs."""
     pred = w.read(op.inputs[0])
-    args = [w.read(x) for x in op.inputs[1:]]
-    params = [x.name for x in op.inputs[1:]]
-    branches = []
-    for key, outs in (("true_block", "true_outputs"), ("false_block", "false_outputs")):
-        fn = w.compiler.compile(op.attrs[key], params, list(op.attrs[outs]), w.backend)
-        branches.append(w.const(fn, "B"))
-    targets = [w.write(v) for v in op.outputs]
-    call = "(scope" + "".join(", " + a for a in args) + ")"
-    lhs = (", ".join(targets) + ("," if len(targets) == 1 else "") + " = ") if targets else ""
-    w.emit(f"if _bool({pred}):")
-    w.emit(f"    {lhs}{branches[0]}{call}")
-    w.emit("else:")
-    w.emit(f"    {lhs}{branches[1]}{call}")
+    for x in op.inputs[1:]:
+        w.read(x)
+    targets = [w.local(v.name) for v in op.outputs]
+    for keyword, key, outs in (("if _bool(" + pred + "):", "true_block", "true_outputs"),
+                               ("else:", "false_block", "false_outputs")):
+        w.emit(keyword)
+        with w.scoped():
+            results = w.emit_block(op.attrs[key], list(op.attrs[outs]))
+            w.assign(targets, results)
+            w.emit("pass")
+    for v in op.outputs:
+        w.write(v)
 
 
 # ---- while ------------------------------------------------------------------------------------
@@ -330,29 +330,32 @@ def _relax(init, body_vars, shapes, body_loc) -> list:
 
 
 def emit_while(w, op) -> None:
+    """An inlined ``while True:`` loop; the cond block's parameters carry the loop values."""
     n = op.attrs["num_loop_vars"]
     init = [w.read(x) for x in op.inputs[:n]]
-    outer = [w.read(x) for x in op.inputs[n:]]
-    outer_names = [x.name for x in op.inputs[n:]]
-    cfn = w.compiler.compile(op.attrs["cond_block"], list(op.attrs["cond_params"]) + outer_names,
-                             [op.attrs["cond_output"]], w.backend)
-    bfn = w.compiler.compile(op.attrs["body_block"], list(op.attrs["body_params"]) + outer_names,
-                             list(op.attrs["body_outputs"]), w.backend)
-    c, b = w.const(cfn, "C"), w.const(bfn, "W")
-    tail = "".join(", " + a for a in outer)
-    lv = f"_lv{len(w.consts)}"
-    w.emit(f"{lv} = ({', '.join(init)}{',' if len(init) == 1 else ''})")
+    for x in op.inputs[n:]:
+        w.read(x)
+    cond_params = list(op.attrs["cond_params"])
+    body_params = list(op.attrs["body_params"])
+    carry = [w.local(p) for p in cond_params]
+    body_in = [w.local(p) for p in body_params]
+    w.assign(carry, init)
     trajectory = op.attrs.get("trajectory")
     if trajectory:
-        w.emit(f"{w.write(op.block.var(trajectory))} = []")
+        history = w.write(op.block.var(trajectory))
+        w.emit(f"{history} = []")
     w.emit("while True:")
-    w.emit(f"    if not _bool({c}(scope, *{lv}{tail})[0]):")
-    w.emit("        break")
-    if trajectory:
-        w.emit(f"    {w.local(trajectory)}.append({lv})")
-    w.emit(f"    {lv} = {b}(scope, *{lv}{tail})")
-    targets = [w.write(v) for v in op.outputs if v.name != trajectory]
-    w.emit(f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = {lv}")
+    with w.scoped():
+        w.assigned.update(cond_params)
+        (pred,) = w.emit_block(op.attrs["cond_block"], [op.attrs["cond_output"]])
+        w.emit(f"if not _bool({pred}):")
+        w.emit("    break")
+        w.assign(body_in, carry)
+        w.assigned.update(body_params)
+        if trajectory:
+            w.emit(f"{history}.append(({', '.join(body_in)},))")
+        w.assign(carry, w.emit_block(op.attrs["body_block"], list(op.attrs["body_outputs"])))
+    w.assign([w.write(v) for v in op.outputs if v.name != trajectory], carry)
 
 
 def _emit_while_grad(w, op) -> None:

@@ -90,36 +90,43 @@ class Executor:
         program = program or default_main_program()
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run expects a Program, got {type(program).__name__}")
-        scope = global_scope() if scope is None else scope
+        scope = _global_scope[0] if scope is None else scope
         feed = feed or {}
-        single = isinstance(fetch_list, (Variable, str))
-        fetch_list = [fetch_list] if single else list(fetch_list or [])
-        fetch_names = [f.name if isinstance(f, Variable) else str(f) for f in fetch_list]
+        if fetch_list is None:
+            fetch_names = ()
+        elif isinstance(fetch_list, (Variable, str)):
+            fetch_names = (_name(fetch_list),)
+        else:
+            fetch_names = tuple([_name(f) for f in fetch_list])
         backend = self._backend()
-        key = (program.id, program.version, tuple(feed), tuple(fetch_names), backend.name)
-        fn = self._cache.get(key) if use_program_cache else None
-        if fn is None:
-            self._check_names(program, feed, fetch_names)
-            fn = self.compiler.compile(program.global_block(), list(feed), fetch_names, backend)
-            self._cache[key] = fn
-        self._init_captured(program, scope, backend)
-        scheduler = getattr(program, "lr_scheduler", None)
-        if scheduler is not None:
-            scope[program.lr_var_name] = backend.asarray(float(scheduler()),
-                                                         dtypes.get_default_dtype())
-        args = [self._feed_value(program, name, value, backend) for name, value in feed.items()]
-        results = fn(scope, *args)
+        key = (program.id, program.version, tuple(feed), fetch_names, backend.name)
+        runner = self._cache.get(key) if use_program_cache else None
+        if runner is None:
+            runner = _Runner(self.compiler, program, list(feed), list(fetch_names), backend)
+            self._cache[key] = runner
+        results = runner(scope, feed)
         if return_numpy:
-            return [backend.to_numpy(r) for r in results]
+            to_numpy = backend.to_numpy
+            return [to_numpy(r) for r in results]
         return [Tensor._rebuild(r, None, 0) for r in results]
 
     def close(self) -> None:
         self._cache.clear()
 
-    @staticmethod
-    def _check_names(program: Program, feed: dict, fetch_names: list[str]) -> None:
+
+
+def _name(f: Any) -> str:
+    return f.name if isinstance(f, Variable) else str(f)
+
+
+class _Runner:
+    """One compiled (program version, feed names, fetch names): checks feeds cheaply, loads
+    captured tensors and the scheduled learning rate into the scope, calls the code."""
+
+    def __init__(self, compiler: Any, program: Program, feed_names: list[str],
+                 fetch_names: list[str], backend: Any):
         block = program.global_block()
-        for name in feed:
+        for name in feed_names:
             if name not in block.vars:
                 raise OpError("Executor.run", f"feed {name!r} is not a variable of the program; "
                               f"its data variables are {_data_names(program)}", user_location())
@@ -127,28 +134,47 @@ class Executor:
             if not block.has_var(name):
                 raise OpError("Executor.run", f"fetch {name!r} is not a variable of the program",
                               user_location())
+        self.program = program
+        self.backend = backend
+        self.fn = compiler.compile(block, feed_names, fetch_names, backend)
+        self.feeds = [(name, block.vars[name]) for name in feed_names]
+        self.captured = list(captured_values(program).items())
+        self.scheduler = getattr(program, "lr_scheduler", None)
+        self.array_type = backend.array_types[0]
+        self.np_dtypes = {name: backend.to_dtype(var.dtype) for name, var in self.feeds}
 
-    @staticmethod
-    def _init_captured(program: Program, scope: Scope, backend) -> None:
-        for name, tensor in captured_values(program).items():
+    def __call__(self, scope: Scope, feed: dict) -> tuple:
+        for name, tensor in self.captured:
             if name not in scope:
                 scope[name] = tensor._data
+        if self.scheduler is not None:
+            scope[self.program.lr_var_name] = self.backend.asarray(
+                float(self.scheduler()), dtypes.get_default_dtype())
+        args = []
+        for name, var in self.feeds:
+            value = feed[name]
+            if not (type(value) is self.array_type and value.dtype == self.np_dtypes[name]
+                    and _fits(value.shape, var._shape)):
+                value = _feed_value(name, var, value, self.backend)
+            args.append(value)
+        return self.fn(scope, *args)
 
-    @staticmethod
-    def _feed_value(program: Program, name: str, value: Any, backend):
-        var = program.global_block().vars[name]
-        arr = value._data if isinstance(value, Tensor) else value
-        if type(arr) not in backend.array_types:
-            arr = backend.from_numpy(np.asarray(arr))
-        if dtypes.convert_dtype(arr.dtype) != var.dtype:
-            arr = backend.ns.astype(arr, backend.to_dtype(var.dtype))
-        shape = tuple(arr.shape)
-        want = var._shape
-        if len(shape) != len(want) or any(w not in (-1, s) for w, s in zip(want, shape)):
-            raise OpError("Executor.run", f"feed {name!r} has shape {list(shape)}, but the "
-                          f"variable was declared with shape {list(want)} (-1 = any)",
-                          user_location())
-        return arr
+
+def _fits(shape: tuple, want: tuple) -> bool:
+    return len(shape) == len(want) and all(w == -1 or w == s for w, s in zip(want, shape))
+
+
+def _feed_value(name: str, var: Variable, value: Any, backend):
+    arr = value._data if isinstance(value, Tensor) else value
+    if type(arr) not in backend.array_types:
+        arr = backend.from_numpy(np.asarray(arr))
+    if dtypes.convert_dtype(arr.dtype) != var.dtype:
+        arr = backend.ns.astype(arr, backend.to_dtype(var.dtype))
+    if not _fits(tuple(arr.shape), var._shape):
+        raise OpError("Executor.run", f"feed {name!r} has shape {list(arr.shape)}, but the "
+                      f"variable was declared with shape {list(var._shape)} (-1 = any)",
+                      user_location())
+    return arr
 
 
 def _data_names(program: Program) -> list[str]:

@@ -45,10 +45,23 @@ class Arg:
             return hnp.arrays(np.int64, self.shape,
                               elements=st.integers(int(self.low), int(self.high) - 1))
         away = self.away
-        elements = st.floats(self.low, self.high, allow_nan=False, allow_infinity=False, width=32)
+        elements = st.floats(self.low, self.high, allow_nan=False, allow_infinity=False)
         if away:
-            elements = elements.filter(lambda v: all(abs(v - p) > 0.02 for p in away))
+            elements = elements.map(lambda v: _push_away(v, away, self.low, self.high))
         return hnp.arrays(dtype, self.shape, elements=elements)
+
+    def distinct_strategy(self, dtype: str = "float64"):
+        """Values at least (high - low) / (2n) apart: a shuffled ramp plus small jitter."""
+        n = int(np.prod(self.shape)) if self.shape else 1
+        step = (self.high - self.low) / n
+        jitter = hnp.arrays(np.float64, (n,), elements=st.floats(0.0, 0.45))
+
+        def build(args):
+            perm, noise = args
+            v = self.low + (np.asarray(perm, np.float64) + 0.05 + noise) * step
+            return v.reshape(self.shape).astype(dtype)
+
+        return st.tuples(st.permutations(range(n)), jitter).map(build)
 
     def example(self, rng: np.random.Generator, dtype: str = "float32") -> np.ndarray:
         if self.kind == "bool":
@@ -59,6 +72,14 @@ class Arg:
         for p in self.away:
             v = np.where(np.abs(v - p) < 0.05, p + 0.1, v)
         return v.astype(dtype)
+
+
+def _push_away(v: float, points: tuple, low: float, high: float) -> float:
+    """``v`` moved at least 0.05 away from each kink in ``points``, staying in range."""
+    for p in points:
+        if abs(v - p) < 0.05:
+            v = p + 0.05 if p + 0.05 <= high else p - 0.05
+    return min(max(v, low), high)
 
 
 def F(*shape: int, low: float = -2.0, high: float = 2.0, grad: bool = True, away=()) -> Arg:
@@ -198,8 +219,8 @@ def check_grad(fn: Callable, inputs: list, wrt: list[int], rtol: float = 1e-4, a
     weights = [rng.uniform(0.5, 1.5, o.shape) for o in outs]
 
     def scalar(*args) -> float:
-        with rt.no_grad():
-            res = [o for o in outputs_of(fn(*args)) if o.dtype.is_floating]
+        # inputs still need gradients: samples of grad ops call rt.grad themselves
+        res = [o for o in outputs_of(fn(*args)) if o.dtype.is_floating]
         return float(sum(np.sum(o.numpy().astype(np.float64) * w) for o, w in zip(res, weights)))
 
     loss = None
@@ -219,9 +240,9 @@ def check_grad(fn: Callable, inputs: list, wrt: list[int], rtol: float = 1e-4, a
             plus, minus = base.copy(), base.copy()
             plus[idx] += eps
             minus[idx] -= eps
-            args[pos] = rt.to_tensor(plus)
+            args[pos] = rt.to_tensor(plus, stop_gradient=False)
             fp = scalar(*args)
-            args[pos] = rt.to_tensor(minus)
+            args[pos] = rt.to_tensor(minus, stop_gradient=False)
             fm = scalar(*args)
             numeric[idx] = (fp - fm) / (2 * eps)
         got = np.zeros_like(base) if g is None else g.numpy()

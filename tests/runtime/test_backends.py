@@ -83,6 +83,7 @@ def test_third_party_backend_through_entry_points(monkeypatch):
     monkeypatch.setattr(backends, "_discovered", False)
     monkeypatch.setattr(backends, "_classes", dict(backends._classes))
     monkeypatch.setattr(backends, "_instances", dict(backends._instances))
+    monkeypatch.setattr(backends, "_by_array_type", dict(backends._by_array_type))
     assert "fake_accel" in rt.list_backends()
     assert rt.set_device("fake_accel") == "fake_accel"
     assert FakeBackend.created == 1

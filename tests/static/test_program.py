@@ -204,7 +204,7 @@ def test_unneeded_ops_are_pruned_but_persistable_writes_kept():
     main, _, out = build(lambda x: (x + 1, rt.exp(x) * 1000), ("x", [2], "float32"))
     fn = static.Executor().compiler.compile(main.global_block(), ["x"], [out[0].name],
                                             rt.backends.current_backend())
-    assert "exp" not in fn.__source__ and fn.__source__.count("= K") == 1
+    assert [op.type for op in fn.__globals__["_ops"]] == ["elementwise_add"]
 
 
 def test_variables_refuse_python_truth_and_values():

@@ -34,7 +34,7 @@ SAMPLES = [
     S("logsumexp", lambda x: rt.logsumexp(x, axis=1), [F(3, 4)]),
     S("logsumexp", lambda x: rt.logsumexp(x * 100.0), [F(3, 4)], name="logsumexp_large"),
     S("reduce_mean", lambda x: rt.var(x, axis=1), [F(3, 4)], name="var"),
-    S("reduce_mean", lambda x: rt.std(x), [F(3, 4)], name="std", also=("sqrt",)),
+    S("reduce_mean", lambda x: rt.std(x), [F(3, 4)], name="std", also=("sqrt",), distinct=True),
     S("reduce_sum", lambda x: rt.norm(x, p=2, axis=1), [F(3, 4, away=(0,))], name="norm2"),
     S("reduce_sum", lambda x: rt.norm(x, p=3), [F(3, 4, away=(0,))], name="norm3"),
     S("size", lambda x: rt.numel(x), [F(3, 4)], grad=False),

@@ -1,0 +1,456 @@
+"""Optimizers, gradient clipping, regularizers and LR schedules against NumPy references
+written from Paddle's kernel formulas."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import autostatic_runtime as rt
+from autostatic_runtime.nn.parameter import Parameter
+from autostatic_runtime.optimizer import lr as L
+from autostatic_runtime.regularizer import L1Decay, L2Decay
+
+RNG = np.random.default_rng(0)
+P0 = RNG.normal(size=(3, 4))
+GRADS = [RNG.normal(size=(3, 4)) for _ in range(4)]
+
+
+def _param(value=P0, dtype="float32", **kw) -> Parameter:
+    return Parameter(np.asarray(value, dtype=dtype), **kw)
+
+
+def _run(opt, params, grads_per_step):
+    """Feed fixed gradients (as if from backward) for several steps; return param values."""
+    for grads in grads_per_step:
+        for p, g in zip(params, grads, strict=True):
+            p.grad = rt.to_tensor(np.asarray(g, dtype=p.numpy().dtype))
+        opt.step()
+    return [p.numpy() for p in params]
+
+
+def _steps(grads):
+    return [[g] for g in grads]
+
+
+# ---- reference updates (Paddle's formulas) --------------------------------------------------
+
+
+def ref_sgd(p, grads, lr, decay=0.0):
+    for g in grads:
+        p = p - lr * (g + decay * p)
+    return p
+
+
+def ref_momentum(p, grads, lr, mu, nesterov=False, decay=0.0):
+    v = np.zeros_like(p)
+    for g in grads:
+        g = g + decay * p
+        v = mu * v + g
+        p = p - lr * (g + mu * v) if nesterov else p - lr * v
+    return p
+
+
+def ref_adam(p, grads, lr, b1=0.9, b2=0.999, eps=1e-8, decay=0.0, coeff=0.0, decay_mask=True,
+             amsgrad=False):
+    m, v, vmax = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    b1p, b2p = b1, b2
+    for g in grads:
+        g = g + decay * p
+        if decay_mask:
+            p = p - lr * coeff * p
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vmax = np.maximum(vmax, v)
+        lr_t = lr * math.sqrt(1 - b2p) / (1 - b1p)
+        p = p - lr_t * m / (np.sqrt(vmax if amsgrad else v) + eps * math.sqrt(1 - b2p))
+        b1p, b2p = b1p * b1, b2p * b2
+    return p
+
+
+# ---- optimizers -------------------------------------------------------------------------------
+
+
+def test_sgd_matches_reference_and_keeps_the_parameter_object():
+    p = _param()
+    obj = p
+    opt = rt.optimizer.SGD(learning_rate=0.1, parameters=[p])
+    (got,) = _run(opt, [p], _steps(GRADS))
+    assert p is obj and p.dtype == rt.float32 and not p.stop_gradient and p.is_leaf
+    np.testing.assert_allclose(got, ref_sgd(P0, GRADS, 0.1), rtol=1e-5, atol=1e-6)
+
+
+def test_sgd_l2_weight_decay_float_and_l2decay_object_agree():
+    for wd in (0.05, L2Decay(0.05)):
+        p = _param()
+        (got,) = _run(rt.optimizer.SGD(0.1, [p], weight_decay=wd), [p], _steps(GRADS))
+        np.testing.assert_allclose(got, ref_sgd(P0, GRADS, 0.1, 0.05), rtol=1e-5, atol=1e-6)
+
+
+def test_l1_decay_adds_coeff_times_sign():
+    p = _param()
+    (got,) = _run(rt.optimizer.SGD(0.1, [p], weight_decay=L1Decay(0.3)), [p], _steps(GRADS[:1]))
+    np.testing.assert_allclose(got, P0 - 0.1 * (GRADS[0] + 0.3 * np.sign(P0)), rtol=1e-5)
+
+
+def test_param_attr_regularizer_and_learning_rate_take_precedence():
+    p = _param(regularizer=L2Decay(0.5), optimize_attr={"learning_rate": 2.0})
+    q = _param()
+    opt = rt.optimizer.SGD(0.1, [p, q], weight_decay=0.01)
+    got_p, got_q = _run(opt, [p, q], [[g, g] for g in GRADS])
+    np.testing.assert_allclose(got_p, ref_sgd(P0, GRADS, 0.2, 0.5), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_q, ref_sgd(P0, GRADS, 0.1, 0.01), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_momentum_matches_reference_with_weight_decay(nesterov):
+    p = _param(dtype="float64")
+    opt = rt.optimizer.Momentum(0.05, momentum=0.9, parameters=[p], use_nesterov=nesterov,
+                                weight_decay=0.01)
+    (got,) = _run(opt, [p], _steps(GRADS))
+    assert p.dtype == rt.float64
+    np.testing.assert_allclose(got, ref_momentum(P0, GRADS, 0.05, 0.9, nesterov, 0.01),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_matches_paddle_formula(amsgrad):
+    p = _param(dtype="float64")
+    opt = rt.optimizer.Adam(0.01, beta1=0.8, beta2=0.99, epsilon=1e-6, parameters=[p],
+                            amsgrad=amsgrad)
+    (got,) = _run(opt, [p], _steps(GRADS))
+    np.testing.assert_allclose(got, ref_adam(P0, GRADS, 0.01, 0.8, 0.99, 1e-6, amsgrad=amsgrad),
+                               rtol=1e-12)
+
+
+def test_adam_weight_decay_is_l2_on_the_gradient_and_float32_stays_float32():
+    p = _param()
+    opt = rt.optimizer.Adam(0.01, parameters=[p], weight_decay=0.1)
+    (got,) = _run(opt, [p], _steps(GRADS))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ref_adam(P0, GRADS, 0.01, decay=0.1), rtol=1e-5, atol=1e-6)
+
+
+def test_adam_accepts_tensor_betas():
+    p = _param(dtype="float64")
+    opt = rt.optimizer.Adam(0.01, beta1=rt.to_tensor([0.8]), beta2=rt.to_tensor([0.99]),
+                            parameters=[p])
+    (got,) = _run(opt, [p], _steps(GRADS[:2]))
+    np.testing.assert_allclose(got, ref_adam(P0, GRADS[:2], 0.01, 0.8, 0.99), rtol=1e-6)
+
+
+def test_adamw_decouples_weight_decay():
+    w, b = _param(dtype="float64", name="fc.w_0"), _param(dtype="float64", name="fc.b_0")
+    opt = rt.optimizer.AdamW(0.01, parameters=[w, b], weight_decay=0.1,
+                             apply_decay_param_fun=lambda n: n.endswith("w_0"))
+    got_w, got_b = _run(opt, [w, b], [[g, g] for g in GRADS])
+    np.testing.assert_allclose(got_w, ref_adam(P0, GRADS, 0.01, coeff=0.1), rtol=1e-12)
+    np.testing.assert_allclose(got_b, ref_adam(P0, GRADS, 0.01), rtol=1e-12)
+    assert not np.allclose(got_w, ref_adam(P0, GRADS, 0.01, decay=0.1))
+
+
+def test_adamw_lr_ratio_scales_the_whole_update():
+    p = _param(dtype="float64")
+    opt = rt.optimizer.AdamW(0.01, parameters=[p], weight_decay=0.1, lr_ratio=lambda _: 0.5)
+    (got,) = _run(opt, [p], _steps(GRADS))
+    np.testing.assert_allclose(got, ref_adam(P0, GRADS, 0.005, coeff=0.1), rtol=1e-12)
+
+
+def test_parameter_groups_set_learning_rate_and_weight_decay():
+    p, q = _param(dtype="float64"), _param(dtype="float64")
+    opt = rt.optimizer.SGD(0.1, parameters=[{"params": [p]},
+                                            {"params": [q], "learning_rate": 0.5,
+                                             "weight_decay": 0.2}], weight_decay=0.01)
+    got_p, got_q = _run(opt, [p, q], [[g, g] for g in GRADS])
+    np.testing.assert_allclose(got_p, ref_sgd(P0, GRADS, 0.1, 0.01), rtol=1e-12)
+    np.testing.assert_allclose(got_q, ref_sgd(P0, GRADS, 0.05, 0.2), rtol=1e-12)
+
+
+def test_adam_group_overrides_betas():
+    p, q = _param(dtype="float64"), _param(dtype="float64")
+    opt = rt.optimizer.Adam(0.01, parameters=[{"params": [p]}, {"params": [q], "beta1": 0.5}])
+    got_p, got_q = _run(opt, [p, q], [[g, g] for g in GRADS])
+    np.testing.assert_allclose(got_p, ref_adam(P0, GRADS, 0.01), rtol=1e-12)
+    np.testing.assert_allclose(got_q, ref_adam(P0, GRADS, 0.01, b1=0.5), rtol=1e-12)
+
+
+def test_parameters_in_two_groups_are_rejected():
+    p = _param()
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        rt.optimizer.SGD(0.1, parameters=[{"params": [p]}, {"params": [p]}])
+
+
+def test_step_skips_frozen_parameters_and_those_without_gradient():
+    p, frozen, nograd = _param(), _param(trainable=False), _param()
+    opt = rt.optimizer.SGD(0.1, parameters=[p, frozen, nograd])
+    p.grad = rt.to_tensor(np.ones((3, 4), "float32"))
+    frozen.grad = rt.to_tensor(np.ones((3, 4), "float32"))
+    opt.step()
+    np.testing.assert_allclose(p.numpy(), P0.astype("float32") - 0.1, rtol=1e-6)
+    np.testing.assert_array_equal(frozen.numpy(), P0.astype("float32"))
+    np.testing.assert_array_equal(nograd.numpy(), P0.astype("float32"))
+
+
+def test_step_records_no_gradient_and_leaves_grad_alone():
+    p = _param()
+    opt = rt.optimizer.Adam(0.1, parameters=[p])
+    (p * p).sum().backward()
+    g = p.grad.numpy().copy()
+    opt.step()
+    assert p._node is None and p.is_leaf and not p.stop_gradient
+    np.testing.assert_array_equal(p.grad.numpy(), g)
+
+
+def test_clear_grad_to_zero_or_none():
+    p = _param()
+    opt = rt.optimizer.SGD(0.1, parameters=[p])
+    (p * 2.0).sum().backward()
+    opt.clear_grad()
+    np.testing.assert_array_equal(p.grad.numpy(), np.zeros((3, 4), "float32"))
+    opt.clear_grad(set_to_zero=False)
+    assert p.grad is None
+
+
+def test_minimize_uses_existing_gradients_like_paddle():
+    p = _param()
+    opt = rt.optimizer.SGD(0.1, parameters=[p])
+    loss = (p * 3.0).sum()
+    loss.backward()
+    _, params_grads = opt.minimize(loss)
+    assert params_grads[0][0] is p
+    np.testing.assert_allclose(p.numpy(), P0.astype("float32") - 0.3, rtol=1e-6)
+    np.testing.assert_allclose(p.grad.numpy(), np.full((3, 4), 3.0), rtol=1e-6)
+
+
+def test_parameters_are_required_and_validated():
+    with pytest.raises(AttributeError, match="parameters must be given"):
+        rt.optimizer.SGD(0.1)
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        rt.optimizer.SGD(0.1, parameters=_param())
+    with pytest.raises(TypeError, match="learning_rate"):
+        rt.optimizer.SGD("fast", parameters=[_param()])
+
+
+def test_plain_tensor_with_stop_gradient_false_can_be_optimized():
+    t = rt.to_tensor(P0.astype("float32"), stop_gradient=False)
+    opt = rt.optimizer.Adam(0.01, parameters=[t])
+    (got,) = _run(opt, [t], _steps(GRADS[:2]))
+    np.testing.assert_allclose(got, ref_adam(P0, GRADS[:2], 0.01), rtol=1e-5, atol=1e-6)
+    assert t.name and "moment1" in " ".join(opt.state_dict())
+
+
+# ---- gradient clipping --------------------------------------------------------------------------
+
+
+def test_clip_by_global_norm():
+    p, q = _param(dtype="float64"), _param(dtype="float64")
+    clip = rt.nn.ClipGradByGlobalNorm(clip_norm=1.0)
+    opt = rt.optimizer.SGD(1.0, parameters=[p, q], grad_clip=clip)
+    g1, g2 = GRADS[0], GRADS[1]
+    _run(opt, [p, q], [[g1, g2]])
+    norm = math.sqrt((g1**2).sum() + (g2**2).sum())
+    np.testing.assert_allclose(p.numpy(), P0 - g1 / norm, rtol=1e-12)
+    np.testing.assert_allclose(q.numpy(), P0 - g2 / norm, rtol=1e-12)
+
+
+def test_clip_by_global_norm_leaves_small_gradients_and_need_clip_false():
+    p, q = _param(dtype="float64"), _param(dtype="float64", need_clip=False)
+    opt = rt.optimizer.SGD(1.0, [p, q], grad_clip=rt.nn.ClipGradByGlobalNorm(100.0))
+    _run(opt, [p, q], [[GRADS[0], GRADS[1] * 1000]])
+    np.testing.assert_allclose(p.numpy(), P0 - GRADS[0], rtol=1e-12)
+    np.testing.assert_allclose(q.numpy(), P0 - GRADS[1] * 1000, rtol=1e-12)
+
+
+def test_clip_by_norm_and_by_value():
+    p, q = _param(dtype="float64"), _param(dtype="float64")
+    _run(rt.optimizer.SGD(1.0, [p], grad_clip=rt.nn.ClipGradByNorm(0.5)), [p], [[GRADS[0]]])
+    np.testing.assert_allclose(p.numpy(), P0 - GRADS[0] * 0.5 / np.linalg.norm(GRADS[0]),
+                               rtol=1e-12)
+    _run(rt.optimizer.SGD(1.0, [q], grad_clip=rt.nn.ClipGradByValue(0.3)), [q], [[GRADS[0]]])
+    np.testing.assert_allclose(q.numpy(), P0 - np.clip(GRADS[0], -0.3, 0.3), rtol=1e-12)
+
+
+def test_clip_call_form_takes_and_returns_tensors():
+    p = _param()
+    g = rt.to_tensor(np.full((3, 4), 2.0, "float32"))
+    ((p2, g2),) = rt.nn.ClipGradByGlobalNorm(1.0)([(p, g)])
+    assert p2 is p and isinstance(g2, rt.Tensor)
+    np.testing.assert_allclose(np.linalg.norm(g2.numpy()), 1.0, rtol=1e-6)
+
+
+# ---- state dicts --------------------------------------------------------------------------------
+
+
+def _adam_pair(scheduler=False):
+    p = _param(name="layer_0.w_0")
+    lr = L.StepDecay(0.01, step_size=2) if scheduler else 0.01
+    return p, rt.optimizer.Adam(lr, parameters=[p])
+
+
+def test_optimizer_state_dict_round_trip_continues_identically():
+    p, opt = _adam_pair(scheduler=True)
+    _run(opt, [p], _steps(GRADS[:3]))
+    opt._learning_rate.step()
+    state = opt.state_dict()
+    assert set(state) == {"layer_0.w_0_moment1_0", "layer_0.w_0_moment2_0",
+                          "layer_0.w_0_beta1_pow_acc_0", "layer_0.w_0_beta2_pow_acc_0",
+                          "LR_Scheduler"}
+    assert state["LR_Scheduler"] == {"last_epoch": 1, "last_lr": 0.01}
+    saved = {k: (v.numpy().copy() if isinstance(v, rt.Tensor) else v) for k, v in state.items()}
+    start = p.numpy().copy()
+
+    _run(opt, [p], _steps(GRADS[3:]))
+    expected = p.numpy().copy()
+
+    p.set_value(start)
+    opt2 = rt.optimizer.Adam(L.StepDecay(0.5, step_size=2), parameters=[p])
+    opt2.set_state_dict(saved)  # before any step: accumulators load lazily
+    assert opt2.get_lr() == 0.01
+    _run(opt2, [p], _steps(GRADS[3:]))
+    np.testing.assert_allclose(p.numpy(), expected, rtol=1e-6, atol=1e-7)  # beta pows saved as f32
+
+
+def test_optimizer_set_state_dict_after_steps_and_errors():
+    p, opt = _adam_pair()
+    _run(opt, [p], _steps(GRADS[:1]))
+    state = opt.state_dict()
+    opt.set_state_dict(state)
+    bad = dict(state)
+    bad["layer_0.w_0_moment1_0"] = np.zeros((2, 2), "float32")
+    with pytest.raises(ValueError, match="layer_0.w_0_moment1_0.*shape"):
+        opt.set_state_dict(bad)
+    del bad["layer_0.w_0_moment1_0"]
+    with pytest.raises(KeyError, match="layer_0.w_0_moment1_0"):
+        opt.set_state_dict(bad)
+
+
+def test_momentum_state_dict_has_velocity():
+    p = _param(name="fc_0.w_0")
+    opt = rt.optimizer.Momentum(0.1, parameters=[p])
+    _run(opt, [p], _steps(GRADS[:1]))
+    np.testing.assert_allclose(opt.state_dict()["fc_0.w_0_velocity_0"].numpy(),
+                               GRADS[0].astype("float32"), rtol=1e-6)
+
+
+# ---- learning rates --------------------------------------------------------------------------
+
+
+def _values(sched, n):
+    out = []
+    for _ in range(n):
+        out.append(sched())
+        sched.step()
+    return out
+
+
+@pytest.mark.parametrize("make, closed", [
+    (lambda: L.StepDecay(0.5, step_size=3, gamma=0.1), lambda e: 0.5 * 0.1 ** (e // 3)),
+    (lambda: L.MultiStepDecay(0.5, milestones=[2, 5], gamma=0.5),
+     lambda e: 0.5 * 0.5 ** ((e >= 2) + (e >= 5))),
+    (lambda: L.ExponentialDecay(0.5, gamma=0.9), lambda e: 0.5 * 0.9**e),
+    (lambda: L.NaturalExpDecay(0.5, gamma=0.1), lambda e: 0.5 * math.exp(-0.1 * e)),
+    (lambda: L.InverseTimeDecay(0.5, gamma=0.1), lambda e: 0.5 / (1 + 0.1 * e)),
+    (lambda: L.LambdaDecay(0.5, lambda e: 0.95**e), lambda e: 0.5 * 0.95**e),
+    (lambda: L.MultiplicativeDecay(0.5, lambda e: 0.9), lambda e: 0.5 * 0.9**e),
+    (lambda: L.PiecewiseDecay([3, 6], [1.0, 0.5, 0.1]),
+     lambda e: 1.0 if e < 3 else 0.5 if e < 6 else 0.1),
+    (lambda: L.PolynomialDecay(0.5, decay_steps=5, end_lr=0.1, power=2.0),
+     lambda e: (0.5 - 0.1) * (1 - min(e, 5) / 5) ** 2 + 0.1),
+    (lambda: L.NoamDecay(d_model=64, warmup_steps=4),
+     lambda e: 64**-0.5 * min(1.0 if e == 0 else e**-0.5, e * 4**-1.5)),
+    (lambda: L.CosineAnnealingDecay(0.5, T_max=8, eta_min=0.01),
+     lambda e: 0.01 + (0.5 - 0.01) * (1 + math.cos(math.pi * e / 8)) / 2),
+    (lambda: L.LinearLR(0.5, total_steps=4, start_factor=0.25),
+     lambda e: 0.5 * (0.25 + 0.75 * min(e, 4) / 4)),
+])
+def test_schedules_match_closed_forms(make, closed):
+    got = _values(make(), 9)
+    np.testing.assert_allclose(got, [closed(e) for e in range(9)], rtol=1e-9, atol=1e-12)
+
+
+def test_cosine_annealing_jump_uses_closed_form():
+    s = L.CosineAnnealingDecay(1.0, T_max=10)
+    s.step(5)
+    assert s.last_epoch == 5 and s() == pytest.approx(0.5)
+
+
+def test_linear_warmup_then_float_or_scheduler():
+    s = L.LinearWarmup(0.5, warmup_steps=4, start_lr=0.0, end_lr=0.5)
+    assert _values(s, 6) == pytest.approx([0.0, 0.125, 0.25, 0.375, 0.5, 0.5])
+    inner = L.StepDecay(0.5, step_size=2, gamma=0.1)
+    s = L.LinearWarmup(inner, warmup_steps=2, start_lr=0.0, end_lr=0.5)
+    assert _values(s, 6) == pytest.approx([0.0, 0.25, 0.5, 0.5, 0.05, 0.05])
+    state = s.state_dict()
+    assert "LinearWarmup_LR" in state
+    s2 = L.LinearWarmup(L.StepDecay(0.5, step_size=2, gamma=0.1), 2, 0.0, 0.5)
+    s2.set_state_dict(state)
+    assert s2() == s() and s2.learning_rate.last_epoch == inner.last_epoch
+
+
+def test_reduce_on_plateau():
+    s = L.ReduceOnPlateau(1.0, factor=0.5, patience=1, cooldown=1)
+    lrs = []
+    for metric in [1.0, 0.9, 0.95, 0.95, 0.95, 0.95, 0.95]:
+        s.step(rt.to_tensor([metric]))
+        lrs.append(s())
+    assert lrs == [1.0, 1.0, 1.0, 0.5, 0.5, 0.5, 0.25]
+    state = s.state_dict()
+    assert state["best"] == pytest.approx(0.9) and state["last_lr"] == 0.25
+
+
+def test_scheduler_state_dict_round_trip_and_errors():
+    s = L.ExponentialDecay(0.5, gamma=0.5)
+    _values(s, 3)
+    s2 = L.ExponentialDecay(0.5, gamma=0.5)
+    s2.set_state_dict(s.state_dict())
+    assert (s2.last_epoch, s2()) == (3, s())
+    with pytest.raises(RuntimeError, match="last_lr"):
+        s2.set_state_dict({"last_epoch": 1})
+    with pytest.raises(ValueError, match="T_max"):
+        L.CosineAnnealingDecay(0.1, T_max=0)
+
+
+def test_optimizer_follows_its_scheduler():
+    p = _param(dtype="float64")
+    sched = L.StepDecay(0.1, step_size=1, gamma=0.5)
+    opt = rt.optimizer.SGD(sched, parameters=[p])
+    expected = P0.copy()
+    for g in GRADS:
+        assert opt.get_lr() == sched()
+        expected = expected - sched() * g
+        _run(opt, [p], [[g]])
+        sched.step()
+    np.testing.assert_allclose(p.numpy(), expected, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="LRScheduler"):
+        opt.set_lr(0.1)
+    opt2 = rt.optimizer.SGD(0.1, parameters=[p])
+    opt2.set_lr(0.25)
+    assert opt2.get_lr() == 0.25
+
+
+# ---- training ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: rt.optimizer.SGD(0.1, ps),
+    lambda ps: rt.optimizer.Momentum(0.05, 0.9, ps, use_nesterov=True),
+    lambda ps: rt.optimizer.Adam(0.05, parameters=ps),
+    lambda ps: rt.optimizer.AdamW(0.05, parameters=ps, weight_decay=1e-4),
+])
+def test_tiny_regression_trains_to_low_loss(make):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(64, 3)).astype("float32")
+    y = (x @ np.array([1.5, -2.0, 0.5], "float32") + 0.3)[:, None]
+    w = rt.nn.create_parameter([3, 1], "float32")
+    b = rt.nn.create_parameter([1], "float32", is_bias=True)
+    opt = make([w, b])
+    xt, yt = rt.to_tensor(x), rt.to_tensor(y)
+    for _ in range(300):
+        pred = (xt.unsqueeze(-1) * w.unsqueeze(0)).sum(axis=1) + b
+        loss = ((pred - yt) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    assert float(loss) < 1e-3
