@@ -31,14 +31,7 @@ from autostatic_runtime.dtypes import (  # noqa: E402
 
 bool = bool_  # noqa: A001  (Paddle spells it paddle.bool)
 
-from autostatic_runtime.errors import (  # noqa: E402
-    AutostaticError,
-    DeviceError,
-    DTypeError,
-    OpError,
-    ShapeError,
-)
-from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
+from autostatic_runtime import dispatch  # noqa: E402,F401  (installs eager dispatch)
 from autostatic_runtime.autograd import (  # noqa: E402
     enable_grad,
     grad,
@@ -47,24 +40,35 @@ from autostatic_runtime.autograd import (  # noqa: E402
     set_grad_enabled,
 )
 from autostatic_runtime.backends import get_device, list_backends, set_device  # noqa: E402
-from autostatic_runtime.mode import in_dynamic_mode  # noqa: E402
-from autostatic_runtime import dispatch  # noqa: E402,F401  (installs eager dispatch)
 from autostatic_runtime.creation import *  # noqa: E402,F401,F403
+from autostatic_runtime.errors import (  # noqa: E402
+    AutostaticError,
+    DeviceError,
+    DTypeError,
+    OpError,
+    ShapeError,
+)
+from autostatic_runtime.mode import in_dynamic_mode  # noqa: E402
+from autostatic_runtime.ops import methods as _methods  # noqa: E402
 from autostatic_runtime.ops.broadcast import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.elementwise import *  # noqa: E402,F401,F403
-from autostatic_runtime.ops.reduce import *  # noqa: E402,F401,F403
-from autostatic_runtime.ops.manipulation import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.indexing import *  # noqa: E402,F401,F403
-from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.linalg import *  # noqa: E402,F401,F403
-from autostatic_runtime.ops import methods as _methods  # noqa: E402
+from autostatic_runtime.ops.manipulation import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.reduce import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.registry import OPS as _OPS  # noqa: E402
+from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
+from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
 
 _methods.attach(__import__(__name__))
 
-from autostatic_runtime import nn, optimizer, regularizer  # noqa: E402,F401
+from autostatic_runtime import (  # noqa: E402,F401
+    nn,
+    optimizer,
+    regularizer,
+    static,  # noqa: E402,F401
+)
 from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
-from autostatic_runtime import static  # noqa: E402,F401
 from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401
 
 

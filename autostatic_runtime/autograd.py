@@ -14,8 +14,9 @@ same functions on Variables.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from autostatic_runtime.errors import AutostaticError
 from autostatic_runtime.tensor import CONST, Tensor
@@ -167,9 +168,13 @@ def _run(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | No
             if node.hooks:
                 grads_out = [_apply_hooks(node.hooks.get(i), g) for i, g in enumerate(grads_out)]
             nondiff = node.op.nondiff_outputs
-            outs = tuple(Tensor._rebuild(d, node if create_graph and i not in nondiff else None, i)
-                         for i, d in enumerate(node.out_data))
-            ins = tuple(_rebuild_input(d, e, create_graph) for d, e in zip(node.in_data, node.in_edges))
+            outs = tuple(
+                Tensor._rebuild(d, node if create_graph and i not in nondiff else None, i)
+                for i, d in enumerate(node.out_data)
+            )
+            ins = tuple(
+                _rebuild_input(d, e, create_graph) for d, e in zip(node.in_data, node.in_edges)
+            )
             if node.op.multi_output:
                 if all(g is None for g in grads_out):
                     continue
@@ -249,7 +254,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool = False) -> None:
         if t.stop_gradient:
             raise AutostaticError(
                 "backward() on a tensor with stop_gradient=True: nothing it depends on needs a "
-                "gradient; set stop_gradient=False on the inputs (parameters have it already)")
+                "gradient; set stop_gradient=False on the inputs (parameters have it already)"
+            )
         roots.append((t, _seed_grad(t, g)))
     _, leaves = _run(roots, create_graph=False)
     for leaf, g in leaves.values():
@@ -261,9 +267,17 @@ def backward(tensors, grad_tensors=None, retain_graph: bool = False) -> None:
         leaf.grad = g if leaf.grad is None else (leaf.grad + g).detach()
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         only_inputs: bool = True, allow_unused: bool = False, no_grad_vars=None):
-    """Gradients of ``outputs`` with respect to ``inputs``, returned as a list (Paddle's ``paddle.grad``).
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool = False,
+    no_grad_vars=None,
+):
+    """Gradients of ``outputs`` w.r.t. ``inputs``, as a list (Paddle's ``paddle.grad``).
 
     ``.grad`` attributes are left untouched. With ``create_graph=True`` the result is itself
     differentiable (higher-order gradients). An input the outputs do not depend on is an error
@@ -291,7 +305,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if g is None and not allow_unused:
             raise AutostaticError(
                 "grad: one of the inputs is not used to compute the outputs; pass "
-                "allow_unused=True to get None for it")
+                "allow_unused=True to get None for it"
+            )
         if g is not None and not create_graph:
             g = g.detach()
         result.append(g)

@@ -35,7 +35,9 @@ def _shape(shape: Any, op_name: str) -> tuple:
     try:
         out = tuple(int(d) for d in shape)
     except TypeError:
-        raise OpError(op_name, f"shape must be a list of ints, got {shape!r}", user_location()) from None
+        raise OpError(
+            op_name, f"shape must be a list of ints, got {shape!r}", user_location()
+        ) from None
     if any(d < 0 for d in out):
         raise OpError(op_name, f"shape {list(out)} has a negative dim", user_location())
     return out
@@ -60,8 +62,12 @@ def _to_array(data: Any, dtype: Any, place: Any):
         if arr.dtype == np.float64 and want is None:
             want = dtypes.get_default_dtype()  # Python floats become the default float dtype
         if arr.dtype.kind in "OUS":
-            raise OpError("to_tensor", f"cannot make a tensor from {type(data).__name__} data "
-                          f"({arr.dtype}); use numbers or nested lists of numbers", user_location())
+            raise OpError(
+                "to_tensor",
+                f"cannot make a tensor from {type(data).__name__} data "
+                f"({arr.dtype}); use numbers or nested lists of numbers",
+                user_location(),
+            )
         data = arr
     if type(data) in backend.array_types:
         arr = data
@@ -81,7 +87,9 @@ def _backend_for_place(place: Any):
     return backends.get_backend(name)
 
 
-def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True) -> Tensor:
+def to_tensor(
+    data: Any, dtype: Any = None, place: Any = None, stop_gradient: bool = True
+) -> Tensor:
     """A new tensor holding ``data`` (numbers, nested lists, NumPy arrays or tensors).
 
     Python floats become ``float32`` (the default dtype), ints ``int64``, bools ``bool``;
@@ -89,8 +97,12 @@ def to_tensor(data: Any, dtype: Any = None, place: Any = None, stop_gradient: bo
     """
     if not in_dynamic_mode():
         arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
-        d = _dtype(dtype, dtypes.convert_dtype(arr.dtype) if arr.dtype != np.float64 or
-                   isinstance(data, np.ndarray) else None)
+        d = _dtype(
+            dtype,
+            dtypes.convert_dtype(arr.dtype)
+            if arr.dtype != np.float64 or isinstance(data, np.ndarray)
+            else None,
+        )
         out = AssignValue(shape=tuple(arr.shape), dtype=d, values=tuple(arr.reshape(-1).tolist()))
         out.stop_gradient = stop_gradient
         return out
@@ -239,8 +251,13 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None
     if isinstance(fill_value, TensorLike):
         fill_value = fill_value.item()
     if dtype is None:
-        dtype = (dtypes.bool_ if isinstance(fill_value, bool) else dtypes.int64
-                 if isinstance(fill_value, int) else dtypes.get_default_dtype())
+        dtype = (
+            dtypes.bool_
+            if isinstance(fill_value, bool)
+            else dtypes.int64
+            if isinstance(fill_value, int)
+            else dtypes.get_default_dtype()
+        )
     return FillConstant(shape=_shape(shape, "full"), value=fill_value, dtype=_dtype(dtype))
 
 
@@ -280,8 +297,9 @@ def _scalar(v: Any) -> Any:
     return v.item() if isinstance(v, TensorLike) else v
 
 
-def arange(start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None,
-           name: str | None = None) -> Tensor:
+def arange(
+    start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, name: str | None = None
+) -> Tensor:
     """Values from ``start`` up to ``end`` (exclusive) by ``step``; int64 for ints, else float32."""
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
@@ -299,19 +317,27 @@ def linspace(start: Any, stop: Any, num: int, dtype: Any = None, name: str | Non
     num = int(_scalar(num))
     if num < 0:
         raise OpError("linspace", f"num must be non-negative, got {num}", user_location())
-    return Linspace(start=float(_scalar(start)), stop=float(_scalar(stop)), num=num,
-                    dtype=_dtype(dtype))
+    return Linspace(
+        start=float(_scalar(start)), stop=float(_scalar(stop)), num=num, dtype=_dtype(dtype)
+    )
 
 
-def eye(num_rows: int, num_columns: int | None = None, dtype: Any = None,
-        name: str | None = None) -> Tensor:
+def eye(
+    num_rows: int, num_columns: int | None = None, dtype: Any = None, name: str | None = None
+) -> Tensor:
     """A 2-D tensor with ones on the diagonal."""
     num_columns = num_rows if num_columns is None else num_columns
     return Eye(num_rows=int(num_rows), num_columns=int(num_columns), dtype=_dtype(dtype))
 
 
-def uniform(shape: Any, dtype: Any = None, min: float = -1.0, max: float = 1.0, seed: int = 0,
-            name: str | None = None) -> Tensor:
+def uniform(
+    shape: Any,
+    dtype: Any = None,
+    min: float = -1.0,
+    max: float = 1.0,
+    seed: int = 0,
+    name: str | None = None,
+) -> Tensor:
     """Uniform random values in ``[min, max)``."""
     d = _dtype(dtype)
     _require_float("uniform", d)
@@ -323,10 +349,16 @@ def rand(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     return uniform(shape, dtype, 0.0, 1.0)
 
 
-def normal(mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str | None = None) -> Tensor:
+def normal(
+    mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str | None = None
+) -> Tensor:
     """Normal random values with the given mean and standard deviation."""
-    return GaussianRandom(shape=_shape(shape if shape is not None else [1], "normal"),
-                          mean=float(mean), std=float(std), dtype=dtypes.get_default_dtype())
+    return GaussianRandom(
+        shape=_shape(shape if shape is not None else [1], "normal"),
+        mean=float(mean),
+        std=float(std),
+        dtype=dtypes.get_default_dtype(),
+    )
 
 
 def randn(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -336,15 +368,24 @@ def randn(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     return GaussianRandom(shape=_shape(shape, "randn"), mean=0.0, std=1.0, dtype=d)
 
 
-def randint(low: int = 0, high: int | None = None, shape: Any = (1,), dtype: Any = None,
-            name: str | None = None) -> Tensor:
+def randint(
+    low: int = 0,
+    high: int | None = None,
+    shape: Any = (1,),
+    dtype: Any = None,
+    name: str | None = None,
+) -> Tensor:
     """Random integers in ``[low, high)`` (``[0, low)`` when ``high`` is None)."""
     if high is None:
         low, high = 0, low
     if high <= low:
         raise OpError("randint", f"high ({high}) must be greater than low ({low})", user_location())
-    return RandInt(low=int(low), high=int(high), shape=_shape(shape, "randint"),
-                   dtype=_dtype(dtype, dtypes.int64))
+    return RandInt(
+        low=int(low),
+        high=int(high),
+        shape=_shape(shape, "randint"),
+        dtype=_dtype(dtype, dtypes.int64),
+    )
 
 
 def randperm(n: int, dtype: Any = "int64", name: str | None = None) -> Tensor:

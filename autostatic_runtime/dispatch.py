@@ -16,6 +16,7 @@ from autostatic_runtime.tensor import CONST, Tensor
 _grad_enabled = autograd._grad_enabled
 _Node = autograd.Node
 _rebuild = Tensor._rebuild
+_new_tensor = object.__new__
 
 
 def eager_apply(op, inputs, attrs):
@@ -52,10 +53,16 @@ def eager_apply(op, inputs, attrs):
     if not op.multi_output:
         if type(out) not in backend.array_types:
             out = backend.ns.asarray(out)  # NumPy reductions return scalars, not 0-d arrays
+        t = _new_tensor(Tensor)
+        t._data = out
+        t._index = 0
         if not record:
-            return _rebuild(out, None, 0)
-        node = _Node(op, attrs, arrays, tuple([_edge(t) for t in inputs]), (out,))
-        return _rebuild(out, node, 0)
+            t._node = None
+            t.stop_gradient = True
+            return t
+        t._node = _Node(op, attrs, arrays, tuple([_edge(t) for t in inputs]), (out,))
+        t.stop_gradient = False
+        return t
     types = backend.array_types
     outs = tuple([o if type(o) in types else backend.ns.asarray(o) for o in out])
     if not record:
@@ -81,8 +88,12 @@ def _check_one_device(op, inputs) -> None:
     tensors = [t for t in inputs if isinstance(t, Tensor)]
     if len({id(backend_of(t._data)) for t in tensors}) > 1:
         places = ", ".join(str(t.place) for t in tensors)
-        raise DeviceError(op.name, f"inputs live on different devices ({places}); move them "
-                          "to one device first, e.g. rt.to_tensor(t, place='cpu')", user_location())
+        raise DeviceError(
+            op.name,
+            f"inputs live on different devices ({places}); move them "
+            "to one device first, e.g. rt.to_tensor(t, place='cpu')",
+            user_location(),
+        )
 
 
 def _explain(op, inputs, attrs, exc: Exception) -> Exception:
@@ -97,7 +108,8 @@ def _explain(op, inputs, attrs, exc: Exception) -> Exception:
     except Exception:
         pass
     described = ", ".join(
-        f"{list(t.shape)}:{t.dtype}" if isinstance(t, Tensor) else repr(t) for t in inputs)
+        f"{list(t.shape)}:{t.dtype}" if isinstance(t, Tensor) else repr(t) for t in inputs
+    )
     shown = {k: v for k, v in attrs.items()}
     message = f"failed on inputs ({described})" + (f" with {shown}" if shown else "")
     message += f": {type(exc).__name__}: {exc}"

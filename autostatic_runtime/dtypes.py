@@ -141,7 +141,8 @@ def promote(a: DType, b: DType) -> DType:
 
 
 def scalar_result(dtype: DType, value: object) -> DType:
-    """The dtype of ``tensor <op> python_scalar``: the tensor's, unless the scalar's kind is higher."""
+    """The dtype of ``tensor <op> python_scalar``: the tensor's, unless the scalar's kind is
+    higher."""
     if type(value) is float:
         return dtype if dtype in _FLOATS else _default_float[0]
     if type(value) is int and dtype is bool_:

@@ -92,5 +92,6 @@ class ExecutionError(AutostaticError):
     def __init__(self, op_type: str, location: tuple[str, int, str] | None, cause: BaseException):
         self.op_type = op_type
         self.location = location
-        super().__init__(f"{op_type} failed{format_location(location)}: "
-                         f"{type(cause).__name__}: {cause}")
+        super().__init__(
+            f"{op_type} failed{format_location(location)}: {type(cause).__name__}: {cause}"
+        )

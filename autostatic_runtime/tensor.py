@@ -33,12 +33,22 @@ class Tensor(TensorLike):
     Create one with ``rt.to_tensor(data)``; ``stop_gradient=False`` makes autograd track it.
     """
 
-    __slots__ = ("_data", "_node", "_index", "stop_gradient", "grad", "name", "persistable",
-                 "_hooks", "__weakref__")
-    _array_like: tuple = (np.ndarray,)
+    # Hot fields are slots; rarely-set ones live in the (lazily created) instance dict and
+    # default to these class attributes, so wrapping an op's result sets only four fields.
+    __slots__ = ("_data", "_node", "_index", "stop_gradient", "__dict__", "__weakref__")
+    grad = None
+    name = None
+    persistable = False
+    _hooks = None
 
-    def __init__(self, data: Any = None, dtype: Any = None, place: Any = None,
-                 stop_gradient: bool = True, name: str | None = None):
+    def __init__(
+        self,
+        data: Any = None,
+        dtype: Any = None,
+        place: Any = None,
+        stop_gradient: bool = True,
+        name: str | None = None,
+    ):
         from autostatic_runtime.creation import _to_array
 
         self._data = _to_array(np.zeros((0,), "float32") if data is None else data, dtype, place)
@@ -58,10 +68,6 @@ class Tensor(TensorLike):
         t._node = node
         t._index = index
         t.stop_gradient = node is None
-        t.grad = None
-        t.name = None
-        t.persistable = False
-        t._hooks = None
         return t
 
     # -- metadata ------------------------------------------------------------------------
@@ -122,8 +128,10 @@ class Tensor(TensorLike):
         """The Python scalar at ``index`` (or the only element)."""
         a = self.numpy()
         if not index and a.size != 1:
-            raise ValueError(f"item(): only a tensor with one element can be converted to a "
-                             f"Python scalar, this one has shape {list(a.shape)}")
+            raise ValueError(
+                f"item(): only a tensor with one element can be converted to a "
+                f"Python scalar, this one has shape {list(a.shape)}"
+            )
         return a.item(*index)
 
     def tolist(self) -> Any:
@@ -133,7 +141,8 @@ class Tensor(TensorLike):
         if self.size != 1:
             raise ValueError(
                 f"the truth value of a tensor with {self.size} elements is ambiguous; use "
-                "rt.all(x) or rt.any(x)")
+                "rt.all(x) or rt.any(x)"
+            )
         return bool(self.item())
 
     def __int__(self) -> int:
@@ -172,8 +181,10 @@ class Tensor(TensorLike):
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="       ")
         grad = "" if self.stop_gradient else ", stop_gradient=False"
-        return (f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}{grad},\n"
-                f"       {body})")
+        return (
+            f"Tensor(shape={self.shape}, dtype={self.dtype}, place={self.place}{grad},\n"
+            f"       {body})"
+        )
 
     __str__ = __repr__
 
@@ -189,8 +200,10 @@ class Tensor(TensorLike):
         return t
 
     def __reduce__(self):
-        raise TypeError("autostatic tensors are not pickled; save them with rt.save/autostatic.save "
-                        "or convert with .numpy()")
+        raise TypeError(
+            "autostatic tensors are not pickled; save them with rt.save/autostatic.save "
+            "or convert with .numpy()"
+        )
 
     # -- autograd --------------------------------------------------------------------------
     def backward(self, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
@@ -237,7 +250,8 @@ class Tensor(TensorLike):
             if is_grad_enabled():
                 raise AutostaticError(
                     "a leaf tensor that needs a gradient (stop_gradient=False) cannot be "
-                    "modified in place; do it under rt.no_grad() or use an out-of-place op")
+                    "modified in place; do it under rt.no_grad() or use an out-of-place op"
+                )
         self._data = new._data
         self._node = new._node
         self._index = new._index
@@ -260,8 +274,9 @@ class Tensor(TensorLike):
             return self
         arr = _to_array(value, self.dtype, None) if not isinstance(value, Tensor) else value._data
         if tuple(arr.shape) != tuple(self._data.shape):
-            raise ValueError(f"set_value: shape {list(arr.shape)} does not match the tensor's "
-                             f"shape {self.shape}")
+            raise ValueError(
+                f"set_value: shape {list(arr.shape)} does not match the tensor's shape {self.shape}"
+            )
         self._data = arr
         return self
 

@@ -1,37 +1,68 @@
-"""Timing helpers shared by the benchmarks: best-of-N medians and a ratio table."""
+"""Timing helpers shared by the benchmarks.
+
+This machine's speed drifts (a shared VM), so a reference and the measured code are timed in
+alternating batches and compared round by round: the reported ratio is the median of the
+per-round ratios, and the times are medians too.
+"""
 
 from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
-def measure(fn: Callable[[], object], min_time: float = 0.2, repeats: int = 7) -> float:
-    """Seconds per call: the median of ``repeats`` batches, each running about ``min_time``."""
+def _batch_size(fn: Callable[[], object], min_time: float) -> int:
     fn()
     n = 1
     while True:
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
-        dt = time.perf_counter() - t0
-        if dt >= min_time / repeats or n >= 1 << 20:
-            break
+        if time.perf_counter() - t0 >= min_time or n >= 1 << 20:
+            return n
         n *= 2
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - t0) / n)
-    return statistics.median(samples)
 
 
-def table(rows: list[tuple[str, float, float]], title: str) -> str:
-    """Rows of (name, reference seconds, measured seconds) as text with ratio and overhead."""
-    lines = [title, f"{'case':34s} {'numpy':>10s} {'autostatic':>11s} {'ratio':>7s} {'overhead':>10s}"]
-    for name, ref, got in rows:
-        lines.append(f"{name:34s} {ref * 1e6:8.2f}us {got * 1e6:9.2f}us {got / ref:6.2f}x "
-                     f"{(got - ref) * 1e6:8.2f}us")
+def _run(fn: Callable[[], object], n: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return (time.perf_counter() - t0) / n
+
+
+def compare(
+    reference: Callable[[], object],
+    measured: Callable[[], object],
+    rounds: int = 9,
+    min_time: float = 0.03,
+) -> tuple[float, float, float]:
+    """(reference seconds, measured seconds, ratio) per call, from alternating batches."""
+    n_ref, n_meas = _batch_size(reference, min_time), _batch_size(measured, min_time)
+    refs, meas, ratios = [], [], []
+    for _ in range(rounds):
+        r, m = _run(reference, n_ref), _run(measured, n_meas)
+        refs.append(r)
+        meas.append(m)
+        ratios.append(m / r)
+    return statistics.median(refs), statistics.median(meas), statistics.median(ratios)
+
+
+def measure(fn: Callable[[], object], rounds: int = 9, min_time: float = 0.03) -> float:
+    """Median seconds per call of ``fn`` alone."""
+    n = _batch_size(fn, min_time)
+    return statistics.median(_run(fn, n) for _ in range(rounds))
+
+
+def table(rows: list[tuple], title: str) -> str:
+    """Rows of (name, reference s, measured s, ratio) as text, with the overhead per call."""
+    lines = [
+        title,
+        f"{'case':34s} {'numpy':>10s} {'autostatic':>11s} {'ratio':>7s} {'overhead':>10s}",
+    ]
+    for name, ref, got, ratio in rows:
+        lines.append(
+            f"{name:34s} {ref * 1e6:8.2f}us {got * 1e6:9.2f}us {ratio:6.2f}x "
+            f"{(got - ref) * 1e6:8.2f}us"
+        )
     return "\n".join(lines)

@@ -19,9 +19,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _timing import compare, table  # noqa: E402
+
 import autostatic_runtime as rt  # noqa: E402
 import autostatic_runtime.nn.functional as F  # noqa: E402
-from _timing import measure, table  # noqa: E402
 
 
 def small_ops() -> list[tuple[str, float, float]]:
@@ -30,17 +31,19 @@ def small_ops() -> list[tuple[str, float, float]]:
     b = rng.normal(size=(16, 16)).astype(np.float32)
     ta, tb = rt.to_tensor(a), rt.to_tensor(b)
     return [
-        ("x + 1 [4,16]", measure(lambda: a + 1), measure(lambda: ta + 1)),
-        ("add(x, x) [4,16]", measure(lambda: np.add(a, a)), measure(lambda: rt.add(ta, ta))),
-        ("matmul [4,16]x[16,16]", measure(lambda: a @ b), measure(lambda: rt.matmul(ta, tb))),
-        ("relu [4,16]", measure(lambda: np.maximum(a, 0)), measure(lambda: rt.relu(ta))),
+        ("x + 1 [4,16]", *compare(lambda: a + 1, lambda: ta + 1)),
+        ("add(x, x) [4,16]", *compare(lambda: np.add(a, a), lambda: rt.add(ta, ta))),
+        ("matmul [4,16]x[16,16]", *compare(lambda: a @ b, lambda: rt.matmul(ta, tb))),
+        ("relu [4,16]", *compare(lambda: np.maximum(a, 0), lambda: rt.relu(ta))),
     ]
 
 
 def mlp_params(rng):
     sizes = [784, 256, 256, 10]
-    ws = [(rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-          for i, o in zip(sizes, sizes[1:])]
+    ws = [
+        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
+        for i, o in zip(sizes, sizes[1:])
+    ]
     bs = [np.zeros(o, np.float32) for o in sizes[1:]]
     return ws, bs
 
@@ -110,11 +113,9 @@ def mlp() -> list[tuple[str, float, float]]:
             return rt_forward()
 
     return [
-        ("MLP forward (grad tracked)", measure(lambda: numpy_forward(x, ws, bs)), measure(rt_forward)),
-        ("MLP forward (no_grad)", measure(lambda: numpy_forward(x, ws, bs)),
-         measure(rt_forward_no_grad)),
-        ("MLP forward+backward", measure(lambda: numpy_train_step(x, y, ws, bs)),
-         measure(rt_train_step)),
+        ("MLP forward (grad tracked)", *compare(lambda: numpy_forward(x, ws, bs), rt_forward)),
+        ("MLP forward (no_grad)", *compare(lambda: numpy_forward(x, ws, bs), rt_forward_no_grad)),
+        ("MLP forward+backward", *compare(lambda: numpy_train_step(x, y, ws, bs), rt_train_step)),
     ]
 
 
@@ -126,8 +127,11 @@ def main() -> None:
     print(table(rows, "eager overhead (median per call; ratio = autostatic / numpy)"))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([{"case": n, "numpy_s": r, "autostatic_s": g, "ratio": g / r}
-                       for n, r, g in rows], f, indent=2)
+            json.dump(
+                [{"case": n, "numpy_s": r, "autostatic_s": g, "ratio": q} for n, r, g, q in rows],
+                f,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":

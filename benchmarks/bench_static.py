@@ -23,9 +23,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from _timing import compare, table  # noqa: E402
+
 import autostatic_runtime as rt  # noqa: E402
 import autostatic_runtime.nn.functional as F  # noqa: E402
-from _timing import measure, table  # noqa: E402
 from autostatic_runtime import static  # noqa: E402
 
 cond, while_loop = static.nn.cond, static.nn.while_loop
@@ -106,14 +107,16 @@ def build(fn, specs):
 
 def w1_program(x):
     y = cond(rt.mean(x) > 0, lambda: rt.relu(x) * 2.0, lambda: x - 1.0)
-    _, y = while_loop(lambda i, y: i < 10, lambda i, y: (i + 1, y * 0.9 + 0.1),
-                      [rt.full([], 0, "int64"), y])
+    _, y = while_loop(
+        lambda i, y: i < 10, lambda i, y: (i + 1, y * 0.9 + 0.1), [rt.full([], 0, "int64"), y]
+    )
     return rt.sum(y)
 
 
 def w3_program(v):
-    _, v = while_loop(lambda i, v: i < 1000, lambda i, v: (i + 1, v * 0.999 + 0.001),
-                      [rt.full([], 0, "int64"), v])
+    _, v = while_loop(
+        lambda i, v: i < 1000, lambda i, v: (i + 1, v * 0.999 + 0.001), [rt.full([], 0, "int64"), v]
+    )
     return v
 
 
@@ -141,12 +144,18 @@ def workloads():
     main, _, out = build(w1_program, [("x", [4, 16], "float32")])
     feed = {"x": x}
     np.testing.assert_allclose(exe.run(main, feed, [out])[0], w1_numpy(x), rtol=1e-5)
-    rows.append(("W1 cond + 10-step while", measure(lambda: w1_numpy(x)),
-                 measure(lambda: exe.run(main, feed, [out]))))
+    rows.append(
+        (
+            "W1 cond + 10-step while",
+            *compare(lambda: w1_numpy(x), lambda: exe.run(main, feed, [out])),
+        )
+    )
 
     sizes = [784, 256, 256, 10]
-    ws = [(rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-          for i, o in zip(sizes, sizes[1:])]
+    ws = [
+        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
+        for i, o in zip(sizes, sizes[1:])
+    ]
     bs = [np.zeros(o, np.float32) for o in sizes[1:]]
     xb = rng.normal(size=(64, 784)).astype(np.float32)
     yb = rng.integers(0, 10, 64)
@@ -154,10 +163,17 @@ def workloads():
     main, startup, loss = build(net, [("x", [64, 784], "float32"), ("y", [64], "int64")])
     exe.run(startup)
     feed = {"x": xb, "y": yb}
-    np.testing.assert_allclose(exe.run(main, feed, [loss])[0],
-                               mlp_numpy_forward(xb, yb, ws, bs), rtol=1e-4)
-    rows.append(("W2 MLP forward", measure(lambda: mlp_numpy_forward(xb, yb, ws, bs)),
-                 measure(lambda: exe.run(main, feed, [loss]))))
+    np.testing.assert_allclose(
+        exe.run(main, feed, [loss])[0], mlp_numpy_forward(xb, yb, ws, bs), rtol=1e-4
+    )
+    rows.append(
+        (
+            "W2 MLP forward",
+            *compare(
+                lambda: mlp_numpy_forward(xb, yb, ws, bs), lambda: exe.run(main, feed, [loss])
+            ),
+        )
+    )
 
     net = CondMLP(ws, bs)
     main, startup = static.Program(), static.Program()
@@ -173,15 +189,23 @@ def workloads():
         a = exe.run(main, feed, [loss], scope=scope)[0]
         b = mlp_numpy_step(xb, yb, wn, bn)
         np.testing.assert_allclose(a, b, rtol=1e-4)
-    rows.append(("W2 MLP forward+backward+SGD", measure(lambda: mlp_numpy_step(xb, yb, wn, bn)),
-                 measure(lambda: exe.run(main, feed, [loss], scope=scope))))
+    rows.append(
+        (
+            "W2 MLP forward+backward+SGD",
+            *compare(
+                lambda: mlp_numpy_step(xb, yb, wn, bn),
+                lambda: exe.run(main, feed, [loss], scope=scope),
+            ),
+        )
+    )
 
     v = rng.normal(size=(8,)).astype(np.float32)
     main, _, out = build(w3_program, [("v", [8], "float32")])
     feed = {"v": v}
     np.testing.assert_allclose(exe.run(main, feed, [out])[0], w3_numpy(v), rtol=1e-5)
-    rows.append(("W3 1000-step while", measure(lambda: w3_numpy(v)),
-                 measure(lambda: exe.run(main, feed, [out]))))
+    rows.append(
+        ("W3 1000-step while", *compare(lambda: w3_numpy(v), lambda: exe.run(main, feed, [out])))
+    )
     return rows
 
 
@@ -193,8 +217,11 @@ def main() -> None:
     print(table(rows, "static executor (median per call; ratio = autostatic / numpy)"))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump([{"case": n, "numpy_s": r, "autostatic_s": g, "ratio": g / r}
-                       for n, r, g in rows], f, indent=2)
+            json.dump(
+                [{"case": n, "numpy_s": r, "autostatic_s": g, "ratio": q} for n, r, g, q in rows],
+                f,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":

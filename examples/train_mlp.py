@@ -79,12 +79,16 @@ def progress(label: str, step: int, total: int, loss: float, started: float) -> 
     rate = step / max(time.perf_counter() - started, 1e-9)
     bar = "#" * done + "." * (width - done)
     end = "\n" if step == total else ""
-    print(f"\r{label:4s} [{bar}] {step:4d}/{total} loss {loss:.4f} ({rate:.0f} it/s)",
-          end=end, flush=True)
+    print(
+        f"\r{label:4s} [{bar}] {step:4d}/{total} loss {loss:.4f} ({rate:.0f} it/s)",
+        end=end,
+        flush=True,
+    )
 
 
-def train(label: str, model: nn.Layer, x: np.ndarray, y: np.ndarray, steps: int, batch: int,
-          lr: float) -> tuple[float, float]:
+def train(
+    label: str, model: nn.Layer, x: np.ndarray, y: np.ndarray, steps: int, batch: int, lr: float
+) -> tuple[float, float]:
     opt = rt.optimizer.Adam(learning_rate=lr, parameters=model.parameters())
     loss_fn = nn.CrossEntropyLoss()
     rng = np.random.default_rng(1)

@@ -21,8 +21,9 @@ STATIC = os.path.join(ROOT, "autostatic_runtime", "static")
 
 
 def main() -> int:
-    code = protoc.main(["protoc", f"-I{STATIC}", f"--python_out={STATIC}",
-                        os.path.join(STATIC, "framework.proto")])
+    code = protoc.main(
+        ["protoc", f"-I{STATIC}", f"--python_out={STATIC}", os.path.join(STATIC, "framework.proto")]
+    )
     if code:
         print("protoc failed", file=sys.stderr)
     return code

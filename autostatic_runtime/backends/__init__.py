@@ -59,11 +59,15 @@ def get_backend(name: str) -> Backend:
         return backend
     _discover()
     if name not in _classes:
-        raise DeviceError("set_device", f"no backend {name!r}; known: {list_backends()}", user_location())
+        raise DeviceError(
+            "set_device", f"no backend {name!r}; known: {list_backends()}", user_location()
+        )
     cls = _load_class(_classes[name])
     if not cls.available():
         hint = " (pip install 'autostatic[gpu]' on a machine with CUDA)" if name == "cupy" else ""
-        raise DeviceError("set_device", f"backend {name!r} is not available here{hint}", user_location())
+        raise DeviceError(
+            "set_device", f"backend {name!r} is not available here{hint}", user_location()
+        )
     backend = cls()
     _instances[name] = backend
     for t in backend.array_types:

@@ -65,8 +65,10 @@ class Backend:
         """The namespace's dtype object for a canonical DType."""
         found = self._dtypes.get(dtype)
         if found is None:
-            raise DTypeError("to_dtype", f"the {self.name} backend has no {dtype} type; "
-                             f"it supports {sorted(self._dtypes)}")
+            raise DTypeError(
+                "to_dtype",
+                f"the {self.name} backend has no {dtype} type; it supports {sorted(self._dtypes)}",
+            )
         return found
 
     def asarray(self, data: Any, dtype: dtypes.DType | None = None) -> Any:
@@ -113,9 +115,14 @@ class Backend:
         items = _expand_ellipsis(items, x.ndim)
         adv = [i for i, k in enumerate(items) if _is_array_key(k) or isinstance(k, int)]
         y = x[tuple(slice(None) if i in adv else k for i, k in enumerate(items))]
-        arrays = ns.broadcast_arrays(*[
-            ns.asarray(items[i], dtype=ns.int64) if isinstance(items[i], int)
-            else ns.astype(items[i], ns.int64) for i in adv])
+        arrays = ns.broadcast_arrays(
+            *[
+                ns.asarray(items[i], dtype=ns.int64)
+                if isinstance(items[i], int)
+                else ns.astype(items[i], ns.int64)
+                for i in adv
+            ]
+        )
         lin = ns.zeros(arrays[0].shape, dtype=ns.int64)
         for i, a in zip(adv, arrays, strict=True):
             n = y.shape[i]
@@ -167,7 +174,9 @@ class Backend:
         n = x.shape[axis]
         index = ns.reshape(index, (-1,))
         onehot = ns.astype(
-            ns.equal(ns.reshape(index, (-1, 1)), ns.reshape(ns.arange(n, dtype=index.dtype), (1, -1))),
+            ns.equal(
+                ns.reshape(index, (-1, 1)), ns.reshape(ns.arange(n, dtype=index.dtype), (1, -1))
+            ),
             x.dtype,
         )
         v = ns.moveaxis(values, axis, -1)
@@ -227,8 +236,12 @@ def _is_array_key(k) -> bool:
 def _sole_mask(keys, ndim, ns) -> bool:
     """True for ``(mask,)`` or ``(mask, ...)`` with a boolean mask covering every axis."""
     k = keys[0] if keys else None
-    return (len(keys) == 1 or (len(keys) == 2 and keys[1] is Ellipsis)) and _is_array_key(k) \
-        and k.dtype == ns.bool and k.ndim == ndim
+    return (
+        (len(keys) == 1 or (len(keys) == 2 and keys[1] is Ellipsis))
+        and _is_array_key(k)
+        and k.dtype == ns.bool
+        and k.ndim == ndim
+    )
 
 
 def _drop_newaxis(ns, keys, ndim, value, selected_shape, dtype):
@@ -249,7 +262,7 @@ def _expand_ellipsis(items, ndim):
     fill = [slice(None)] * (ndim - used)
     for i, k in enumerate(items):
         if k is Ellipsis:
-            return items[:i] + fill + [k for k in items[i + 1:] if k is not Ellipsis]
+            return items[:i] + fill + [k for k in items[i + 1 :] if k is not Ellipsis]
     return items + fill
 
 

@@ -25,8 +25,23 @@ from autostatic_runtime.nn.layer.layers import Layer
 from autostatic_runtime.nn.parameter import ParamAttr, Parameter, create_parameter
 
 __all__ = (
-    ["Layer", "Parameter", "ParamAttr", "create_parameter", "ClipGradByGlobalNorm",
-     "ClipGradByNorm", "ClipGradByValue", "functional", "initializer"]
-    + _activation.__all__ + _common.__all__ + _container.__all__ + _conv.__all__
-    + _loss.__all__ + _norm.__all__ + _pooling.__all__ + _rnn.__all__
+    [
+        "Layer",
+        "Parameter",
+        "ParamAttr",
+        "create_parameter",
+        "ClipGradByGlobalNorm",
+        "ClipGradByNorm",
+        "ClipGradByValue",
+        "functional",
+        "initializer",
+    ]
+    + _activation.__all__
+    + _common.__all__
+    + _container.__all__
+    + _conv.__all__
+    + _loss.__all__
+    + _norm.__all__
+    + _pooling.__all__
+    + _rnn.__all__
 )

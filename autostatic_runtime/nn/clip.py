@@ -23,8 +23,9 @@ class ClipGradBase:
     def __call__(self, params_grads: list[tuple[Any, Tensor]]) -> list[tuple[Any, Tensor]]:
         """Clip ``[(param, grad Tensor)]`` and return new pairs (Paddle's call form)."""
         pairs = [(p, None if g is None else g._data) for p, g in params_grads]
-        return [(p, None if g is None else Tensor._rebuild(g, None, 0))
-                for p, g in self._clip(pairs)]
+        return [
+            (p, None if g is None else Tensor._rebuild(g, None, 0)) for p, g in self._clip(pairs)
+        ]
 
     def _clip(self, pairs: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
         raise NotImplementedError
@@ -41,8 +42,9 @@ class ClipGradByGlobalNorm(ClipGradBase):
     the gradients are left untouched when the norm is within ``clip_norm``.
     """
 
-    def __init__(self, clip_norm: float, group_name: str = "default_group",
-                 auto_skip_clip: bool = False):
+    def __init__(
+        self, clip_norm: float, group_name: str = "default_group", auto_skip_clip: bool = False
+    ):
         self.clip_norm = float(clip_norm)
         self.group_name = group_name
         self.auto_skip_clip = auto_skip_clip
@@ -99,8 +101,9 @@ class ClipGradByValue(ClipGradBase):
         return f"ClipGradByValue(min={self.min}, max={self.max})"
 
     def _clip(self, pairs):
-        return [(p, xp_of(g).clip(g, self.min, self.max) if _clipped(p, g) else g)
-                for p, g in pairs]
+        return [
+            (p, xp_of(g).clip(g, self.min, self.max) if _clipped(p, g) else g) for p, g in pairs
+        ]
 
 
 def _sum_squares(g: Any) -> Any:

@@ -90,8 +90,14 @@ class Normal(Initializer):
 class TruncatedNormal(Initializer):
     """Normal(mean, std) redrawn until inside ``[a, b]`` (default ``mean ± 2 std``, Paddle 2.x)."""
 
-    def __init__(self, mean: float = 0.0, std: float = 1.0, a: float | None = None,
-                 b: float | None = None, name: str | None = None):
+    def __init__(
+        self,
+        mean: float = 0.0,
+        std: float = 1.0,
+        a: float | None = None,
+        b: float | None = None,
+        name: str | None = None,
+    ):
         self.mean, self.std = float(mean), float(std)
         self.a = self.mean - 2 * self.std if a is None else float(a)
         self.b = self.mean + 2 * self.std if b is None else float(b)
@@ -120,14 +126,21 @@ class Uniform(Initializer):
 class XavierNormal(Initializer):
     """Normal(0, gain * sqrt(2 / (fan_in + fan_out))) (Glorot & Bengio)."""
 
-    def __init__(self, fan_in: float | None = None, fan_out: float | None = None,
-                 gain: float = 1.0, name: str | None = None):
+    def __init__(
+        self,
+        fan_in: float | None = None,
+        fan_out: float | None = None,
+        gain: float = 1.0,
+        name: str | None = None,
+    ):
         self.fan_in, self.fan_out, self.gain = fan_in, fan_out, gain
 
     def _fans(self, shape):
         fi, fo = compute_fans(shape)
-        return (fi if self.fan_in is None else self.fan_in,
-                fo if self.fan_out is None else self.fan_out)
+        return (
+            fi if self.fan_in is None else self.fan_in,
+            fo if self.fan_out is None else self.fan_out,
+        )
 
     def _host(self, shape, dtype, rng):
         fi, fo = self._fans(shape)
@@ -146,8 +159,13 @@ class XavierUniform(XavierNormal):
 class KaimingNormal(Initializer):
     """Normal(0, gain / sqrt(fan_in)), gain from ``nonlinearity`` (He et al.; Paddle's MSRA)."""
 
-    def __init__(self, fan_in: float | None = None, negative_slope: float = 0.0,
-                 nonlinearity: str = "relu", name: str | None = None):
+    def __init__(
+        self,
+        fan_in: float | None = None,
+        negative_slope: float = 0.0,
+        nonlinearity: str = "relu",
+        name: str | None = None,
+    ):
         self.fan_in, self.negative_slope, self.nonlinearity = fan_in, negative_slope, nonlinearity
 
     def _std_parts(self, shape):
@@ -179,8 +197,10 @@ class Assign(Initializer):
         if v.size == 1 and int(np.prod(shape)) != 1:
             return np.full(shape, v.reshape(()))
         if int(v.size) != int(np.prod(shape)):
-            raise ValueError(f"Assign: the value has shape {list(v.shape)} but the parameter has "
-                             f"shape {list(shape)}")
+            raise ValueError(
+                f"Assign: the value has shape {list(v.shape)} but the parameter has "
+                f"shape {list(shape)}"
+            )
         return v.reshape(shape)
 
 
@@ -207,26 +227,36 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else param
         return math.sqrt(2.0 / (1 + slope**2))
-    gains = {"sigmoid": 1.0, "linear": 1.0, "tanh": 5.0 / 3, "relu": math.sqrt(2.0),
-             "selu": 3.0 / 4}
+    gains = {
+        "sigmoid": 1.0,
+        "linear": 1.0,
+        "tanh": 5.0 / 3,
+        "relu": math.sqrt(2.0),
+        "selu": 3.0 / 4,
+    }
     if nonlinearity in gains:
         return gains[nonlinearity]
     if nonlinearity.startswith("conv"):
         return 1.0
-    raise ValueError(f"calculate_gain: unknown nonlinearity {nonlinearity!r}; known: "
-                     f"{sorted(gains) + ['leaky_relu', 'conv1d', 'conv2d', 'conv3d']}")
+    raise ValueError(
+        f"calculate_gain: unknown nonlinearity {nonlinearity!r}; known: "
+        f"{sorted(gains) + ['leaky_relu', 'conv1d', 'conv2d', 'conv3d']}"
+    )
 
 
-def set_global_initializer(weight_init: Initializer | None,
-                           bias_init: Initializer | None = None) -> None:
+def set_global_initializer(
+    weight_init: Initializer | None, bias_init: Initializer | None = None
+) -> None:
     """Override the layers' default initializers (a ``ParamAttr`` initializer still wins).
 
     ``set_global_initializer(None)`` restores the defaults.
     """
     for value in (weight_init, bias_init):
         if value is not None and not isinstance(value, Initializer):
-            raise TypeError(f"set_global_initializer: expected an Initializer or None, got "
-                            f"{type(value).__name__}")
+            raise TypeError(
+                f"set_global_initializer: expected an Initializer or None, got "
+                f"{type(value).__name__}"
+            )
     _global["weight"], _global["bias"] = weight_init, bias_init
 
 

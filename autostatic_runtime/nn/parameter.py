@@ -41,12 +41,23 @@ class Parameter(Tensor):
         need_clip: whether gradient clipping applies to this parameter.
     """
 
-    def __init__(self, data: Any, dtype: Any = None, name: str | None = None,
-                 trainable: bool = True, optimize_attr: dict | None = None,
-                 regularizer: Any = None, need_clip: bool = True,
-                 do_model_average: bool | None = None):
-        super().__init__(data, dtype=dtype, stop_gradient=not trainable,
-                         name=name or unique_name("create_parameter"))
+    def __init__(
+        self,
+        data: Any,
+        dtype: Any = None,
+        name: str | None = None,
+        trainable: bool = True,
+        optimize_attr: dict | None = None,
+        regularizer: Any = None,
+        need_clip: bool = True,
+        do_model_average: bool | None = None,
+    ):
+        super().__init__(
+            data,
+            dtype=dtype,
+            stop_gradient=not trainable,
+            name=name or unique_name("create_parameter"),
+        )
         self.persistable = True
         self.optimize_attr = dict(optimize_attr or {"learning_rate": 1.0})
         self.regularizer = regularizer
@@ -68,9 +79,15 @@ class Parameter(Tensor):
     __str__ = __repr__
 
     def __deepcopy__(self, memo) -> Parameter:
-        p = Parameter(self, name=self.name + "_deepcopy", trainable=self.trainable,
-                      optimize_attr=self.optimize_attr, regularizer=self.regularizer,
-                      need_clip=self.need_clip, do_model_average=self.do_model_average)
+        p = Parameter(
+            self,
+            name=self.name + "_deepcopy",
+            trainable=self.trainable,
+            optimize_attr=self.optimize_attr,
+            regularizer=self.regularizer,
+            need_clip=self.need_clip,
+            do_model_average=self.do_model_average,
+        )
         memo[id(self)] = p
         return p
 
@@ -90,9 +107,16 @@ class ParamAttr:
     an initializer, or ``False`` (no such parameter; e.g. ``bias_attr=False`` means no bias).
     """
 
-    def __init__(self, name: str | None = None, initializer: Any = None,
-                 learning_rate: float = 1.0, regularizer: Any = None, trainable: bool = True,
-                 do_model_average: bool = True, need_clip: bool = True):
+    def __init__(
+        self,
+        name: str | None = None,
+        initializer: Any = None,
+        learning_rate: float = 1.0,
+        regularizer: Any = None,
+        trainable: bool = True,
+        do_model_average: bool = True,
+        need_clip: bool = True,
+    ):
         if learning_rate < 0:
             raise ValueError(f"ParamAttr: learning_rate must be >= 0, got {learning_rate}")
         self.name = name
@@ -104,8 +128,10 @@ class ParamAttr:
         self.need_clip = need_clip
 
     def __repr__(self) -> str:
-        return (f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "
-                f"learning_rate={self.learning_rate}, trainable={self.trainable})")
+        return (
+            f"ParamAttr(name={self.name!r}, initializer={self.initializer!r}, "
+            f"learning_rate={self.learning_rate}, trainable={self.trainable})"
+        )
 
     @staticmethod
     def _to_attr(arg: Any) -> ParamAttr | bool:
@@ -125,12 +151,20 @@ class ParamAttr:
             return ParamAttr(initializer=arg)
         if isinstance(arg, WeightDecayRegularizer):
             return ParamAttr(regularizer=arg)
-        raise TypeError(f"a parameter attribute must be None, False, a name, an initializer or a "
-                        f"ParamAttr, not {type(arg).__name__}")
+        raise TypeError(
+            f"a parameter attribute must be None, False, a name, an initializer or a "
+            f"ParamAttr, not {type(arg).__name__}"
+        )
 
 
-def create_parameter(shape: Any, dtype: Any = None, name: str | None = None, attr: Any = None,
-                     is_bias: bool = False, default_initializer: Any = None) -> Parameter:
+def create_parameter(
+    shape: Any,
+    dtype: Any = None,
+    name: str | None = None,
+    attr: Any = None,
+    is_bias: bool = False,
+    default_initializer: Any = None,
+) -> Parameter:
     """A new Parameter of ``shape`` (Paddle's ``paddle.create_parameter``).
 
     The initializer is, in order of precedence: ``attr.initializer``, the global one from
@@ -147,13 +181,22 @@ def create_parameter(shape: Any, dtype: Any = None, name: str | None = None, att
         attr = ParamAttr()
     shape = _check_shape(shape)
     dtype = dtypes.get_default_dtype() if dtype is None else dtypes.convert_dtype(dtype)
-    init = (attr.initializer or init_mod._global_initializer(is_bias) or default_initializer
-            or (init_mod.Constant(0.0) if is_bias else init_mod.XavierUniform()))
+    init = (
+        attr.initializer
+        or init_mod._global_initializer(is_bias)
+        or default_initializer
+        or (init_mod.Constant(0.0) if is_bias else init_mod.XavierUniform())
+    )
     data = init._array(shape, dtype)
-    return Parameter(data, name=attr.name or name, trainable=attr.trainable,
-                     optimize_attr={"learning_rate": attr.learning_rate},
-                     regularizer=attr.regularizer, need_clip=attr.need_clip,
-                     do_model_average=attr.do_model_average)
+    return Parameter(
+        data,
+        name=attr.name or name,
+        trainable=attr.trainable,
+        optimize_attr={"learning_rate": attr.learning_rate},
+        regularizer=attr.regularizer,
+        need_clip=attr.need_clip,
+        do_model_average=attr.do_model_average,
+    )
 
 
 def _check_shape(shape: Any) -> tuple:

@@ -12,8 +12,14 @@ from typing import Any
 from autostatic_runtime.errors import ShapeError, user_location
 from autostatic_runtime.ops.registry import Spec, broadcast, op, shape_of
 
-__all__ = ["reduce_as", "expand_as", "broadcast_to", "expand", "broadcast_shape",
-           "broadcast_tensors"]
+__all__ = [
+    "reduce_as",
+    "expand_as",
+    "broadcast_to",
+    "expand",
+    "broadcast_shape",
+    "broadcast_tensors",
+]
 
 
 def _reduced_axes(src: tuple, dst: tuple) -> tuple[tuple, tuple]:
@@ -74,8 +80,11 @@ class Expand:
 
 def _expand_shape(src: tuple, shape: tuple) -> tuple:
     if len(shape) < len(src):
-        raise ShapeError("expand", f"cannot expand shape {list(src)} to fewer dims {list(shape)}",
-                         user_location())
+        raise ShapeError(
+            "expand",
+            f"cannot expand shape {list(src)} to fewer dims {list(shape)}",
+            user_location(),
+        )
     lead = len(shape) - len(src)
     out = list(shape)
     for i, d in enumerate(src):
@@ -83,8 +92,11 @@ def _expand_shape(src: tuple, shape: tuple) -> tuple:
         if want == -1:
             out[i + lead] = d
         elif d not in (1, -1, want):
-            raise ShapeError("expand", f"cannot expand shape {list(src)} to {list(shape)} "
-                             f"(dim {i}: {d} vs {want})", user_location())
+            raise ShapeError(
+                "expand",
+                f"cannot expand shape {list(src)} to {list(shape)} (dim {i}: {d} vs {want})",
+                user_location(),
+            )
     return tuple(out)
 
 

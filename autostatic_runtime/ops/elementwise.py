@@ -99,8 +99,10 @@ def _bool_spec(x):
 def _grads(x, y, gx, gy, first: int = 0):
     """Gradients of a binary op (inputs ``first`` and ``first + 1``), reduced to the inputs'
     shapes; ``gx``/``gy`` are thunks, called only for inputs that need a gradient."""
-    return (reduce_as(gx(), x) if isinstance(x, TensorLike) and needs_grad(first) else None,
-            reduce_as(gy(), y) if isinstance(y, TensorLike) and needs_grad(first + 1) else None)
+    return (
+        reduce_as(gx(), x) if isinstance(x, TensorLike) and needs_grad(first) else None,
+        reduce_as(gy(), y) if isinstance(y, TensorLike) and needs_grad(first + 1) else None,
+    )
 
 
 # ---- arithmetic ---------------------------------------------------------------------------
@@ -173,8 +175,12 @@ class ElementwisePow:
     expr = "{x} ** {y}"
 
     def grad(g, out, x, y):
-        return _grads(x, y, lambda: g * y * ElementwisePow(x, y - 1),
-                      lambda: g * out * (log(x) if isinstance(x, TensorLike) else math.log(x)))
+        return _grads(
+            x,
+            y,
+            lambda: g * y * ElementwisePow(x, y - 1),
+            lambda: g * out * (log(x) if isinstance(x, TensorLike) else math.log(x)),
+        )
 
 
 @op("pow")
@@ -291,8 +297,14 @@ def atan2(x: Any, y: Any, name: str | None = None):
     return _binary_float(Atan2, x, y)
 
 
-def scale(x: Any, scale: float = 1.0, bias: float = 0.0, bias_after_scale: bool = True,
-          act: Any = None, name: str | None = None):
+def scale(
+    x: Any,
+    scale: float = 1.0,
+    bias: float = 0.0,
+    bias_after_scale: bool = True,
+    act: Any = None,
+    name: str | None = None,
+):
     """``x * scale + bias`` (or ``(x + bias) * scale``)."""
     return x * scale + bias if bias_after_scale else (x + bias) * scale
 
@@ -311,8 +323,16 @@ def _unary(name: str, fn_name: str, grad_fn, floating: bool = True):
     def kernel(xp, x):
         return getattr(xp, fn_name)(x)
 
-    cls = type(name, (), {"infer": _same_spec, "kernel": kernel, "grad": grad_fn,
-                          "__doc__": f"Elementwise {fn_name}."})
+    cls = type(
+        name,
+        (),
+        {
+            "infer": _same_spec,
+            "kernel": kernel,
+            "grad": grad_fn,
+            "__doc__": f"Elementwise {fn_name}.",
+        },
+    )
     return op(name)(cls), floating
 
 
@@ -403,7 +423,7 @@ class ReluGrad:
         return Spec(shape_of(g), dtype_of(g))
 
     def kernel(xp, g, out):
-        return xp.where(out > 0, g, xp.zeros_like(g))
+        return g * xp.astype(out > 0, g.dtype)
 
     def grad(gg, out, g, relu_out):
         return ReluGrad(gg, relu_out), None
@@ -586,8 +606,9 @@ def logical_not(x: Any, out: Any = None, name: str | None = None):
 def _require_int_or_bool(name: str, *values: Any) -> None:
     for v in values:
         if isinstance(v, TensorLike) and v.dtype.is_floating:
-            raise DTypeError(name, f"expects integer or bool tensors, got {v.dtype}",
-                             user_location())
+            raise DTypeError(
+                name, f"expects integer or bool tensors, got {v.dtype}", user_location()
+            )
 
 
 def bitwise_and(x: Any, y: Any, out: Any = None, name: str | None = None):
@@ -622,8 +643,14 @@ def isinf(x: Any, name: str | None = None):
     return IsInf(x)
 
 
-def isclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
-            name: str | None = None):
+def isclose(
+    x: Any,
+    y: Any,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+    name: str | None = None,
+):
     """Elementwise ``|x - y| <= atol + rtol * |y|``."""
     close = less_equal(abs(x - y), atol + rtol * abs(y))
     if equal_nan:
@@ -631,8 +658,14 @@ def isclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
     return close
 
 
-def allclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False,
-             name: str | None = None):
+def allclose(
+    x: Any,
+    y: Any,
+    rtol: float = 1e-05,
+    atol: float = 1e-08,
+    equal_nan: bool = False,
+    name: str | None = None,
+):
     """A bool tensor: are all elements close?"""
     from autostatic_runtime.ops.reduce import all as all_
 
@@ -662,8 +695,9 @@ class Where:
 
     def grad(g, out, condition, x, y):
         zero = g * 0
-        gx, gy = _grads(x, y, lambda: Where(condition, g, zero), lambda: Where(condition, zero, g),
-                        first=1)
+        gx, gy = _grads(
+            x, y, lambda: Where(condition, g, zero), lambda: Where(condition, zero, g), first=1
+        )
         return None, gx, gy
 
 

@@ -57,9 +57,15 @@ def _is_tensor_item(t) -> bool:
 def _key(template: tuple, arrays: tuple) -> tuple:
     """The backend key for a template and its index arrays."""
     return tuple(
-        (arrays[t[1]] if t[0] == "tensor" else slice(t[1], t[2], t[3])) if type(t) is tuple
-        else None if t == "newaxis" else Ellipsis if t == "..." else t
-        for t in template)
+        (arrays[t[1]] if t[0] == "tensor" else slice(t[1], t[2], t[3]))
+        if type(t) is tuple
+        else None
+        if t == "newaxis"
+        else Ellipsis
+        if t == "..."
+        else t
+        for t in template
+    )
 
 
 def _slice_int(v: Any) -> int | None:
@@ -73,8 +79,9 @@ def _index_tensor(k: Any):
     if not isinstance(k, TensorLike) and t.dtype.is_floating and t.size == 0:
         t = to_tensor(k, dtype="int64")
     if not (t.dtype.is_integer or t.dtype == dtypes.bool_):
-        raise DTypeError("getitem", f"index tensors must be integer or bool, got {t.dtype}",
-                         user_location())
+        raise DTypeError(
+            "getitem", f"index tensors must be integer or bool, got {t.dtype}", user_location()
+        )
     return t
 
 
@@ -92,8 +99,11 @@ def parse_key(key: Any) -> tuple[tuple, list]:
             a, b, c = k.start, k.stop, k.step
             if c is not None and operator.index(c) == 0:
                 raise ValueError("slice step cannot be zero")
-            if not ((a is None or type(a) is int) and (b is None or type(b) is int)
-                    and (c is None or type(c) is int)):
+            if not (
+                (a is None or type(a) is int)
+                and (b is None or type(b) is int)
+                and (c is None or type(c) is int)
+            ):
                 a, b, c = _slice_int(a), _slice_int(b), _slice_int(c)
             items.append(("slice", a, b, c))
         elif k is None:
@@ -114,8 +124,10 @@ def parse_key(key: Any) -> tuple[tuple, list]:
             try:
                 items.append(operator.index(k))
             except TypeError:
-                raise TypeError(f"invalid index {k!r} of type {type(k).__name__}: use ints, "
-                                "slices, None, ..., lists or integer/bool tensors") from None
+                raise TypeError(
+                    f"invalid index {k!r} of type {type(k).__name__}: use ints, "
+                    "slices, None, ..., lists or integer/bool tensors"
+                ) from None
     if not ellipsis:
         items.append("...")
     return tuple(items), tensors
@@ -123,6 +135,7 @@ def parse_key(key: Any) -> tuple[tuple, list]:
 
 def _expand(shape: tuple, template: tuple, idx_shapes: list) -> list:
     """Template items with the ellipsis expanded: (item, [dims of x it indexes])."""
+
     def width(t):
         if t in ("newaxis", "..."):
             return 0
@@ -132,8 +145,9 @@ def _expand(shape: tuple, template: tuple, idx_shapes: list) -> list:
 
     used = sum(width(t) for t in template)
     if used > len(shape):
-        raise _index_error(f"too many indices for a tensor of shape {list(shape)}: {used} "
-                           f"axes indexed")
+        raise _index_error(
+            f"too many indices for a tensor of shape {list(shape)}: {used} axes indexed"
+        )
     out, d = [], 0
     for t in template:
         if t == "...":
@@ -158,8 +172,10 @@ def getitem_shape(shape: tuple, template: tuple, idx_shapes: list) -> tuple:
         elif type(t) is int:
             n = shape[dims[0]]
             if n >= 0 and not -n <= t < n:
-                raise _index_error(f"index {t} is out of range for dim {dims[0]} of size {n} "
-                                   f"(tensor shape {list(shape)})")
+                raise _index_error(
+                    f"index {t} is out of range for dim {dims[0]} of size {n} "
+                    f"(tensor shape {list(shape)})"
+                )
             if advanced:
                 adv_pos.append(pos)
                 adv_shapes.append(())
@@ -173,7 +189,8 @@ def getitem_shape(shape: tuple, template: tuple, idx_shapes: list) -> tuple:
                     if -1 not in (m, shape[d]) and m != shape[d]:
                         raise _index_error(
                             f"boolean mask of shape {list(ishape)} does not match the tensor's "
-                            f"shape {list(shape)} at dim {d} ({m} != {shape[d]})")
+                            f"shape {list(shape)} at dim {d} ({m} != {shape[d]})"
+                        )
                 ishape = (-1,)
             adv_pos.append(pos)
             adv_shapes.append(tuple(ishape))
@@ -185,8 +202,10 @@ def getitem_shape(shape: tuple, template: tuple, idx_shapes: list) -> tuple:
     try:
         block = list(broadcast(*adv_shapes, op="getitem"))
     except ShapeError:
-        raise _index_error("index tensors cannot be broadcast together: shapes "
-                           + ", ".join(str(list(s)) for s in adv_shapes)) from None
+        raise _index_error(
+            "index tensors cannot be broadcast together: shapes "
+            + ", ".join(str(list(s)) for s in adv_shapes)
+        ) from None
     adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
     first = out.index(None)
     rest = [d for d in out if d is not None]
@@ -292,13 +311,13 @@ class Gather:
 
     def infer(x, index, axis):
         s = shape_of(x)
-        return Spec(s[:axis] + shape_of(index) + s[axis + 1:], dtype_of(x))
+        return Spec(s[:axis] + shape_of(index) + s[axis + 1 :], dtype_of(x))
 
     def kernel(xp, x, index, axis):
         out = xp.take(x, _flat(xp, index), axis=axis)
         if index.ndim != 1:
             shape = tuple(x.shape)
-            out = xp.reshape(out, shape[:axis] + tuple(index.shape) + shape[axis + 1:])
+            out = xp.reshape(out, shape[:axis] + tuple(index.shape) + shape[axis + 1 :])
         return out
 
     def grad(g, out, x, index, axis):
@@ -316,7 +335,7 @@ class IndexAdd:
 
     def kernel(xp, x, index, value, axis):
         if index.ndim != 1:
-            value = xp.reshape(value, tuple(x.shape[:axis]) + (-1,) + tuple(x.shape[axis + 1:]))
+            value = xp.reshape(value, tuple(x.shape[:axis]) + (-1,) + tuple(x.shape[axis + 1 :]))
         return xp.index_add(x, axis, _flat(xp, index), value)
 
     def grad(g, out, x, index, value, axis):
@@ -335,8 +354,9 @@ class Scatter:
         if overwrite:
             return xp.setitem(x, (index, Ellipsis), updates)
         n = x.shape[0]
-        hits = xp.index_add(xp.zeros((n,), dtype=x.dtype), 0, index,
-                            xp.ones((index.shape[0],), dtype=x.dtype))
+        hits = xp.index_add(
+            xp.zeros((n,), dtype=x.dtype), 0, index, xp.ones((index.shape[0],), dtype=x.dtype)
+        )
         hit = xp.reshape(hits > 0, (n,) + (1,) * (x.ndim - 1))
         return xp.index_add(xp.where(hit, xp.zeros_like(x), x), 0, index, updates)
 
@@ -448,7 +468,7 @@ def index_add(x: Any, index: Any, axis: int, value: Any, name: str | None = None
     """``x`` with ``value`` added at the 1-D ``index`` along ``axis`` (duplicates accumulate)."""
     axis = _axis(x, axis, "index_add")
     index = _int_index(index, "index_add")
-    want = tuple(x.shape[:axis]) + tuple(index.shape) + tuple(x.shape[axis + 1:])
+    want = tuple(x.shape[:axis]) + tuple(index.shape) + tuple(x.shape[axis + 1 :])
     _check_shape("index_add", f"value (x's shape with dim {axis} set to len(index))", value, want)
     return IndexAdd(x, index, _like(value, x), axis=axis)
 
@@ -461,16 +481,23 @@ def scatter(x: Any, index: Any, updates: Any, overwrite: bool = True, name: str 
     index = _int_index(index, "scatter")
     if index.ndim == 0:  # one row: updates has x's shape without its first dim
         index, updates = getitem(index, None), getitem(updates, None)
-    _check_shape("scatter", f"updates (for index {index.shape}, x {x.shape})", updates,
-                 (index.size,) + tuple(x.shape[1:]))
+    _check_shape(
+        "scatter",
+        f"updates (for index {index.shape}, x {x.shape})",
+        updates,
+        (index.size,) + tuple(x.shape[1:]),
+    )
     return Scatter(x, index, _like(updates, x), overwrite=bool(overwrite))
 
 
 def _nd_check(x, index, name):
     index = _int_index(index, name)
     if index.ndim == 0 or index.shape[-1] > x.ndim:
-        raise _err(name, f"index of shape {index.shape} must be [..., k] with k <= {x.ndim} "
-                   f"(the rank of x, shape {x.shape})")
+        raise _err(
+            name,
+            f"index of shape {index.shape} must be [..., k] with k <= {x.ndim} "
+            f"(the rank of x, shape {x.shape})",
+        )
     return index
 
 
@@ -482,7 +509,7 @@ def gather_nd(x: Any, index: Any, name: str | None = None):
 def scatter_nd_add(x: Any, index: Any, updates: Any, name: str | None = None):
     """``x`` with ``updates`` added at the k-tuples of ``index`` (duplicates accumulate)."""
     index = _nd_check(x, index, "scatter_nd_add")
-    want = tuple(index.shape[:-1]) + tuple(x.shape[index.shape[-1]:])
+    want = tuple(index.shape[:-1]) + tuple(x.shape[index.shape[-1] :])
     _check_shape("scatter_nd_add", "updates", updates, want)
     return ScatterNdAdd(x, index, _like(updates, x))
 
@@ -589,8 +616,9 @@ class PutAlongAxis:
         if reduce == "add":
             pos = xp.reshape(xp.arange(numel(tuple(arr.shape)), dtype=xp.int64), arr.shape)
             lin = xp.take_along_axis(pos[sub], xp.astype(indices, xp.int64), axis=axis)
-            flat = xp.index_add(xp.reshape(arr, (-1,)), 0, xp.reshape(lin, (-1,)),
-                                xp.reshape(values, (-1,)))
+            flat = xp.index_add(
+                xp.reshape(arr, (-1,)), 0, xp.reshape(lin, (-1,)), xp.reshape(values, (-1,))
+            )
             return xp.reshape(flat, arr.shape)
         # mul: one index per fibre at a time, so no step has repeated targets
         shape = [1] * arr.ndim
@@ -620,8 +648,9 @@ def _along_args(arr, indices, axis, name):
     axis = _axis(arr, axis, name)
     indices = _int_index(indices, name)
     if indices.ndim != arr.ndim:
-        raise _err(name, f"indices (shape {indices.shape}) must have the rank of arr (shape "
-                   f"{arr.shape})")
+        raise _err(
+            name, f"indices (shape {indices.shape}) must have the rank of arr (shape {arr.shape})"
+        )
     return axis, indices
 
 
@@ -643,8 +672,15 @@ def take_along_axis(arr: Any, indices: Any, axis: int, broadcast: bool = True):
     return TakeAlongAxis(arr, indices, axis=axis)
 
 
-def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str = "assign",
-                   include_self: bool = True, broadcast: bool = True):
+def put_along_axis(
+    arr: Any,
+    indices: Any,
+    values: Any,
+    axis: int,
+    reduce: str = "assign",
+    include_self: bool = True,
+    broadcast: bool = True,
+):
     """``arr`` with ``values`` (broadcast to ``indices``) put at ``indices`` along ``axis``.
 
     ``reduce``: ``'assign'`` (the last write wins), ``'add'`` or ``'mul'``/``'multiply'``.
@@ -665,8 +701,11 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int, reduce: str =
     _bcast(tuple(values.shape), tuple(indices.shape), op="put_along_axis")
     for d, (m, n) in enumerate(zip(indices.shape, arr.shape, strict=True)):
         if d != axis and m > n:
-            raise _err("put_along_axis", f"indices (shape {indices.shape}) are larger than "
-                       f"arr (shape {arr.shape}) at dim {d}")
+            raise _err(
+                "put_along_axis",
+                f"indices (shape {indices.shape}) are larger than "
+                f"arr (shape {arr.shape}) at dim {d}",
+            )
     return PutAlongAxis(arr, indices, values, axis=axis, reduce=reduce)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import dtypes
+from autostatic_runtime.autograd import needs_grad
 from autostatic_runtime.errors import DTypeError, ShapeError, user_location
 from autostatic_runtime.ops.broadcast import reduce_as
 from autostatic_runtime.ops.registry import Spec, broadcast, dtype_of, normalize_axis, op, shape_of
@@ -33,8 +34,11 @@ def _err(name: str, message: str) -> ShapeError:
 
 def _matmul_shape(xs: tuple, ys: tuple, tx: bool, ty: bool, name: str = "matmul") -> tuple:
     if not xs or not ys:
-        raise _err(name, f"expects tensors of rank >= 1, got shapes {list(xs)} and {list(ys)}; "
-                   "use multiply for 0-D tensors")
+        raise _err(
+            name,
+            f"expects tensors of rank >= 1, got shapes {list(xs)} and {list(ys)}; "
+            "use multiply for 0-D tensors",
+        )
     xm = [1, xs[0]] if len(xs) == 1 else list(xs)
     ym = [ys[0], 1] if len(ys) == 1 else list(ys)
     if tx and len(xs) > 1:
@@ -45,13 +49,17 @@ def _matmul_shape(xs: tuple, ys: tuple, tx: bool, ty: bool, name: str = "matmul"
     if k1 != k2 and k1 != -1 and k2 != -1:
         flags = " after transpose_x" if tx else ""
         flags += (" and" if flags else " after") + " transpose_y" if ty else ""
-        raise _err(name, f"shapes {list(xs)} and {list(ys)} do not match (inner dims {k1} != "
-                   f"{k2}{flags})")
+        raise _err(
+            name, f"shapes {list(xs)} and {list(ys)} do not match (inner dims {k1} != {k2}{flags})"
+        )
     try:
         batch = broadcast(tuple(xm[:-2]), tuple(ym[:-2]), op=name)
     except ShapeError:
-        raise _err(name, f"batch dims of shapes {list(xs)} and {list(ys)} cannot be broadcast "
-                   f"({list(xm[:-2])} vs {list(ym[:-2])})") from None
+        raise _err(
+            name,
+            f"batch dims of shapes {list(xs)} and {list(ys)} cannot be broadcast "
+            f"({list(xm[:-2])} vs {list(ym[:-2])})",
+        ) from None
     return batch + ((xm[-2],) if len(xs) > 1 else ()) + ((ym[-1],) if len(ys) > 1 else ())
 
 
@@ -87,15 +95,18 @@ class Matmul:
 
 def _matmul_grads(g, x, y, tx, ty):
     """Gradients of ``op(x) @ op(y)`` for operands of rank >= 2 (op: optional transpose)."""
-    if tx:
-        gx = Matmul(y, g, trans_x=ty, trans_y=True)
-    else:
-        gx = Matmul(g, y, trans_x=False, trans_y=not ty)
-    if ty:
-        gy = Matmul(g, x, trans_x=True, trans_y=tx)
-    else:
-        gy = Matmul(x, g, trans_x=not tx, trans_y=False)
-    return reduce_as(gx, x), reduce_as(gy, y)
+    gx = gy = None
+    if needs_grad(0):  # skip the costly product for an input that needs no gradient
+        if tx:
+            gx = reduce_as(Matmul(y, g, trans_x=ty, trans_y=True), x)
+        else:
+            gx = reduce_as(Matmul(g, y, trans_x=False, trans_y=not ty), x)
+    if needs_grad(1):
+        if ty:
+            gy = reduce_as(Matmul(g, x, trans_x=True, trans_y=tx), y)
+        else:
+            gy = reduce_as(Matmul(x, g, trans_x=not tx, trans_y=False), y)
+    return gx, gy
 
 
 def _operands(x: Any, y: Any):
@@ -116,13 +127,16 @@ def _operands(x: Any, y: Any):
 
 def _call(name: str, x, y, tx: bool = False, ty: bool = False):
     try:
+        if not (tx or ty):
+            return Matmul(x, y)  # no attrs: the cheapest dispatch for the common case
         return Matmul(x, y, trans_x=tx, trans_y=ty)
     except ShapeError as e:  # name the public function the user called
         raise ShapeError(name, e.detail, e.location) from None
 
 
-def matmul(x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False,
-           name: str | None = None):
+def matmul(
+    x: Any, y: Any, transpose_x: bool = False, transpose_y: bool = False, name: str | None = None
+):
     """Matrix product with NumPy's rules (1-D promotion, broadcast batch dims).
 
     ``transpose_x``/``transpose_y`` transpose the last two dims of an operand first (no-op
@@ -142,11 +156,16 @@ def bmm(x: Any, y: Any, name: str | None = None):
     """Batched matrix product of two 3-D tensors ``[b, m, k] @ [b, k, n]``."""
     x, y = _operands(x, y)
     if x.ndim != 3 or y.ndim != 3:
-        raise _err("bmm", f"expects two 3-D tensors, got shapes {x.shape} and {y.shape}; use "
-                   "matmul for other ranks")
+        raise _err(
+            "bmm",
+            f"expects two 3-D tensors, got shapes {x.shape} and {y.shape}; use "
+            "matmul for other ranks",
+        )
     if x.shape[0] != y.shape[0]:
-        raise _err("bmm", f"batch sizes differ: shapes {x.shape} and {y.shape} "
-                   f"({x.shape[0]} != {y.shape[0]})")
+        raise _err(
+            "bmm",
+            f"batch sizes differ: shapes {x.shape} and {y.shape} ({x.shape[0]} != {y.shape[0]})",
+        )
     return _call("bmm", x, y)
 
 
@@ -154,8 +173,9 @@ def mv(x: Any, vec: Any, name: str | None = None):
     """Matrix-vector product ``[m, n] @ [n]``."""
     x, vec = _operands(x, vec)
     if x.ndim != 2 or vec.ndim != 1:
-        raise _err("mv", f"expects a 2-D matrix and a 1-D vector, got shapes {x.shape} and "
-                   f"{vec.shape}")
+        raise _err(
+            "mv", f"expects a 2-D matrix and a 1-D vector, got shapes {x.shape} and {vec.shape}"
+        )
     return _call("mv", x, vec)
 
 
@@ -165,8 +185,9 @@ def dot(x: Any, y: Any, name: str | None = None):
 
     x, y = _operands(x, y)
     if x.ndim not in (1, 2) or list(x.shape) != list(y.shape):
-        raise _err("dot", f"expects two 1-D or 2-D tensors of one shape, got {x.shape} and "
-                   f"{y.shape}")
+        raise _err(
+            "dot", f"expects two 1-D or 2-D tensors of one shape, got {x.shape} and {y.shape}"
+        )
     return sum_(x * y, axis=-1)
 
 
@@ -176,9 +197,11 @@ def inner(x: Any, y: Any, name: str | None = None):
     if x.ndim == 0 or y.ndim == 0:
         return x * y
     if x.shape[-1] != y.shape[-1]:
-        raise _err("inner", f"last dims differ: shapes {x.shape} and {y.shape} "
-                   f"({x.shape[-1]} != {y.shape[-1]})")
-    a, b = _LETTERS[: x.ndim - 1], _LETTERS[x.ndim - 1: x.ndim + y.ndim - 2]
+        raise _err(
+            "inner",
+            f"last dims differ: shapes {x.shape} and {y.shape} ({x.shape[-1]} != {y.shape[-1]})",
+        )
+    a, b = _LETTERS[: x.ndim - 1], _LETTERS[x.ndim - 1 : x.ndim + y.ndim - 2]
     return Einsum(x, y, equation=f"{a}z,{b}z->{a}{b}")
 
 
@@ -207,8 +230,10 @@ def _letter_dims(subs: list, shapes: list, name: str = "einsum") -> dict:
     dims: dict = {}
     for i, (sub, shape) in enumerate(zip(subs, shapes, strict=True)):
         if len(sub) != len(shape):
-            raise _err(name, f"operand {i} has shape {list(shape)} but subscripts {sub!r} name "
-                       f"{len(sub)} dims")
+            raise _err(
+                name,
+                f"operand {i} has shape {list(shape)} but subscripts {sub!r} name {len(sub)} dims",
+            )
         for c, d in zip(sub, shape, strict=True):
             prev = dims.get(c, 1)
             if d in (1, -1) or prev == d:
@@ -216,8 +241,11 @@ def _letter_dims(subs: list, shapes: list, name: str = "einsum") -> dict:
             elif prev in (1, -1):
                 dims[c] = d
             else:
-                raise _err(name, f"subscript {c!r} has size {prev} in one operand and {d} in "
-                           f"operand {i} (shapes {[list(s) for s in shapes]})")
+                raise _err(
+                    name,
+                    f"subscript {c!r} has size {prev} in one operand and {d} in "
+                    f"operand {i} (shapes {[list(s) for s in shapes]})",
+                )
     return dims
 
 
@@ -291,8 +319,10 @@ def _normalize_equation(equation: str, ndims: list) -> str:
     if min(widths, default=0) < 0:
         raise _err("einsum", f"subscripts {subs} have more dims than operands of rank {ndims}")
     ell = "".join(pool[: max(widths, default=0)])
-    subs = [s.replace("...", ell[len(ell) - w:] if w else "")
-            for s, w in zip(subs, widths, strict=True)]
+    subs = [
+        s.replace("...", ell[len(ell) - w :] if w else "")
+        for s, w in zip(subs, widths, strict=True)
+    ]
     if arrow:
         out = out.replace("...", ell)
     else:
@@ -301,8 +331,10 @@ def _normalize_equation(equation: str, ndims: list) -> str:
             counts[c] = counts.get(c, 0) + 1
         out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
     if len(set(out)) != len(out) or not set(out) <= set("".join(subs)):
-        raise _err("einsum", f"output subscripts {out!r} of {equation!r} must be distinct and "
-                   "appear in the inputs")
+        raise _err(
+            "einsum",
+            f"output subscripts {out!r} of {equation!r} must be distinct and appear in the inputs",
+        )
     return ",".join(subs) + "->" + out
 
 
@@ -333,8 +365,11 @@ class Cross:
     def infer(x, y, axis):
         shape = broadcast(x, y, op="cross")
         if shape and shape[axis] not in (3, -1):
-            raise ShapeError("cross", f"dim {axis} must have size 3, shapes {list(shape_of(x))} "
-                             f"and {list(shape_of(y))}", user_location())
+            raise ShapeError(
+                "cross",
+                f"dim {axis} must have size 3, shapes {list(shape_of(x))} and {list(shape_of(y))}",
+                user_location(),
+            )
         return Spec(shape, dtypes.promote(dtype_of(x), dtype_of(y)))
 
     def kernel(xp, x, y, axis):

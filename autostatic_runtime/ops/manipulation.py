@@ -43,9 +43,13 @@ def _host(v: Any) -> Any:
         return values if v.ndim else values[0]
     if const is not None and const.type == "fill_constant" and v.ndim <= 1:
         return [const.attrs["value"]] * numel(tuple(v.shape)) if v.ndim else const.attrs["value"]
-    raise OpError("shape", f"{getattr(v, 'name', 'a tensor')} is only computed when the program "
-                  "runs, but shapes, axes and counts must be known while building it; pass "
-                  "Python ints (use -1 for an unknown dim)", user_location())
+    raise OpError(
+        "shape",
+        f"{getattr(v, 'name', 'a tensor')} is only computed when the program "
+        "runs, but shapes, axes and counts must be known while building it; pass "
+        "Python ints (use -1 for an unknown dim)",
+        user_location(),
+    )
 
 
 def _int(v: Any) -> int:
@@ -105,12 +109,16 @@ def _reshape_target(src: tuple, shape: tuple) -> tuple:
         n_in, n_out = have, want  # count only the dims not copied by 0
     if j is not None:
         if want == 0 or have % want:
-            fail(f"{n_in} elements do not divide into dims of product {n_out}; choose dims "
-                 f"whose product divides {n_in}")
+            fail(
+                f"{n_in} elements do not divide into dims of product {n_out}; choose dims "
+                f"whose product divides {n_in}"
+            )
         out[j] = have // want
     elif have != want:
-        fail(f"{n_in} elements cannot fill {n_out}; the target must hold as many elements "
-             "(use -1 for one dim to infer it)")
+        fail(
+            f"{n_in} elements cannot fill {n_out}; the target must hold as many elements "
+            "(use -1 for one dim to infer it)"
+        )
     return tuple(out)
 
 
@@ -144,7 +152,7 @@ class ReshapeAs:
 def _flatten_shape(src: tuple, start_axis: int, stop_axis: int) -> tuple:
     if not src:
         return (1,)
-    return src[:start_axis] + (numel(src[start_axis:stop_axis + 1]),) + src[stop_axis + 1:]
+    return src[:start_axis] + (numel(src[start_axis : stop_axis + 1]),) + src[stop_axis + 1 :]
 
 
 def _squeeze_shape(src: tuple, axis: tuple) -> tuple:
@@ -158,20 +166,33 @@ def _unsqueeze_shape(src: tuple, axis: tuple) -> tuple:
     for a in axis:
         r = len(out)
         if not -(r + 1) <= a <= r:
-            raise _err("unsqueeze", f"axis {a} is out of range for inserting into a tensor of "
-                       f"rank {r} (shape {list(out)}); use an axis in [{-(r + 1)}, {r}]")
+            raise _err(
+                "unsqueeze",
+                f"axis {a} is out of range for inserting into a tensor of "
+                f"rank {r} (shape {list(out)}); use an axis in [{-(r + 1)}, {r}]",
+            )
         out.insert(a + r + 1 if a < 0 else a, 1)
     return tuple(out)
 
 
-Reshape = _reshape_op("reshape", _reshape_target,
-                      "``x`` with a new ``shape`` (0 copies the input dim, one -1 is inferred).")
-Flatten = _reshape_op("flatten", _flatten_shape,
-                      "Merge dims ``start_axis..stop_axis`` (a 0-D tensor becomes shape [1]).")
-Squeeze = _reshape_op("squeeze", _squeeze_shape,
-                      "Remove the dims in ``axis`` that have size 1 (others are left alone).")
-Unsqueeze = _reshape_op("unsqueeze", _unsqueeze_shape,
-                        "Insert size-1 dims at ``axis``, one by one (as Paddle does).")
+Reshape = _reshape_op(
+    "reshape",
+    _reshape_target,
+    "``x`` with a new ``shape`` (0 copies the input dim, one -1 is inferred).",
+)
+Flatten = _reshape_op(
+    "flatten",
+    _flatten_shape,
+    "Merge dims ``start_axis..stop_axis`` (a 0-D tensor becomes shape [1]).",
+)
+Squeeze = _reshape_op(
+    "squeeze",
+    _squeeze_shape,
+    "Remove the dims in ``axis`` that have size 1 (others are left alone).",
+)
+Unsqueeze = _reshape_op(
+    "unsqueeze", _unsqueeze_shape, "Insert size-1 dims at ``axis``, one by one (as Paddle does)."
+)
 
 
 @op("transpose")
@@ -181,8 +202,11 @@ class Transpose:
     def infer(x, perm):
         s = shape_of(x)
         if sorted(perm) != list(range(len(s))):
-            raise _err("transpose", f"perm {list(perm)} is not a permutation of the {len(s)} "
-                       f"dims of shape {list(s)}; list each of 0..{len(s) - 1} once")
+            raise _err(
+                "transpose",
+                f"perm {list(perm)} is not a permutation of the {len(s)} "
+                f"dims of shape {list(s)}; list each of 0..{len(s) - 1} once",
+            )
         return Spec(tuple(s[p] for p in perm), dtype_of(x))
 
     def kernel(xp, x, perm):
@@ -200,8 +224,10 @@ def _joined(shapes: list, axis: int | None, op_name: str) -> list:
     """Merge equal-rank shapes dim by dim (-1 is unknown); dim ``axis`` may differ."""
     shown = ", ".join(str(list(s)) for s in shapes)
     if len({len(s) for s in shapes}) > 1:
-        raise _err(op_name, f"inputs need the same rank, got shapes {shown}; reshape or "
-                   "unsqueeze them first")
+        raise _err(
+            op_name,
+            f"inputs need the same rank, got shapes {shown}; reshape or unsqueeze them first",
+        )
     out = []
     for i in range(len(shapes[0])):
         dims = {s[i] for s in shapes if s[i] >= 0}
@@ -278,7 +304,7 @@ class Unstack:
 
     def infer(x, axis, num):
         s = shape_of(x)
-        return (Spec(s[:axis] + s[axis + 1:], dtype_of(x)),) * num
+        return (Spec(s[:axis] + s[axis + 1 :], dtype_of(x)),) * num
 
     def kernel(xp, x, axis, num):
         return tuple(xp.unstack(x, axis=axis))
@@ -294,8 +320,11 @@ def _split_sizes(dim: int, axis: int, sections: tuple, num: int, shape: tuple) -
         if dim < 0:
             return [-1] * num
         if dim % num:
-            raise _err("split", f"{where}, which cannot be split into {num} equal parts; pass "
-                       "a list of section sizes instead")
+            raise _err(
+                "split",
+                f"{where}, which cannot be split into {num} equal parts; pass "
+                "a list of section sizes instead",
+            )
         return [dim // num] * num
     if list(sections).count(-1) > 1 or any(s < -1 for s in sections):
         raise _err("split", f"sections {list(sections)} may hold one -1 and no other negatives")
@@ -305,8 +334,11 @@ def _split_sizes(dim: int, axis: int, sections: tuple, num: int, shape: tuple) -
     if -1 in sections and known <= dim:
         return [dim - known if s == -1 else s for s in sections]
     if known != dim:
-        raise _err("split", f"sections {list(sections)} sum to {known} but {where}; make them "
-                   "add up (one may be -1 to take the rest)")
+        raise _err(
+            "split",
+            f"sections {list(sections)} sum to {known} but {where}; make them "
+            "add up (one may be -1 to take the rest)",
+        )
     return list(sections)
 
 
@@ -319,7 +351,7 @@ class Split:
     def infer(x, axis, sections=(), num=0):
         s = shape_of(x)
         sizes = _split_sizes(s[axis], axis, sections, num, s)
-        return tuple(Spec(s[:axis] + (n,) + s[axis + 1:], dtype_of(x)) for n in sizes)
+        return tuple(Spec(s[:axis] + (n,) + s[axis + 1 :], dtype_of(x)) for n in sizes)
 
     def kernel(xp, x, axis, sections=(), num=0):
         s = tuple(x.shape)
@@ -410,7 +442,7 @@ class RepeatInterleave:
 
     def infer(x, repeats, axis):
         s = shape_of(x)
-        return Spec(s[:axis] + (_repeated(s[axis], repeats),) + s[axis + 1:], dtype_of(x))
+        return Spec(s[:axis] + (_repeated(s[axis], repeats),) + s[axis + 1 :], dtype_of(x))
 
     def kernel(xp, x, repeats, axis):
         return xp.repeat(x, repeats if isinstance(repeats, int) else xp.asarray(repeats), axis=axis)
@@ -558,16 +590,22 @@ def transpose(x: Any, perm: Any, name: str | None = None):
     """Permute the dims of ``x``: output dim ``i`` is input dim ``perm[i]``."""
     perm = _ints(perm)
     if len(perm) != x.ndim:
-        raise _err("transpose", f"perm {list(perm)} has {len(perm)} entries but the tensor "
-                   f"has shape {list(x.shape)}; give one entry per dim")
+        raise _err(
+            "transpose",
+            f"perm {list(perm)} has {len(perm)} entries but the tensor "
+            f"has shape {list(x.shape)}; give one entry per dim",
+        )
     return Transpose(x, perm=tuple(normalize_axis(p, x.ndim, "transpose") for p in perm))
 
 
 def t(input: Any, name: str | None = None):
     """Transpose a 2-D tensor; 0-D and 1-D tensors are returned as they are."""
     if input.ndim > 2:
-        raise _err("t", f"expects a tensor of at most 2 dims, got shape {list(input.shape)}; "
-                   "use transpose(x, perm) for more dims")
+        raise _err(
+            "t",
+            f"expects a tensor of at most 2 dims, got shape {list(input.shape)}; "
+            "use transpose(x, perm) for more dims",
+        )
     return input if input.ndim < 2 else Transpose(input, perm=(1, 0))
 
 
@@ -575,8 +613,9 @@ def moveaxis(x: Any, source: Any, destination: Any, name: str | None = None):
     """Move dims ``source`` to positions ``destination`` (ints or equal-length lists)."""
     src, dst = _ints(source), _ints(destination)
     if len(src) != len(dst):
-        raise _err("moveaxis", f"source {list(src)} and destination {list(dst)} need the "
-                   "same length")
+        raise _err(
+            "moveaxis", f"source {list(src)} and destination {list(dst)} need the same length"
+        )
     src = [normalize_axis(a, x.ndim, "moveaxis") for a in src]
     dst = [normalize_axis(a, x.ndim, "moveaxis") for a in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
@@ -592,8 +631,11 @@ def squeeze(x: Any, axis: Any = None, name: str | None = None):
     are left alone)."""
     if axis is None or (isinstance(axis, (list, tuple)) and not axis):
         if -1 in x.shape:
-            raise _err("squeeze", f"which dims of shape {list(x.shape)} have size 1 is not "
-                       "known while building the program; pass axis explicitly")
+            raise _err(
+                "squeeze",
+                f"which dims of shape {list(x.shape)} have size 1 is not "
+                "known while building the program; pass axis explicitly",
+            )
         axes = tuple(i for i, d in enumerate(x.shape) if d == 1)
     else:
         axes = normalize_axes(_ints(axis), x.ndim, "squeeze")
@@ -612,8 +654,11 @@ def flatten(x: Any, start_axis: int = 0, stop_axis: int = -1, name: str | None =
     start = normalize_axis(int(start_axis), x.ndim, "flatten")
     stop = normalize_axis(int(stop_axis), x.ndim, "flatten")
     if start > stop:
-        raise _err("flatten", f"start_axis {start_axis} comes after stop_axis {stop_axis} for "
-                   f"shape {list(x.shape)}; swap them")
+        raise _err(
+            "flatten",
+            f"start_axis {start_axis} comes after stop_axis {stop_axis} for "
+            f"shape {list(x.shape)}; swap them",
+        )
     return Flatten(x, start_axis=start, stop_axis=stop)
 
 
@@ -719,8 +764,11 @@ def repeat_interleave(x: Any, repeats: Any, axis: Any = None, name: str | None =
     if len(reps) == 1:
         reps = reps[0]
     elif x.shape[axis] >= 0 and len(reps) != x.shape[axis]:
-        raise _err("repeat_interleave", f"{len(reps)} repeat counts for dim {axis} of shape "
-                   f"{list(x.shape)}; give one count per element or a single int")
+        raise _err(
+            "repeat_interleave",
+            f"{len(reps)} repeat counts for dim {axis} of shape "
+            f"{list(x.shape)}; give one count per element or a single int",
+        )
     return RepeatInterleave(x, repeats=reps, axis=axis)
 
 

@@ -112,7 +112,8 @@ def attach(namespace: Any) -> None:
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: ns.abs(self)
     T.__invert__ = lambda self: (
-        ns.logical_not(self) if self.dtype == dtypes.bool_ else ns.bitwise_not(self))
+        ns.logical_not(self) if self.dtype == dtypes.bool_ else ns.bitwise_not(self)
+    )
     T.astype = lambda self, dtype: ns.cast(self, dtype)
     T.clone = lambda self: ns.assign(self)
     T.__getitem__ = lambda self, key: ns.getitem(self, key)

@@ -22,7 +22,6 @@ __all__ = [
 ]  # fmt: skip
 
 
-
 def _reduced_shape(shape: tuple, axis: tuple | None, keepdim: bool) -> tuple:
     if axis is None:
         return tuple(1 for _ in shape) if keepdim else ()
@@ -140,8 +139,11 @@ class ReduceProd:
 
 def _arg_spec(x, axis, keepdim, dtype):
     axes = None if axis is None else (axis,)
-    shape = _reduced_shape(shape_of(x), axes, keepdim) if axis is not None else (
-        (1,) * len(shape_of(x)) if keepdim else ())
+    shape = (
+        _reduced_shape(shape_of(x), axes, keepdim)
+        if axis is not None
+        else ((1,) * len(shape_of(x)) if keepdim else ())
+    )
     return Spec(shape, dtypes.convert_dtype(dtype))
 
 
@@ -271,12 +273,19 @@ def _sum_input(x, dtype):
 
     if dtype is not None:
         return cast(x, dtype)
-    if x.dtype == dtypes.bool_ or x.dtype in (dtypes.int32, dtypes.int16, dtypes.int8, dtypes.uint8):
+    if x.dtype == dtypes.bool_ or x.dtype in (
+        dtypes.int32,
+        dtypes.int16,
+        dtypes.int8,
+        dtypes.uint8,
+    ):
         return cast(x, dtypes.int64)
     return x
 
 
-def sum(x: Any, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str | None = None):
+def sum(
+    x: Any, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str | None = None
+):
     """Sum over ``axis`` (all axes when None). bool and small ints sum as int64, as in Paddle."""
     return ReduceSum(_sum_input(x, dtype), axis=_axes(x, axis, "sum"), keepdim=bool(keepdim))
 
@@ -302,8 +311,9 @@ def min(x: Any, axis: Any = None, keepdim: bool = False, name: str | None = None
 amax, amin = max, min
 
 
-def prod(x: Any, axis: Any = None, keepdim: bool = False, dtype: Any = None,
-         name: str | None = None):
+def prod(
+    x: Any, axis: Any = None, keepdim: bool = False, dtype: Any = None, name: str | None = None
+):
     """Product over ``axis``."""
     from autostatic_runtime.ops.elementwise import cast
 
@@ -318,18 +328,28 @@ def _single_axis(x, axis, name):
     return normalize_axes(int(axis), x.ndim, name)[0]
 
 
-def argmax(x: Any, axis: Any = None, keepdim: bool = False, dtype: Any = "int64",
-           name: str | None = None):
+def argmax(
+    x: Any, axis: Any = None, keepdim: bool = False, dtype: Any = "int64", name: str | None = None
+):
     """Index of the maximum along ``axis`` (of the flattened tensor when None)."""
-    return ArgMax(x, axis=_single_axis(x, axis, "argmax"), keepdim=bool(keepdim),
-                  dtype=dtypes.convert_dtype(dtype))
+    return ArgMax(
+        x,
+        axis=_single_axis(x, axis, "argmax"),
+        keepdim=bool(keepdim),
+        dtype=dtypes.convert_dtype(dtype),
+    )
 
 
-def argmin(x: Any, axis: Any = None, keepdim: bool = False, dtype: Any = "int64",
-           name: str | None = None):
+def argmin(
+    x: Any, axis: Any = None, keepdim: bool = False, dtype: Any = "int64", name: str | None = None
+):
     """Index of the minimum along ``axis`` (of the flattened tensor when None)."""
-    return ArgMin(x, axis=_single_axis(x, axis, "argmin"), keepdim=bool(keepdim),
-                  dtype=dtypes.convert_dtype(dtype))
+    return ArgMin(
+        x,
+        axis=_single_axis(x, axis, "argmin"),
+        keepdim=bool(keepdim),
+        dtype=dtypes.convert_dtype(dtype),
+    )
 
 
 def all(x: Any, axis: Any = None, keepdim: bool = False, name: str | None = None):
@@ -379,8 +399,9 @@ def logsumexp(x: Any, axis: Any = None, keepdim: bool = False, name: str | None 
     return LogSumExp(x, axis=_axes(x, axis, "logsumexp"), keepdim=bool(keepdim))
 
 
-def var(x: Any, axis: Any = None, unbiased: bool = True, keepdim: bool = False,
-        name: str | None = None):
+def var(
+    x: Any, axis: Any = None, unbiased: bool = True, keepdim: bool = False, name: str | None = None
+):
     """Variance over ``axis`` (divides by n - 1 when ``unbiased``)."""
     axes = _axes(x, axis, "var")
     d = x - mean(x, axis=axis, keepdim=True)
@@ -403,16 +424,18 @@ def maximum_one(v: Any):
     return maximum(v, 1.0)
 
 
-def std(x: Any, axis: Any = None, unbiased: bool = True, keepdim: bool = False,
-        name: str | None = None):
+def std(
+    x: Any, axis: Any = None, unbiased: bool = True, keepdim: bool = False, name: str | None = None
+):
     """Standard deviation over ``axis``."""
     from autostatic_runtime.ops.elementwise import sqrt
 
     return sqrt(var(x, axis, unbiased, keepdim))
 
 
-def nansum(x: Any, axis: Any = None, dtype: Any = None, keepdim: bool = False,
-           name: str | None = None):
+def nansum(
+    x: Any, axis: Any = None, dtype: Any = None, keepdim: bool = False, name: str | None = None
+):
     """Sum treating NaN as zero."""
     from autostatic_runtime.ops.elementwise import isnan, where
 

@@ -19,7 +19,8 @@ is derived from it and the static compiler inlines it).
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import DTypeError, ShapeError, user_location
@@ -41,11 +42,29 @@ class Spec(NamedTuple):
 class OpDef:
     """One registered op. Call it with inputs (tensors, Python scalars) and keyword attrs."""
 
-    __slots__ = ("name", "infer", "kernel", "grad", "multi_output", "nondiff_outputs", "doc",
-                 "expr", "inputs")
+    __slots__ = (
+        "name",
+        "infer",
+        "kernel",
+        "grad",
+        "multi_output",
+        "nondiff_outputs",
+        "doc",
+        "expr",
+        "inputs",
+    )
 
-    def __init__(self, name: str, infer, kernel, grad, multi_output=False, nondiff_outputs=(),
-                 expr=None, inputs=()):
+    def __init__(
+        self,
+        name: str,
+        infer,
+        kernel,
+        grad,
+        multi_output=False,
+        nondiff_outputs=(),
+        expr=None,
+        inputs=(),
+    ):
         self.name = name
         self.infer = infer
         self.kernel = kernel
@@ -163,8 +182,9 @@ def broadcast(*args: Any, op: str = "broadcast") -> tuple:
                 dim = d
             else:
                 shown = " and ".join(str(list(s)) for s in shapes)
-                raise ShapeError(op, f"shapes {shown} cannot be broadcast (dim {d} vs {dim})",
-                                 user_location())
+                raise ShapeError(
+                    op, f"shapes {shown} cannot be broadcast (dim {d} vs {dim})", user_location()
+                )
         out.append(dim)
     return tuple(out)
 
@@ -172,8 +192,9 @@ def broadcast(*args: Any, op: str = "broadcast") -> tuple:
 def normalize_axis(axis: int, ndim: int, op: str) -> int:
     """A non-negative axis, or a clear error naming the op."""
     if not -max(ndim, 1) <= axis < max(ndim, 1):
-        raise ShapeError(op, f"axis {axis} is out of range for a tensor of rank {ndim}",
-                         user_location())
+        raise ShapeError(
+            op, f"axis {axis} is out of range for a tensor of rank {ndim}", user_location()
+        )
     return axis % ndim if ndim else 0
 
 
@@ -193,8 +214,11 @@ def require_float(op: str, *values: Any) -> None:
     for v in values:
         d = dtype_of(v)
         if not d.is_floating:
-            raise DTypeError(op, f"expects a floating-point tensor, got {d}; cast it first "
-                             f"with .astype('float32')", user_location())
+            raise DTypeError(
+                op,
+                f"expects a floating-point tensor, got {d}; cast it first with .astype('float32')",
+                user_location(),
+            )
 
 
 def known(shape: tuple) -> bool:

@@ -25,7 +25,7 @@ def _err(op_name: str, message: str) -> ShapeError:
 
 
 def _with_dim(shape: tuple, axis: int, n: int) -> tuple:
-    return shape[:axis] + (n,) + shape[axis + 1:]
+    return shape[:axis] + (n,) + shape[axis + 1 :]
 
 
 def _take_first(xp, idx, k: int, axis: int):
@@ -132,7 +132,7 @@ class KthValue:
 
     def infer(x, k, axis, keepdim):
         s = shape_of(x)
-        return _pair(x, _with_dim(s, axis, 1) if keepdim else s[:axis] + s[axis + 1:])
+        return _pair(x, _with_dim(s, axis, 1) if keepdim else s[:axis] + s[axis + 1 :])
 
     def kernel(xp, x, k, axis, keepdim):
         idx = xp.argsort(x, axis=axis, stable=True)
@@ -259,45 +259,65 @@ def _sorted(x, axis, descending):
     return ArgSort(x, axis=_axis(x, axis, "sort"), descending=bool(descending))
 
 
-def sort(x: Any, axis: int = -1, descending: bool = False, stable: bool = False,
-         name: str | None = None):
+def sort(
+    x: Any, axis: int = -1, descending: bool = False, stable: bool = False, name: str | None = None
+):
     """``x`` sorted along ``axis`` (always stably; gradients flow to the original positions)."""
     return _sorted(x, axis, descending)[0]
 
 
-def argsort(x: Any, axis: int = -1, descending: bool = False, stable: bool = False,
-            name: str | None = None):
+def argsort(
+    x: Any, axis: int = -1, descending: bool = False, stable: bool = False, name: str | None = None
+):
     """The int64 indices that sort ``x`` along ``axis`` (ties keep their input order)."""
     return _sorted(x, axis, descending)[1]
 
 
-def topk(x: Any, k: Any, axis: int | None = None, largest: bool = True, sorted: bool = True,
-         name: str | None = None):
+def topk(
+    x: Any,
+    k: Any,
+    axis: int | None = None,
+    largest: bool = True,
+    sorted: bool = True,
+    name: str | None = None,
+):
     """The ``k`` largest (``largest=False``: smallest) values along ``axis`` (default -1) and
     their int64 indices, best first."""
     axis = _axis(x, -1 if axis is None else axis, "topk")
     k = int(k.item()) if isinstance(k, TensorLike) else int(k)
     n = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= n and n >= 0:
-        raise _err("topk", f"k={k} is out of range for dim {axis} of shape {list(x.shape)} "
-                   f"(size {n}); use 0 <= k <= {n}")
+        raise _err(
+            "topk",
+            f"k={k} is out of range for dim {axis} of shape {list(x.shape)} "
+            f"(size {n}); use 0 <= k <= {n}",
+        )
     return TopK(x, k=k, axis=axis, largest=bool(largest))
 
 
-def kthvalue(x: Any, k: Any, axis: int | None = None, keepdim: bool = False,
-             name: str | None = None):
+def kthvalue(
+    x: Any, k: Any, axis: int | None = None, keepdim: bool = False, name: str | None = None
+):
     """The ``k``-th smallest value along ``axis`` (default -1; k is 1-based) and its index."""
     axis = _axis(x, -1 if axis is None else axis, "kthvalue")
     k = int(k.item()) if isinstance(k, TensorLike) else int(k)
     n = x.shape[axis]
     if not 1 <= k <= n and n >= 0:
-        raise _err("kthvalue", f"k={k} is out of range for dim {axis} of shape "
-                   f"{list(x.shape)} (size {n}); use 1 <= k <= {n}")
+        raise _err(
+            "kthvalue",
+            f"k={k} is out of range for dim {axis} of shape "
+            f"{list(x.shape)} (size {n}); use 1 <= k <= {n}",
+        )
     return KthValue(x, k=k, axis=axis, keepdim=bool(keepdim))
 
 
-def median(x: Any, axis: int | None = None, keepdim: bool = False, mode: str = "avg",
-           name: str | None = None):
+def median(
+    x: Any,
+    axis: int | None = None,
+    keepdim: bool = False,
+    mode: str = "avg",
+    name: str | None = None,
+):
     """The median along ``axis`` (all elements when None). With an even count, ``mode='avg'``
     averages the two middle values (result float32, or float64 for float64 input) and
     ``mode='min'`` takes the lower one (and, with an axis, also returns its index)."""
@@ -332,9 +352,15 @@ def _unique_call(opdef, x, flags, axis, dtype, name):
     return outs[0] if not picked else tuple([outs[0]] + picked)
 
 
-def unique(x: Any, return_index: bool = False, return_inverse: bool = False,
-           return_counts: bool = False, axis: int | None = None, dtype: Any = "int64",
-           name: str | None = None):
+def unique(
+    x: Any,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int | None = None,
+    dtype: Any = "int64",
+    name: str | None = None,
+):
     """Sorted unique elements (of the flattened ``x``, or unique slices along ``axis``).
 
     Optionally also returns, in this order, the index of each value's first occurrence, the
@@ -344,34 +370,54 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False,
     return _unique_call(Unique, x, flags, axis, dtype, "unique")
 
 
-def unique_consecutive(x: Any, return_inverse: bool = False, return_counts: bool = False,
-                       axis: int | None = None, dtype: Any = "int64", name: str | None = None):
+def unique_consecutive(
+    x: Any,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int | None = None,
+    dtype: Any = "int64",
+    name: str | None = None,
+):
     """Collapse consecutive runs of equal elements (or slices along ``axis``); optionally also
     returns the inverse and the run lengths."""
     flags = (False, return_inverse, return_counts)
     return _unique_call(UniqueConsecutive, x, flags, axis, dtype, "unique_consecutive")
 
 
-def searchsorted(sorted_sequence: Any, values: Any, out_int32: bool = False, right: bool = False,
-                 name: str | None = None):
+def searchsorted(
+    sorted_sequence: Any,
+    values: Any,
+    out_int32: bool = False,
+    right: bool = False,
+    name: str | None = None,
+):
     """Where ``values`` would be inserted in the innermost dim of ``sorted_sequence`` to keep
     it sorted (``right=True``: after equal elements). Leading dims of both must match."""
     from autostatic_runtime.ops.elementwise import cast
 
     seq, v = sorted_sequence, values
     if seq.ndim > 1 and list(seq.shape[:-1]) != list(v.shape[:-1]):
-        raise _err("searchsorted", f"the leading dims of sorted_sequence {list(seq.shape)} and "
-                   f"values {list(v.shape)} differ; they must match (or use a 1-D sequence)")
+        raise _err(
+            "searchsorted",
+            f"the leading dims of sorted_sequence {list(seq.shape)} and "
+            f"values {list(v.shape)} differ; they must match (or use a 1-D sequence)",
+        )
     if seq.dtype != v.dtype:
         d = dtypes.promote(seq.dtype, v.dtype)
         seq, v = (seq if seq.dtype == d else cast(seq, d)), (v if v.dtype == d else cast(v, d))
     return SearchSorted(seq, v, right=bool(right), out_int32=bool(out_int32))
 
 
-def bucketize(x: Any, sorted_sequence: Any, out_int32: bool = False, right: bool = False,
-              name: str | None = None):
+def bucketize(
+    x: Any,
+    sorted_sequence: Any,
+    out_int32: bool = False,
+    right: bool = False,
+    name: str | None = None,
+):
     """The bucket of each element of ``x`` in the 1-D ``sorted_sequence`` (see searchsorted)."""
     if sorted_sequence.ndim != 1:
-        raise _err("bucketize", f"sorted_sequence must be 1-D, got shape "
-                   f"{list(sorted_sequence.shape)}")
+        raise _err(
+            "bucketize", f"sorted_sequence must be 1-D, got shape {list(sorted_sequence.shape)}"
+        )
     return searchsorted(sorted_sequence, x, out_int32=out_int32, right=right)

@@ -48,10 +48,21 @@ class Adam(Optimizer):
         amsgrad: use the maximum of past second moments (AMSGrad).
     """
 
-    def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999,
-                 epsilon: float = 1e-8, parameters: Any = None, weight_decay: Any = None,
-                 grad_clip: Any = None, lazy_mode: bool = False, multi_precision: bool = False,
-                 use_multi_tensor: bool = False, amsgrad: bool = False, name: str | None = None):
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        beta1: Any = 0.9,
+        beta2: Any = 0.999,
+        epsilon: float = 1e-8,
+        parameters: Any = None,
+        weight_decay: Any = None,
+        grad_clip: Any = None,
+        lazy_mode: bool = False,
+        multi_precision: bool = False,
+        use_multi_tensor: bool = False,
+        amsgrad: bool = False,
+        name: str | None = None,
+    ):
         self._beta1 = _float(beta1, "beta1")
         self._beta2 = _float(beta2, "beta2")
         self._epsilon = _float(epsilon, "epsilon")
@@ -65,9 +76,11 @@ class Adam(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
 
     def _hyper(self, group: dict) -> tuple[float, float, float]:
-        return (_float(group.get("beta1", self._beta1), "beta1"),
-                _float(group.get("beta2", self._beta2), "beta2"),
-                _float(group.get("epsilon", self._epsilon), "epsilon"))
+        return (
+            _float(group.get("beta1", self._beta1), "beta1"),
+            _float(group.get("beta2", self._beta2), "beta2"),
+            _float(group.get("epsilon", self._epsilon), "epsilon"),
+        )
 
     def _update(self, param, grad, lr, group):
         self._adam_step(param, grad, lr, group)
@@ -108,17 +121,39 @@ class AdamW(Adam):
         added to its gradient.
     """
 
-    def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999,
-                 epsilon: float = 1e-8, parameters: Any = None, weight_decay: Any = 0.01,
-                 lr_ratio: Callable[[Tensor], float] | None = None,
-                 apply_decay_param_fun: Callable[[str], bool] | None = None,
-                 grad_clip: Any = None, lazy_mode: bool = False, multi_precision: bool = False,
-                 amsgrad: bool = False, name: str | None = None):
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        beta1: Any = 0.9,
+        beta2: Any = 0.999,
+        epsilon: float = 1e-8,
+        parameters: Any = None,
+        weight_decay: Any = 0.01,
+        lr_ratio: Callable[[Tensor], float] | None = None,
+        apply_decay_param_fun: Callable[[str], bool] | None = None,
+        grad_clip: Any = None,
+        lazy_mode: bool = False,
+        multi_precision: bool = False,
+        amsgrad: bool = False,
+        name: str | None = None,
+    ):
         self._coeff = _float(weight_decay, "AdamW weight_decay")
         self._lr_ratio = lr_ratio
         self._apply_decay_param_fun = apply_decay_param_fun
-        super().__init__(learning_rate, beta1, beta2, epsilon, parameters, None, grad_clip,
-                         lazy_mode, multi_precision, False, amsgrad, name)
+        super().__init__(
+            learning_rate,
+            beta1,
+            beta2,
+            epsilon,
+            parameters,
+            None,
+            grad_clip,
+            lazy_mode,
+            multi_precision,
+            False,
+            amsgrad,
+            name,
+        )
 
     def _add_param_group(self, group: dict) -> None:
         if "weight_decay" in group:  # a group's weight_decay is its decoupled coefficient

@@ -56,8 +56,10 @@ class LRScheduler:
             closed = getattr(self, "_get_closed_form_lr", None)
             self.last_lr = closed() if closed else self.get_lr()
         if self.verbose:
-            print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to "
-                  f"{self.last_lr}.")
+            print(
+                f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to "
+                f"{self.last_lr}."
+            )
 
     def get_lr(self) -> float:
         raise NotImplementedError(f"{type(self).__name__} must implement get_lr()")
@@ -74,12 +76,16 @@ class LRScheduler:
         self.state_keys()
         for key in self.keys:
             if key not in state_dict:
-                raise RuntimeError(f"{type(self).__name__}.set_state_dict: '{key}' is missing "
-                                   "from the state dict")
+                raise RuntimeError(
+                    f"{type(self).__name__}.set_state_dict: '{key}' is missing from the state dict"
+                )
             self.__dict__[key] = state_dict[key]
         if len(state_dict) > len(self.keys):
-            warnings.warn(f"{type(self).__name__}.set_state_dict: unused entries "
-                          f"{sorted(set(state_dict) - set(self.keys))}", stacklevel=2)
+            warnings.warn(
+                f"{type(self).__name__}.set_state_dict: unused entries "
+                f"{sorted(set(state_dict) - set(self.keys))}",
+                stacklevel=2,
+            )
 
     set_dict = set_state_dict
 
@@ -94,8 +100,14 @@ def _plain(value: Any) -> Any:
 class NoamDecay(LRScheduler):
     """``lr * d_model**-0.5 * min(epoch**-0.5, epoch * warmup_steps**-1.5)`` (Transformer)."""
 
-    def __init__(self, d_model: float, warmup_steps: int, learning_rate: float = 1.0,
-                 last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        d_model: float,
+        warmup_steps: int,
+        learning_rate: float = 1.0,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if d_model <= 0:
             raise ValueError("NoamDecay: d_model must be greater than 0")
         self.d_model, self.warmup_steps = d_model, warmup_steps
@@ -110,11 +122,18 @@ class NoamDecay(LRScheduler):
 class PiecewiseDecay(LRScheduler):
     """``values[i]`` while ``epoch < boundaries[i]``, then ``values[-1]``."""
 
-    def __init__(self, boundaries: Sequence[int], values: Sequence[float], last_epoch: int = -1,
-                 verbose: bool = False):
+    def __init__(
+        self,
+        boundaries: Sequence[int],
+        values: Sequence[float],
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if len(values) != len(boundaries) + 1:
-            raise ValueError(f"PiecewiseDecay: needs len(values) == len(boundaries) + 1, got "
-                             f"{len(values)} values and {len(boundaries)} boundaries")
+            raise ValueError(
+                f"PiecewiseDecay: needs len(values) == len(boundaries) + 1, got "
+                f"{len(values)} values and {len(boundaries)} boundaries"
+            )
         self.boundaries, self.values = list(boundaries), list(values)
         super().__init__(last_epoch=last_epoch, verbose=verbose)
 
@@ -128,8 +147,9 @@ class PiecewiseDecay(LRScheduler):
 class NaturalExpDecay(LRScheduler):
     """``lr * exp(-gamma * epoch)``."""
 
-    def __init__(self, learning_rate: float, gamma: float, last_epoch: int = -1,
-                 verbose: bool = False):
+    def __init__(
+        self, learning_rate: float, gamma: float, last_epoch: int = -1, verbose: bool = False
+    ):
         self.gamma = gamma
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -140,8 +160,9 @@ class NaturalExpDecay(LRScheduler):
 class InverseTimeDecay(LRScheduler):
     """``lr / (1 + gamma * epoch)``."""
 
-    def __init__(self, learning_rate: float, gamma: float, last_epoch: int = -1,
-                 verbose: bool = False):
+    def __init__(
+        self, learning_rate: float, gamma: float, last_epoch: int = -1, verbose: bool = False
+    ):
         self.gamma = gamma
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -152,9 +173,16 @@ class InverseTimeDecay(LRScheduler):
 class PolynomialDecay(LRScheduler):
     """``(lr - end_lr) * (1 - epoch / decay_steps) ** power + end_lr`` (cycling if ``cycle``)."""
 
-    def __init__(self, learning_rate: float, decay_steps: int, end_lr: float = 0.0001,
-                 power: float = 1.0, cycle: bool = False, last_epoch: int = -1,
-                 verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        decay_steps: int,
+        end_lr: float = 0.0001,
+        power: float = 1.0,
+        cycle: bool = False,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if not (isinstance(decay_steps, int) and decay_steps > 0):
             raise ValueError("PolynomialDecay: decay_steps must be a positive integer")
         self.decay_steps, self.end_lr, self.power, self.cycle = decay_steps, end_lr, power, cycle
@@ -173,16 +201,26 @@ class LinearWarmup(LRScheduler):
     """Rise linearly from ``start_lr`` to ``end_lr`` over ``warmup_steps``, then follow
     ``learning_rate`` (a float or another scheduler, stepped from 0 after the warmup)."""
 
-    def __init__(self, learning_rate: float | LRScheduler, warmup_steps: int, start_lr: float,
-                 end_lr: float, last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float | LRScheduler,
+        warmup_steps: int,
+        start_lr: float,
+        end_lr: float,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if not isinstance(learning_rate, (int, float, LRScheduler)):
-            raise TypeError(f"LinearWarmup: learning_rate must be a float or an LRScheduler, "
-                            f"not {type(learning_rate).__name__}")
+            raise TypeError(
+                f"LinearWarmup: learning_rate must be a float or an LRScheduler, "
+                f"not {type(learning_rate).__name__}"
+            )
         if not (isinstance(warmup_steps, int) and warmup_steps > 0):
             raise ValueError("LinearWarmup: warmup_steps must be a positive integer")
         if end_lr <= start_lr:
-            raise ValueError(f"LinearWarmup: end_lr ({end_lr}) must be greater than start_lr "
-                             f"({start_lr})")
+            raise ValueError(
+                f"LinearWarmup: end_lr ({end_lr}) must be greater than start_lr ({start_lr})"
+            )
         self.learning_rate = learning_rate
         self.warmup_steps, self.start_lr, self.end_lr = warmup_steps, start_lr, end_lr
         super().__init__(start_lr, last_epoch, verbose)
@@ -213,8 +251,9 @@ class LinearWarmup(LRScheduler):
 class ExponentialDecay(LRScheduler):
     """``lr * gamma ** epoch``."""
 
-    def __init__(self, learning_rate: float, gamma: float, last_epoch: int = -1,
-                 verbose: bool = False):
+    def __init__(
+        self, learning_rate: float, gamma: float, last_epoch: int = -1, verbose: bool = False
+    ):
         self.gamma = gamma
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -225,8 +264,14 @@ class ExponentialDecay(LRScheduler):
 class MultiStepDecay(LRScheduler):
     """``lr * gamma ** (number of milestones <= epoch)``."""
 
-    def __init__(self, learning_rate: float, milestones: Sequence[int], gamma: float = 0.1,
-                 last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        milestones: Sequence[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         milestones = list(milestones)
         if any(b <= a for a, b in zip(milestones, milestones[1:], strict=False)):
             raise ValueError(f"MultiStepDecay: milestones must increase, got {milestones}")
@@ -245,8 +290,14 @@ class MultiStepDecay(LRScheduler):
 class StepDecay(LRScheduler):
     """``lr * gamma ** (epoch // step_size)``."""
 
-    def __init__(self, learning_rate: float, step_size: int, gamma: float = 0.1,
-                 last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        step_size: int,
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if not isinstance(step_size, int) or step_size <= 0:
             raise ValueError(f"StepDecay: step_size must be a positive int, got {step_size!r}")
         if gamma >= 1.0:
@@ -261,8 +312,13 @@ class StepDecay(LRScheduler):
 class LambdaDecay(LRScheduler):
     """``lr * lr_lambda(epoch)``."""
 
-    def __init__(self, learning_rate: float, lr_lambda: Callable[[int], float],
-                 last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        lr_lambda: Callable[[int], float],
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if not callable(lr_lambda):
             raise TypeError("LambdaDecay: lr_lambda must be a function of the epoch")
         self.lr_lambda = lr_lambda
@@ -275,8 +331,13 @@ class LambdaDecay(LRScheduler):
 class MultiplicativeDecay(LRScheduler):
     """Multiply the previous rate by ``lr_lambda(epoch)`` at each step."""
 
-    def __init__(self, learning_rate: float, lr_lambda: Callable[[int], float],
-                 last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        lr_lambda: Callable[[int], float],
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if not callable(lr_lambda):
             raise TypeError("MultiplicativeDecay: lr_lambda must be a function of the epoch")
         self.lr_lambda = lr_lambda
@@ -293,8 +354,14 @@ class CosineAnnealingDecay(LRScheduler):
     without restarts), computed recursively as Paddle does; ``step(epoch)`` uses the closed form
     ``eta_min + (lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``."""
 
-    def __init__(self, learning_rate: float, T_max: int, eta_min: float = 0,
-                 last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        T_max: int,
+        eta_min: float = 0,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if not isinstance(T_max, int) or T_max <= 0:
             raise ValueError(f"CosineAnnealingDecay: T_max must be a positive int, got {T_max!r}")
         self.T_max, self.eta_min = T_max, float(eta_min)
@@ -318,8 +385,15 @@ class LinearLR(LRScheduler):
     """Scale ``lr`` by a factor moving linearly from ``start_factor`` to ``end_factor`` over
     ``total_steps``."""
 
-    def __init__(self, learning_rate: float, total_steps: int, start_factor: float = 1.0 / 3,
-                 end_factor: float = 1.0, last_epoch: int = -1, verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        total_steps: int,
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
         if not (0 < start_factor <= 1 and 0 <= end_factor <= 1):
             raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
         if total_steps <= 0:
@@ -336,16 +410,26 @@ class ReduceOnPlateau(LRScheduler):
     """Multiply the rate by ``factor`` when ``metrics`` (passed to ``step``) stops improving
     for more than ``patience`` epochs; then wait ``cooldown`` epochs."""
 
-    def __init__(self, learning_rate: float, mode: str = "min", factor: float = 0.1,
-                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
-                 cooldown: int = 0, min_lr: float = 0, epsilon: float = 1e-8,
-                 verbose: bool = False):
+    def __init__(
+        self,
+        learning_rate: float,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: float = 0,
+        epsilon: float = 1e-8,
+        verbose: bool = False,
+    ):
         mode, threshold_mode = mode.lower(), threshold_mode.lower()
         if mode not in ("min", "max"):
             raise ValueError(f"ReduceOnPlateau: mode must be 'min' or 'max', got {mode!r}")
         if threshold_mode not in ("rel", "abs"):
-            raise ValueError(f"ReduceOnPlateau: threshold_mode must be 'rel' or 'abs', got "
-                             f"{threshold_mode!r}")
+            raise ValueError(
+                f"ReduceOnPlateau: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}"
+            )
         if factor >= 1.0:
             raise ValueError("ReduceOnPlateau: factor must be < 1.0")
         if not isinstance(learning_rate, (int, float)):
@@ -377,8 +461,10 @@ class ReduceOnPlateau(LRScheduler):
             if self.last_lr - new_lr > self.epsilon:
                 self.last_lr = new_lr
                 if self.verbose:
-                    print(f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to "
-                          f"{self.last_lr}.")
+                    print(
+                        f"Epoch {self.last_epoch}: ReduceOnPlateau set learning rate to "
+                        f"{self.last_lr}."
+                    )
 
     def _is_better(self, current: float, best: float) -> bool:
         delta = best * self.threshold if self.threshold_mode == "rel" else self.threshold

@@ -29,11 +29,19 @@ class Momentum(Optimizer):
         rescale_grad: multiplies the gradient before the update.
     """
 
-    def __init__(self, learning_rate: Any = 0.001, momentum: float = 0.9,
-                 parameters: Any = None, use_nesterov: bool = False, weight_decay: Any = None,
-                 grad_clip: Any = None, multi_precision: bool = False,
-                 rescale_grad: float = 1.0, use_multi_tensor: bool = False,
-                 name: str | None = None):
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        momentum: float = 0.9,
+        parameters: Any = None,
+        use_nesterov: bool = False,
+        weight_decay: Any = None,
+        grad_clip: Any = None,
+        multi_precision: bool = False,
+        rescale_grad: float = 1.0,
+        use_multi_tensor: bool = False,
+        name: str | None = None,
+    ):
         if momentum is None:
             raise ValueError("Momentum: momentum must be a float")
         self._momentum = float(momentum)

@@ -30,7 +30,6 @@ from autostatic_runtime.autograd import no_grad
 from autostatic_runtime.mode import in_dynamic_mode
 from autostatic_runtime.nn.parameter import unique_name
 from autostatic_runtime.optimizer.lr import LRScheduler
-from autostatic_runtime.regularizer import L2Decay, WeightDecayRegularizer
 from autostatic_runtime.optimizer.static_update import (
     is_static,
     learning_rate_var,
@@ -38,6 +37,7 @@ from autostatic_runtime.optimizer.static_update import (
     static_minimize,
     xp_of,
 )
+from autostatic_runtime.regularizer import L2Decay, WeightDecayRegularizer
 from autostatic_runtime.static.program import Variable
 from autostatic_runtime.tensor import Tensor
 
@@ -58,14 +58,22 @@ class Optimizer:
         name: prefix of the accumulator names.
     """
 
-    def __init__(self, learning_rate: Any = 0.001, parameters: Iterable | None = None,
-                 weight_decay: Any = None, grad_clip: Any = None, name: str | None = None):
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        parameters: Iterable | None = None,
+        weight_decay: Any = None,
+        grad_clip: Any = None,
+        name: str | None = None,
+    ):
         self._parameter_list = _check_parameters(parameters, type(self).__name__)
         self._learning_rate = _check_lr(learning_rate)
         self.regularization = _regularizer(weight_decay)
         if grad_clip is not None and not hasattr(grad_clip, "_clip"):
-            raise TypeError(f"grad_clip must be a ClipGradByGlobalNorm, ClipGradByNorm or "
-                            f"ClipGradByValue, not {type(grad_clip).__name__}")
+            raise TypeError(
+                f"grad_clip must be a ClipGradByGlobalNorm, ClipGradByNorm or "
+                f"ClipGradByValue, not {type(grad_clip).__name__}"
+            )
         self._grad_clip = grad_clip
         self._name = name
         self._accumulators: defaultdict[str, dict[int, Any]] = defaultdict(dict)  # by id(param)
@@ -122,14 +130,17 @@ class Optimizer:
         if not isinstance(value, (int, float)):
             raise TypeError(f"set_lr: value must be a float, not {type(value).__name__}")
         if isinstance(self._learning_rate, LRScheduler):
-            raise RuntimeError("set_lr: this optimizer's learning rate is an LRScheduler; "
-                               "step the scheduler instead, or use set_lr_scheduler")
+            raise RuntimeError(
+                "set_lr: this optimizer's learning rate is an LRScheduler; "
+                "step the scheduler instead, or use set_lr_scheduler"
+            )
         self._learning_rate = float(value)
 
     def set_lr_scheduler(self, scheduler: LRScheduler) -> None:
         if not isinstance(scheduler, LRScheduler):
-            raise TypeError(f"set_lr_scheduler: expected an LRScheduler, got "
-                            f"{type(scheduler).__name__}")
+            raise TypeError(
+                f"set_lr_scheduler: expected an LRScheduler, got {type(scheduler).__name__}"
+            )
         self._learning_rate = scheduler
 
     # -- the step --------------------------------------------------------------------------
@@ -138,8 +149,11 @@ class Optimizer:
         """Update every trainable parameter that has a gradient, once."""
         lr = float(self.get_lr())
         for group in self._groups():
-            pairs = [(p, p.grad._data) for p in group["params"]
-                     if not p.stop_gradient and p.grad is not None]
+            pairs = [
+                (p, p.grad._data)
+                for p in group["params"]
+                if not p.stop_gradient and p.grad is not None
+            ]
             self._apply(pairs, group, lr)
 
     def _apply(self, pairs: list, group: dict, lr: float) -> None:
@@ -177,13 +191,25 @@ class Optimizer:
             if not p.stop_gradient:
                 p.clear_gradient(set_to_zero)
 
-    def backward(self, loss: Tensor, startup_program: Any = None, parameters: Any = None,
-                 no_grad_set: Any = None, callbacks: Any = None) -> list[tuple[Tensor, Tensor]]:
+    def backward(
+        self,
+        loss: Tensor,
+        startup_program: Any = None,
+        parameters: Any = None,
+        no_grad_set: Any = None,
+        callbacks: Any = None,
+    ) -> list[tuple[Tensor, Tensor]]:
         """The (param, grad) pairs ``loss.backward()`` produced (eager: no autodiff runs here)."""
         params = list(parameters) if parameters else self._all_params()
         skip = {v if isinstance(v, str) else id(v) for v in no_grad_set or ()}
-        return [(p, p.grad) for p in params if not p.stop_gradient and p.grad is not None
-                and id(p) not in skip and p.name not in skip]
+        return [
+            (p, p.grad)
+            for p in params
+            if not p.stop_gradient
+            and p.grad is not None
+            and id(p) not in skip
+            and p.name not in skip
+        ]
 
     @no_grad()
     def apply_gradients(self, params_grads: list[tuple[Tensor, Tensor]]) -> list:
@@ -198,8 +224,13 @@ class Optimizer:
             self._apply(list(given.values()), dict(self._default_dict), lr)
         return []
 
-    def minimize(self, loss: Tensor, startup_program: Any = None, parameters: Any = None,
-                 no_grad_set: Any = None) -> tuple[list, list]:
+    def minimize(
+        self,
+        loss: Tensor,
+        startup_program: Any = None,
+        parameters: Any = None,
+        no_grad_set: Any = None,
+    ) -> tuple[list, list]:
         """Update from the gradients of ``loss`` already computed by ``loss.backward()``.
 
         In static mode (``loss`` is a Variable) this appends the backward and update ops to
@@ -284,12 +315,15 @@ class Optimizer:
                 param = params[pid]
                 key = self._acc_key(acc, param)
                 if key not in state:
-                    raise KeyError(f"set_state_dict: optimizer state '{key}' is missing from "
-                                   "the state dict")
+                    raise KeyError(
+                        f"set_state_dict: optimizer state '{key}' is missing from the state dict"
+                    )
                 loaded = state.pop(key)
-                per_param[pid] = (float(np.asarray(_host(loaded)).reshape(-1)[0])
-                                    if isinstance(value, float) else
-                                    _load_array(key, loaded, param, backends.backend_of(value)))
+                per_param[pid] = (
+                    float(np.asarray(_host(loaded)).reshape(-1)[0])
+                    if isinstance(value, float)
+                    else _load_array(key, loaded, param, backends.backend_of(value))
+                )
         self._accumulators_holder = state
 
     set_dict = set_state_dict
@@ -302,13 +336,16 @@ def _check_parameters(parameters: Any, owner: str) -> list:
     if parameters is None:
         if not in_dynamic_mode():
             return []  # static mode: minimize() optimizes every trainable program parameter
-        raise AttributeError(f"{owner}: parameters must be given in eager mode, e.g. "
-                             f"{owner}(parameters=model.parameters())")
+        raise AttributeError(
+            f"{owner}: parameters must be given in eager mode, e.g. "
+            f"{owner}(parameters=model.parameters())"
+        )
     if isinstance(parameters, Tensor):
         raise TypeError(f"{owner}: parameters must be an iterable of Tensors, not one Tensor")
     if isinstance(parameters, dict):
-        raise TypeError(f"{owner}: parameters must be a list; for parameter groups pass a "
-                        "list of dicts")
+        raise TypeError(
+            f"{owner}: parameters must be a list; for parameter groups pass a list of dicts"
+        )
     params = list(parameters)
     for p in params:
         if isinstance(p, Tensor):
@@ -343,8 +380,10 @@ def _regularizer(weight_decay: Any) -> Any:
         return L2Decay(float(weight_decay)) if weight_decay else None
     if isinstance(weight_decay, Tensor):
         return L2Decay(float(weight_decay))
-    raise TypeError(f"weight_decay must be a float or a regularizer (rt.regularizer.L2Decay), "
-                    f"not {type(weight_decay).__name__}")
+    raise TypeError(
+        f"weight_decay must be a float or a regularizer (rt.regularizer.L2Decay), "
+        f"not {type(weight_decay).__name__}"
+    )
 
 
 def _host(value: Any) -> np.ndarray:
@@ -358,6 +397,8 @@ def _host(value: Any) -> np.ndarray:
 def _load_array(key: str, value: Any, param: Tensor, backend: Any):
     host = _host(value)
     if list(host.shape) != param.shape:
-        raise ValueError(f"set_state_dict: optimizer state '{key}' has shape {list(host.shape)} "
-                         f"but its parameter has shape {param.shape}")
+        raise ValueError(
+            f"set_state_dict: optimizer state '{key}' has shape {list(host.shape)} "
+            f"but its parameter has shape {param.shape}"
+        )
     return backend.from_numpy(np.array(host, dtype=str(param.dtype), copy=True))

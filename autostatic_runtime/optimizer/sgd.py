@@ -19,9 +19,15 @@ class SGD(Optimizer):
         grad_clip: a gradient clipping object (``rt.nn.ClipGradByGlobalNorm``...).
     """
 
-    def __init__(self, learning_rate: Any = 0.001, parameters: Any = None,
-                 weight_decay: Any = None, grad_clip: Any = None,
-                 multi_precision: bool = False, name: str | None = None):
+    def __init__(
+        self,
+        learning_rate: Any = 0.001,
+        parameters: Any = None,
+        weight_decay: Any = None,
+        grad_clip: Any = None,
+        multi_precision: bool = False,
+        name: str | None = None,
+    ):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
 
     def _update(self, param, grad, lr, group):

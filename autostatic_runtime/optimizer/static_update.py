@@ -26,10 +26,17 @@ def _static_namespace() -> types.SimpleNamespace:
     import autostatic_runtime as rt
 
     return types.SimpleNamespace(
-        sqrt=rt.sqrt, maximum=rt.maximum, minimum=rt.minimum, abs=rt.abs, sign=rt.sign,
+        sqrt=rt.sqrt,
+        maximum=rt.maximum,
+        minimum=rt.minimum,
+        abs=rt.abs,
+        sign=rt.sign,
         sum=lambda x, axis=None, keepdims=False: rt.sum(x, axis=axis, keepdim=keepdims),
-        clip=rt.clip, astype=lambda x, dtype: rt.cast(x, dtype), asarray=_asarray,
-        multiply=rt.multiply, where=rt.where,
+        clip=rt.clip,
+        astype=lambda x, dtype: rt.cast(x, dtype),
+        asarray=_asarray,
+        multiply=rt.multiply,
+        where=rt.where,
     )
 
 
@@ -76,18 +83,21 @@ def new_accumulator(key: str, param: StaticParam, fill: float, scalar: bool) -> 
     program: Program = param.var.block.program
     shape = () if scalar else tuple(param.var._shape)
     dtype = param.var.dtype
-    main_var = program.global_block().create_var(key, shape, dtype, persistable=True,
-                                                 stop_gradient=True)
+    main_var = program.global_block().create_var(
+        key, shape, dtype, persistable=True, stop_gradient=True
+    )
     startup = default_startup_program().global_block()
     if key not in startup.vars:
         init = startup.create_var(key, shape, dtype, persistable=True, stop_gradient=True)
-        startup.append_op("fill_constant", [], [init],
-                          {"shape": shape, "value": float(fill), "dtype": dtype})
+        startup.append_op(
+            "fill_constant", [], [init], {"shape": shape, "value": float(fill), "dtype": dtype}
+        )
     return main_var
 
 
-def static_minimize(opt: Any, loss: Variable, startup_program: Any, parameters: Any,
-                    no_grad_set: Any) -> tuple[list, list]:
+def static_minimize(
+    opt: Any, loss: Variable, startup_program: Any, parameters: Any, no_grad_set: Any
+) -> tuple[list, list]:
     """Append backward and update ops for ``loss``; returns (optimize_ops, params_grads)."""
     from autostatic_runtime.static.backward import append_backward, op_role
     from autostatic_runtime.static.builder import (
@@ -146,8 +156,7 @@ def learning_rate_var(program: Program, startup: Program, value: float, schedule
     name = "learning_rate_0"
     block = program.global_block()
     if name not in block.vars:
-        block.create_var(name, (), dtypes.get_default_dtype(), persistable=True,
-                         stop_gradient=True)
+        block.create_var(name, (), dtypes.get_default_dtype(), persistable=True, stop_gradient=True)
     program.lr_scheduler = scheduler
     program.lr_var_name = name
     return block.vars[name]

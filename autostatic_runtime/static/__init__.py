@@ -1,13 +1,13 @@
 """Static programs (Paddle 2.x ``paddle.static``): build, run, differentiate, serialize.
 
-    rt.enable_static()
-    main, startup = rt.static.Program(), rt.static.Program()
-    with rt.static.program_guard(main, startup):
-        x = rt.static.data("x", [None, 16], "float32")
-        y = rt.nn.Linear(16, 1)(x)
-    exe = rt.static.Executor()
-    exe.run(startup)
-    (out,) = exe.run(main, feed={"x": batch}, fetch_list=[y])
+rt.enable_static()
+main, startup = rt.static.Program(), rt.static.Program()
+with rt.static.program_guard(main, startup):
+    x = rt.static.data("x", [None, 16], "float32")
+    y = rt.nn.Linear(16, 1)(x)
+exe = rt.static.Executor()
+exe.run(startup)
+(out,) = exe.run(main, feed={"x": batch}, fetch_list=[y])
 """
 
 from autostatic_runtime.static import nn

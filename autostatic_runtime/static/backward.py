@@ -12,7 +12,8 @@ iteration and differentiating it at each step.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from autostatic_runtime import dtypes
 from autostatic_runtime.autograd import computing_grads_for
@@ -92,8 +93,10 @@ def _op_grad(op, gouts: list) -> tuple:
     ins = [x.value if isinstance(x, Literal) else x for x in op.inputs]
     attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
     if opdef.multi_output:
-        g_arg = tuple(g if g is not None or i in opdef.nondiff_outputs else _zeros_like(o)
-                      for i, (g, o) in enumerate(zip(gouts, op.outputs)))
+        g_arg = tuple(
+            g if g is not None or i in opdef.nondiff_outputs else _zeros_like(o)
+            for i, (g, o) in enumerate(zip(gouts, op.outputs))
+        )
         out_arg = tuple(op.outputs)
     else:
         g_arg, out_arg = gouts[0], op.outputs[0]
@@ -109,21 +112,29 @@ def replay(source: Block, target: Block) -> dict[str, Variable]:
     """Copy ``source``'s variables and ops into ``target`` (same names); return the new vars."""
     mapping: dict[str, Variable] = {}
     for name, v in source.vars.items():
-        mapping[name] = target.create_var(name, v._shape, v.dtype, v.persistable,
-                                          v.stop_gradient, v.is_data)
+        mapping[name] = target.create_var(
+            name, v._shape, v.dtype, v.persistable, v.stop_gradient, v.is_data
+        )
 
     def local(x):
         return mapping.get(x.name, x) if isinstance(x, Variable) else x
 
     for op in source.ops:
-        target.append_op(op.type, [local(x) for x in op.inputs], [local(v) for v in op.outputs],
-                         dict(op.attrs), location=op.location)
+        target.append_op(
+            op.type,
+            [local(x) for x in op.inputs],
+            [local(v) for v in op.outputs],
+            dict(op.attrs),
+            location=op.location,
+        )
     return mapping
 
 
 def _seed_grads(op, gouts: list, count: int) -> list[Variable]:
-    return [g if g is not None else _zeros_like(out)
-            for g, out in zip(gouts[:count], op.outputs[:count])]
+    return [
+        g if g is not None else _zeros_like(out)
+        for g, out in zip(gouts[:count], op.outputs[:count])
+    ]
 
 
 def _cond_grad(op, gouts: list) -> list:
@@ -148,15 +159,26 @@ def _cond_grad(op, gouts: list) -> list:
         finally:
             program._rollback()
         branches.append(gb)
-    inputs = _merge_vars(free_vars(branches[0], [v.name for v in results[0]]),
-                         free_vars(branches[1], [v.name for v in results[1]]))
-    outs = [parent.create_var(program.unique_name(f"{x.name}@GRAD"), x._shape, x.dtype)
-            for x in need]
-    parent.append_op("cond", [op.inputs[0]] + inputs, outs,
-                     {"true_block": branches[0], "false_block": branches[1],
-                      "true_outputs": tuple(v.name for v in results[0]),
-                      "false_outputs": tuple(v.name for v in results[1]),
-                      "op_role": "backward"}, location=op.location)
+    inputs = _merge_vars(
+        free_vars(branches[0], [v.name for v in results[0]]),
+        free_vars(branches[1], [v.name for v in results[1]]),
+    )
+    outs = [
+        parent.create_var(program.unique_name(f"{x.name}@GRAD"), x._shape, x.dtype) for x in need
+    ]
+    parent.append_op(
+        "cond",
+        [op.inputs[0]] + inputs,
+        outs,
+        {
+            "true_block": branches[0],
+            "false_block": branches[1],
+            "true_outputs": tuple(v.name for v in results[0]),
+            "false_outputs": tuple(v.name for v in results[1]),
+            "op_role": "backward",
+        },
+        location=op.location,
+    )
     by_name = {x.name: g for x, g in zip(need, outs)}
     return [by_name.get(x.name) if isinstance(x, Variable) else None for x in op.inputs]
 
@@ -173,8 +195,9 @@ def _while_grad(op, gouts: list) -> list:
     parent = program.current_block()
     trajectory = op.attrs.get("trajectory")
     if trajectory is None:
-        traj = op.block.create_var(program.unique_name("while_trajectory"), (), "float32",
-                                   stop_gradient=True)
+        traj = op.block.create_var(
+            program.unique_name("while_trajectory"), (), "float32", stop_gradient=True
+        )
         op.attrs["trajectory"] = traj.name
         op.outputs.append(traj)
         traj.op = op
@@ -186,8 +209,9 @@ def _while_grad(op, gouts: list) -> list:
     gb = program._create_block()
     try:
         mapping = replay(body, gb)
-        seed_params = [gb.create_var(program.unique_name("loop_grad"), s._shape, s.dtype)
-                       for s in seeds]
+        seed_params = [
+            gb.create_var(program.unique_name("loop_grad"), s._shape, s.dtype) for s in seeds
+        ]
         bseeds: dict[str, Variable] = {}
         for name, s in zip(op.attrs["body_outputs"], seed_params):
             _accumulate(bseeds, mapping[name].name if name in mapping else name, s)
@@ -199,13 +223,25 @@ def _while_grad(op, gouts: list) -> list:
         program._rollback()
     local = {p.name for p in params} | {p.name for p in seed_params}
     free = [v for v in free_vars(gb, [v.name for v in results]) if v.name not in local]
-    outs = [parent.create_var(program.unique_name(f"{x.name}@GRAD"), x._shape, x.dtype)
-            for x in list(init) + need_outer]
-    parent.append_op("while_grad", [traj] + seeds + free + need_outer, outs,
-                     {"body_grad_block": gb, "body_params": tuple(p.name for p in params),
-                      "seed_params": tuple(p.name for p in seed_params),
-                      "grad_outputs": tuple(v.name for v in results), "num_loop_vars": n,
-                      "num_free": len(free), "op_role": "backward"}, location=op.location)
+    outs = [
+        parent.create_var(program.unique_name(f"{x.name}@GRAD"), x._shape, x.dtype)
+        for x in list(init) + need_outer
+    ]
+    parent.append_op(
+        "while_grad",
+        [traj] + seeds + free + need_outer,
+        outs,
+        {
+            "body_grad_block": gb,
+            "body_params": tuple(p.name for p in params),
+            "seed_params": tuple(p.name for p in seed_params),
+            "grad_outputs": tuple(v.name for v in results),
+            "num_loop_vars": n,
+            "num_free": len(free),
+            "op_role": "backward",
+        },
+        location=op.location,
+    )
     grads_in = list(outs[:n]) + [None] * len(outer)
     by_name = {x.name: g for x, g in zip(need_outer, outs[n:])}
     for i, x in enumerate(outer):
@@ -227,10 +263,10 @@ def emit_while_grad(w, op) -> None:
     per step (inlined); gradients of outer variables are summed over the iterations."""
     n, nfree = op.attrs["num_loop_vars"], op.attrs["num_free"]
     history = w.read(op.inputs[0])
-    seeds = [w.read(x) for x in op.inputs[1:1 + n]]
-    for x in op.inputs[1 + n:1 + n + nfree]:
+    seeds = [w.read(x) for x in op.inputs[1 : 1 + n]]
+    for x in op.inputs[1 + n : 1 + n + nfree]:
         w.read(x)
-    outer = [w.read(x) for x in op.inputs[1 + n + nfree:]]
+    outer = [w.read(x) for x in op.inputs[1 + n + nfree :]]
     body_params, seed_params = list(op.attrs["body_params"]), list(op.attrs["seed_params"])
     carried = [w.fresh("gl") for _ in range(n)]
     summed = [w.fresh("go") for _ in outer]
@@ -256,19 +292,27 @@ def emit_while_grad(w, op) -> None:
 # ---- public API --------------------------------------------------------------------------
 
 
-def append_backward(loss: Variable, parameter_list: list | None = None,
-                    no_grad_set: set | None = None, callbacks: Any = None) -> list[tuple]:
+def append_backward(
+    loss: Variable,
+    parameter_list: list | None = None,
+    no_grad_set: set | None = None,
+    callbacks: Any = None,
+) -> list[tuple]:
     """Append the gradient ops of ``loss`` to its program; return ``[(param, grad), ...]``.
 
     ``parameter_list`` (Parameters or names) limits which parameters are returned; by default
     every trainable parameter the loss depends on.
     """
     if not isinstance(loss, Variable):
-        raise StaticBuildError(f"append_backward expects the loss Variable of a static program, "
-                               f"got {type(loss).__name__}", user_location())
+        raise StaticBuildError(
+            f"append_backward expects the loss Variable of a static program, "
+            f"got {type(loss).__name__}",
+            user_location(),
+        )
     if not loss.dtype.is_floating:
-        raise StaticBuildError(f"append_backward: the loss must be a float tensor, got "
-                               f"{loss.dtype}", user_location())
+        raise StaticBuildError(
+            f"append_backward: the loss must be a float tensor, got {loss.dtype}", user_location()
+        )
     program = loss.block.program
     block = loss.block
     skip = {getattr(v, "name", v) for v in (no_grad_set or ())}
@@ -288,8 +332,9 @@ def append_backward(loss: Variable, parameter_list: list | None = None,
     return [(p, grads[p.name]) for p in params if p.name in grads and p.name not in skip]
 
 
-def gradients(targets: Any, inputs: Any, target_gradients: Any = None,
-              no_grad_set: Any = None) -> list:
+def gradients(
+    targets: Any, inputs: Any, target_gradients: Any = None, no_grad_set: Any = None
+) -> list:
     """Gradients of ``targets`` w.r.t. ``inputs`` (Variables) as new program variables."""
     targets = [targets] if isinstance(targets, Variable) else list(targets)
     inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)

@@ -10,7 +10,8 @@ are captured as persistable variables whose values the Executor loads on first u
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -22,8 +23,16 @@ from autostatic_runtime.ops.registry import Spec
 from autostatic_runtime.static.program import Block, Literal, Parameter, Program, Variable
 from autostatic_runtime.tensor import Tensor
 
-__all__ = ["default_main_program", "default_startup_program", "program_guard", "data",
-           "enable_static", "disable_static", "in_static_mode", "name_scope"]
+__all__ = [
+    "default_main_program",
+    "default_startup_program",
+    "program_guard",
+    "data",
+    "enable_static",
+    "disable_static",
+    "in_static_mode",
+    "name_scope",
+]
 
 _main: list[Program] = [Program()]
 _startup: list[Program] = [Program()]
@@ -92,11 +101,11 @@ def data(name: str, shape: Any, dtype: Any = None, lod_level: int = 0) -> Variab
     """A feed variable of the main program; ``None`` or -1 dims are filled at run time."""
     block = default_main_program().global_block()
     if name in block.vars:
-        raise OpError("data", f"the program already has a variable named {name!r}",
-                      user_location())
+        raise OpError("data", f"the program already has a variable named {name!r}", user_location())
     shape = [-1 if d is None else int(d) for d in shape]
-    v = block.create_var(name, shape, dtype or dtypes.get_default_dtype(), stop_gradient=True,
-                         is_data=True)
+    v = block.create_var(
+        name, shape, dtype or dtypes.get_default_dtype(), stop_gradient=True, is_data=True
+    )
     return v
 
 
@@ -141,13 +150,15 @@ def static_apply(op: registry.OpDef, inputs: tuple, attrs: dict):
         raise type(exc)(op.name, exc.detail, exc.location or user_location()) from None
     specs = spec if op.multi_output else (spec,)
     no_grad = op.grad is None or all(
-        not isinstance(v, Variable) or v.stop_gradient for v in operands)
+        not isinstance(v, Variable) or v.stop_gradient for v in operands
+    )
     outs = []
     for i, s in enumerate(specs):
         s = s if isinstance(s, Spec) else Spec(tuple(s.shape), s.dtype)
         stop = no_grad or i in op.nondiff_outputs or not dtypes.convert_dtype(s.dtype).is_floating
-        outs.append(block.create_var(program.unique_name(op.name), s.shape, s.dtype,
-                                     stop_gradient=stop))
+        outs.append(
+            block.create_var(program.unique_name(op.name), s.shape, s.dtype, stop_gradient=stop)
+        )
     op_attrs = attrs
     role = _current_role()
     if role != "forward":
@@ -174,8 +185,9 @@ def capture(program: Program, tensor: Tensor) -> Variable:
     if not tensor.stop_gradient:
         var = block.create_parameter(name, tensor.shape, tensor.dtype, trainable=True)
     else:
-        var = block.create_var(name, tensor.shape, tensor.dtype, persistable=True,
-                               stop_gradient=True)
+        var = block.create_var(
+            name, tensor.shape, tensor.dtype, persistable=True, stop_gradient=True
+        )
     captured[id(tensor)] = (var, tensor)
     if tensor.persistable or not tensor.stop_gradient:
         _initialize_in_startup(var, tensor)
@@ -191,14 +203,16 @@ def _initialize_in_startup(var: Variable, tensor: Tensor) -> None:
     block = startup.global_block()
     if var.name in block.vars:
         return
-    init = block.create_var(f"{var.name}@INIT", var._shape, var.dtype, persistable=True,
-                            stop_gradient=True)
+    init = block.create_var(
+        f"{var.name}@INIT", var._shape, var.dtype, persistable=True, stop_gradient=True
+    )
     startup.__dict__.setdefault("_captured", {})[id(tensor)] = (init, tensor)
     if isinstance(var, Parameter):
         target = block.create_parameter(var.name, var._shape, var.dtype, var.trainable)
     else:
-        target = block.create_var(var.name, var._shape, var.dtype, persistable=True,
-                                  stop_gradient=True)
+        target = block.create_var(
+            var.name, var._shape, var.dtype, persistable=True, stop_gradient=True
+        )
     block.append_op("assign", [init], [target], {}, location=user_location())
 
 

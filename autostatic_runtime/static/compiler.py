@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from autostatic_runtime.errors import ExecutionError
 from autostatic_runtime.ops.registry import OPS
@@ -29,8 +30,9 @@ META_ATTRS = frozenset({"op_role", "side_effect"})  # op bookkeeping, not kernel
 class BlockCompiler(Protocol):
     """Compiles a block into ``fn(scope, *params) -> tuple(results)``."""
 
-    def compile(self, block: Block, params: list[str], results: list[str],
-                backend: Any) -> Callable: ...
+    def compile(
+        self, block: Block, params: list[str], results: list[str], backend: Any
+    ) -> Callable: ...
 
 
 class UninitializedError(ExecutionError):
@@ -72,16 +74,22 @@ class CodeWriter:
         """An expression for an op input, loading persistables from the scope on first use."""
         if isinstance(operand, Literal):
             value = operand.value
-            if value is None or isinstance(value, (bool, int)) or (
-                    isinstance(value, float) and math.isfinite(value)):
+            if (
+                value is None
+                or isinstance(value, (bool, int))
+                or (isinstance(value, float) and math.isfinite(value))
+            ):
                 return repr(value)
             return self.const(value, "L")
         name = operand.name
         if name not in self.assigned:
             var = self.block.var(name) if self.block is not None else operand
             if not var.persistable:
-                raise ExecutionError("compile", None, KeyError(
-                    f"variable {name!r} is used before any op computes it (is it fed?)"))
+                raise ExecutionError(
+                    "compile",
+                    None,
+                    KeyError(f"variable {name!r} is used before any op computes it (is it fed?)"),
+                )
             self.emit(f"{self.local(name)} = _load(scope, {name!r})")
             self.assigned.add(name)
         return self.local(name)
@@ -144,8 +152,11 @@ class CodeWriter:
             inline = {n: f"({a})" if a.startswith("-") else a for n, a in zip(opdef.inputs, args)}
             self.emit(f"{self.write(op.outputs[0])} = {opdef.expr.format(**inline)}")
             return
-        kernel = functools.partial(opdef.kernel, self.backend.xp, **attrs) if attrs else \
-            functools.partial(opdef.kernel, self.backend.xp)
+        kernel = (
+            functools.partial(opdef.kernel, self.backend.xp, **attrs)
+            if attrs
+            else functools.partial(opdef.kernel, self.backend.xp)
+        )
         k = self.const(kernel, "K")
         outs = [self.write(v) for v in op.outputs]
         target = ", ".join(outs) + ("," if opdef.multi_output and len(outs) == 1 else "")
@@ -155,8 +166,9 @@ class CodeWriter:
 class PythonCodegen:
     """The reference block compiler: generated straight-line Python."""
 
-    def compile(self, block: Block, params: list[str], results: list[str],
-                backend: Any) -> Callable:
+    def compile(
+        self, block: Block, params: list[str], results: list[str], backend: Any
+    ) -> Callable:
         w = CodeWriter(backend)
         args = [w.local(p) for p in params]
         w.assigned.update(params)
@@ -164,14 +176,23 @@ class PythonCodegen:
         name = f"block{block.idx}_{next(_ids)}"
         src = [f"def {name}(scope{''.join(', ' + a for a in args)}):", "    _i = -1", "    try:"]
         src += w.lines or ["        pass"]
-        src += ["    except _ExecutionError:",
-                "        raise",
-                "    except Exception as exc:",
-                "        raise _fail(_ops, _i, exc) from exc",
-                f"    return ({', '.join(returns)}{',' if len(returns) == 1 else ''})"]
+        src += [
+            "    except _ExecutionError:",
+            "        raise",
+            "    except Exception as exc:",
+            "        raise _fail(_ops, _i, exc) from exc",
+            f"    return ({', '.join(returns)}{',' if len(returns) == 1 else ''})",
+        ]
         source = "\n".join(src)
-        namespace = {"_load": _load, "_fail": _fail, "_bool": bool, "_ops": w.ops, "xp": backend.xp,
-                     "_ExecutionError": ExecutionError, **w.consts}
+        namespace = {
+            "_load": _load,
+            "_fail": _fail,
+            "_bool": bool,
+            "_ops": w.ops,
+            "xp": backend.xp,
+            "_ExecutionError": ExecutionError,
+            **w.consts,
+        }
         exec(compile(source, f"<autostatic block {block.idx}>", "exec"), namespace)  # noqa: S102
         fn = namespace[name]
         fn.__source__ = source
@@ -197,8 +218,12 @@ def _load(scope: dict, name: str):
         return scope[name]
     except KeyError:
         raise UninitializedError(
-            "load", None, KeyError(f"persistable variable {name!r} has no value in the scope; "
-                                   "run the startup program first (exe.run(startup_program))")
+            "load",
+            None,
+            KeyError(
+                f"persistable variable {name!r} has no value in the scope; "
+                "run the startup program first (exe.run(startup_program))"
+            ),
         ) from None
 
 

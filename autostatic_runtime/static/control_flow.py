@@ -10,7 +10,8 @@ In eager mode ``cond`` and ``while_loop`` simply run Python.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import StaticBuildError, user_location
@@ -119,8 +120,11 @@ def _as_pred(pred: Any, op: str) -> Any:
 
             pred = cast(pred, dtypes.bool_)
         if pred.size not in (1, -1) and pred._shape != ():
-            raise StaticBuildError(f"{op}: the predicate must hold one element, but has shape "
-                                   f"{pred.shape}; reduce it with rt.all/rt.any", user_location())
+            raise StaticBuildError(
+                f"{op}: the predicate must hold one element, but has shape "
+                f"{pred.shape}; reduce it with rt.all/rt.any",
+                user_location(),
+            )
     return pred
 
 
@@ -148,15 +152,23 @@ def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Var
     try:
         if isinstance(like, TensorLike) and -1 not in tuple(like.shape):
             return full(like.shape, value, dtype=like.dtype)
-        dt = dtypes.bool_ if isinstance(value, bool) else (
-            dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype())
+        dt = (
+            dtypes.bool_
+            if isinstance(value, bool)
+            else (dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype())
+        )
         return full([], value, dtype=dt)
     finally:
         program.current_block_idx = saved
 
 
-def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None = None,
-         name: str | None = None, return_names: Any = None) -> Any:
+def cond(
+    pred: Any,
+    true_fn: Callable | None = None,
+    false_fn: Callable | None = None,
+    name: str | None = None,
+    return_names: Any = None,
+) -> Any:
     """``true_fn()`` if ``pred`` else ``false_fn()``; a ``cond`` op when ``pred`` is symbolic.
 
     Both branches must return the same structure (tuples, lists, dicts of tensors) with
@@ -175,7 +187,9 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
         raise StaticBuildError(
             f"cond: the true branch ({_where(tloc)}) returns {_describe(tstruct)} but the false "
             f"branch ({_where(floc)}) returns {_describe(fstruct)}; both must return the same "
-            "structure", user_location())
+            "structure",
+            user_location(),
+        )
     results, touts, fouts = [], [], []
     for i, (t, f) in enumerate(zip(tleaves, fleaves)):
         if not isinstance(t, TensorLike) and not isinstance(f, TensorLike):
@@ -188,23 +202,36 @@ def cond(pred: Any, true_fn: Callable | None = None, false_fn: Callable | None =
             raise StaticBuildError(
                 f"cond: output {i} is {tv.dtype} in the true branch ({_where(tloc)}) but "
                 f"{fv.dtype} in the false branch ({_where(floc)}); cast one of them",
-                user_location())
+                user_location(),
+            )
         if len(tv._shape) != len(fv._shape):
             raise StaticBuildError(
                 f"cond: output {i} has shape {tv.shape} in the true branch ({_where(tloc)}) but "
                 f"{fv.shape} in the false branch ({_where(floc)}); ranks must agree",
-                user_location())
+                user_location(),
+            )
         shape = [a if a == b else -1 for a, b in zip(tv._shape, fv._shape)]
         results.append(("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient))
         touts.append(tv.name)
         fouts.append(fv.name)
     parent = program.current_block()
     inputs = _merge(free_vars(tblock, touts), free_vars(fblock, fouts))
-    outs = [parent.create_var(program.unique_name("cond"), r[1], r[2], stop_gradient=r[3])
-            for r in results if r[0] == "var"]
-    parent.append_op("cond", [pred] + inputs, outs,
-                     {"true_block": tblock, "false_block": fblock, "true_outputs": tuple(touts),
-                      "false_outputs": tuple(fouts)})
+    outs = [
+        parent.create_var(program.unique_name("cond"), r[1], r[2], stop_gradient=r[3])
+        for r in results
+        if r[0] == "var"
+    ]
+    parent.append_op(
+        "cond",
+        [pred] + inputs,
+        outs,
+        {
+            "true_block": tblock,
+            "false_block": fblock,
+            "true_outputs": tuple(touts),
+            "false_outputs": tuple(fouts),
+        },
+    )
     it = iter(outs)
     leaves = [next(it) if r[0] == "var" else r[1] for r in results]
     return unflatten(tstruct, leaves)
@@ -216,8 +243,10 @@ def emit_cond(w, op) -> None:
     for x in op.inputs[1:]:
         w.read(x)
     targets = [w.local(v.name) for v in op.outputs]
-    for keyword, key, outs in (("if _bool(" + pred + "):", "true_block", "true_outputs"),
-                               ("else:", "false_block", "false_outputs")):
+    for keyword, key, outs in (
+        ("if _bool(" + pred + "):", "true_block", "true_outputs"),
+        ("else:", "false_block", "false_outputs"),
+    ):
         w.emit(keyword)
         with w.scoped():
             results = w.emit_block(op.attrs[key], list(op.attrs[outs]))
@@ -230,8 +259,9 @@ def emit_cond(w, op) -> None:
 # ---- while ------------------------------------------------------------------------------------
 
 
-def while_loop(cond: Callable, body: Callable, loop_vars: Any, is_test: bool = False,
-               name: str | None = None) -> Any:
+def while_loop(
+    cond: Callable, body: Callable, loop_vars: Any, is_test: bool = False, name: str | None = None
+) -> Any:
     """Repeat ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)``; a ``while`` op
     when the condition is symbolic. Returns the final loop variables (same structure)."""
     if not isinstance(loop_vars, (list, tuple)):
@@ -255,13 +285,16 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
     for _attempt in range(8):
         first_block = len(program.blocks)
         cblock, cparams, cout = _trace_loop_block(program, cond_fn, init, shapes, structure)
-        bblock, bparams, bouts = _trace_loop_block(program, body_fn, init, shapes, structure,
-                                                   is_body=True)
+        bblock, bparams, bouts = _trace_loop_block(
+            program, body_fn, init, shapes, structure, is_body=True
+        )
         out_leaves, out_struct = flatten(bouts)
         if _erase_sequence_kind(out_struct) != _erase_sequence_kind(structure):
             raise StaticBuildError(
                 f"while_loop: the body ({_where(body_loc)}) returns {_describe(out_struct)} but "
-                f"the loop variables are {_describe(structure)}", user_location())
+                f"the loop variables are {_describe(structure)}",
+                user_location(),
+            )
         body_vars = [_to_var(bblock, program, v) for v in out_leaves]
         relaxed = _relax(init, body_vars, shapes, body_loc)
         if relaxed == shapes:
@@ -270,30 +303,52 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
         shapes = relaxed
     cvar = cout[0] if isinstance(cout, list) else cout
     if not isinstance(cvar, Variable):
-        raise StaticBuildError("while_loop: the condition must return a tensor built from the "
-                               "loop variables", user_location())
+        raise StaticBuildError(
+            "while_loop: the condition must return a tensor built from the loop variables",
+            user_location(),
+        )
     cvar = _as_pred(cvar, "while_loop")
     cnames = [p.name for p in cparams]
     bnames = [p.name for p in bparams]
-    outer = _merge([v for v in free_vars(cblock, [cvar.name]) if v.name not in cnames],
-                   [v for v in free_vars(bblock, [v.name for v in body_vars])
-                    if v.name not in bnames])
-    outs = [parent.create_var(program.unique_name("while"), s, v.dtype,
-                              stop_gradient=v.stop_gradient and b.stop_gradient)
-            for s, v, b in zip(shapes, init, body_vars)]
-    parent.append_op("while", init + outer, outs,
-                     {"cond_block": cblock, "body_block": bblock, "cond_params": tuple(cnames),
-                      "body_params": tuple(bnames), "cond_output": cvar.name,
-                      "body_outputs": tuple(v.name for v in body_vars),
-                      "num_loop_vars": len(init)})
+    outer = _merge(
+        [v for v in free_vars(cblock, [cvar.name]) if v.name not in cnames],
+        [v for v in free_vars(bblock, [v.name for v in body_vars]) if v.name not in bnames],
+    )
+    outs = [
+        parent.create_var(
+            program.unique_name("while"),
+            s,
+            v.dtype,
+            stop_gradient=v.stop_gradient and b.stop_gradient,
+        )
+        for s, v, b in zip(shapes, init, body_vars)
+    ]
+    parent.append_op(
+        "while",
+        init + outer,
+        outs,
+        {
+            "cond_block": cblock,
+            "body_block": bblock,
+            "cond_params": tuple(cnames),
+            "body_params": tuple(bnames),
+            "cond_output": cvar.name,
+            "body_outputs": tuple(v.name for v in body_vars),
+            "num_loop_vars": len(init),
+        },
+    )
     return list(unflatten(structure, outs))
 
 
 def _trace_loop_block(program, fn, init, shapes, structure, is_body=False):
     block = program._create_block()
     try:
-        params = [block.create_var(program.unique_name("loop_var"), s, v.dtype,
-                                   stop_gradient=v.stop_gradient) for v, s in zip(init, shapes)]
+        params = [
+            block.create_var(
+                program.unique_name("loop_var"), s, v.dtype, stop_gradient=v.stop_gradient
+            )
+            for v, s in zip(init, shapes)
+        ]
         args = unflatten(structure, params)
         out = fn(*args)
         if is_body and not isinstance(out, (list, tuple)):
@@ -319,12 +374,16 @@ def _relax(init, body_vars, shapes, body_loc) -> list:
             raise StaticBuildError(
                 f"while_loop: loop variable {i} has dtype {v.dtype} before the loop, but "
                 f"{b.dtype} after one iteration (body at {_where(body_loc)}); loop variables "
-                "must keep their dtype", user_location())
+                "must keep their dtype",
+                user_location(),
+            )
         if len(b._shape) != len(s):
             raise StaticBuildError(
                 f"while_loop: loop variable {i} has shape {list(s)} before the loop, but "
                 f"{b.shape} after one iteration (body at {_where(body_loc)}); loop variables "
-                "must keep their rank", user_location())
+                "must keep their rank",
+                user_location(),
+            )
         relaxed.append([a if a == c else -1 for a, c in zip(s, b._shape)])
     return relaxed
 
@@ -364,8 +423,11 @@ def _emit_while_grad(w, op) -> None:
     emit_while_grad(w, op)
 
 
-CONTROL_FLOW_OPS: dict[str, Callable] = {"cond": emit_cond, "while": emit_while,
-                                          "while_grad": _emit_while_grad}
+CONTROL_FLOW_OPS: dict[str, Callable] = {
+    "cond": emit_cond,
+    "while": emit_while,
+    "while_grad": _emit_while_grad,
+}
 
 
 def is_literal(x: Any) -> bool:

@@ -83,9 +83,15 @@ class Executor:
             return backends.get_backend("numpy")
         return backends.get_backend(name)
 
-    def run(self, program: Program | None = None, feed: dict | None = None,
-            fetch_list: list | None = None, scope: Scope | None = None,
-            return_numpy: bool = True, use_program_cache: bool = True):
+    def run(
+        self,
+        program: Program | None = None,
+        feed: dict | None = None,
+        fetch_list: list | None = None,
+        scope: Scope | None = None,
+        return_numpy: bool = True,
+        use_program_cache: bool = True,
+    ):
         """Run ``program``; returns the fetched values (NumPy arrays, or Tensors)."""
         program = program or default_main_program()
         if not isinstance(program, Program):
@@ -114,7 +120,6 @@ class Executor:
         self._cache.clear()
 
 
-
 def _name(f: Any) -> str:
     return f.name if isinstance(f, Variable) else str(f)
 
@@ -123,17 +128,30 @@ class _Runner:
     """One compiled (program version, feed names, fetch names): checks feeds cheaply, loads
     captured tensors and the scheduled learning rate into the scope, calls the code."""
 
-    def __init__(self, compiler: Any, program: Program, feed_names: list[str],
-                 fetch_names: list[str], backend: Any):
+    def __init__(
+        self,
+        compiler: Any,
+        program: Program,
+        feed_names: list[str],
+        fetch_names: list[str],
+        backend: Any,
+    ):
         block = program.global_block()
         for name in feed_names:
             if name not in block.vars:
-                raise OpError("Executor.run", f"feed {name!r} is not a variable of the program; "
-                              f"its data variables are {_data_names(program)}", user_location())
+                raise OpError(
+                    "Executor.run",
+                    f"feed {name!r} is not a variable of the program; "
+                    f"its data variables are {_data_names(program)}",
+                    user_location(),
+                )
         for name in fetch_names:
             if not block.has_var(name):
-                raise OpError("Executor.run", f"fetch {name!r} is not a variable of the program",
-                              user_location())
+                raise OpError(
+                    "Executor.run",
+                    f"fetch {name!r} is not a variable of the program",
+                    user_location(),
+                )
         self.program = program
         self.backend = backend
         self.fn = compiler.compile(block, feed_names, fetch_names, backend)
@@ -149,12 +167,16 @@ class _Runner:
                 scope[name] = tensor._data
         if self.scheduler is not None:
             scope[self.program.lr_var_name] = self.backend.asarray(
-                float(self.scheduler()), dtypes.get_default_dtype())
+                float(self.scheduler()), dtypes.get_default_dtype()
+            )
         args = []
         for name, var in self.feeds:
             value = feed[name]
-            if not (type(value) is self.array_type and value.dtype == self.np_dtypes[name]
-                    and _fits(value.shape, var._shape)):
+            if not (
+                type(value) is self.array_type
+                and value.dtype == self.np_dtypes[name]
+                and _fits(value.shape, var._shape)
+            ):
                 value = _feed_value(name, var, value, self.backend)
             args.append(value)
         return self.fn(scope, *args)
@@ -171,9 +193,12 @@ def _feed_value(name: str, var: Variable, value: Any, backend):
     if dtypes.convert_dtype(arr.dtype) != var.dtype:
         arr = backend.ns.astype(arr, backend.to_dtype(var.dtype))
     if not _fits(tuple(arr.shape), var._shape):
-        raise OpError("Executor.run", f"feed {name!r} has shape {list(arr.shape)}, but the "
-                      f"variable was declared with shape {list(var._shape)} (-1 = any)",
-                      user_location())
+        raise OpError(
+            "Executor.run",
+            f"feed {name!r} has shape {list(arr.shape)}, but the "
+            f"variable was declared with shape {list(var._shape)} (-1 = any)",
+            user_location(),
+        )
     return arr
 
 

@@ -14,8 +14,13 @@ __all__ = ["InputSpec"]
 class InputSpec:
     """Describes an input: ``InputSpec([None, 784], 'float32', 'image')``."""
 
-    def __init__(self, shape: Any = None, dtype: Any = "float32", name: str | None = None,
-                 stop_gradient: bool = False):
+    def __init__(
+        self,
+        shape: Any = None,
+        dtype: Any = "float32",
+        name: str | None = None,
+        stop_gradient: bool = False,
+    ):
         if shape is None:
             shape = ()
         if isinstance(shape, int):

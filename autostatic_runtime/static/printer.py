@@ -16,8 +16,17 @@ import os
 
 from autostatic_runtime.static.program import Block, Literal, Operator, Program, Variable
 
-_SHORT = {"float32": "f32", "float64": "f64", "float16": "f16", "int64": "i64", "int32": "i32",
-          "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "bool"}
+_SHORT = {
+    "float32": "f32",
+    "float64": "f64",
+    "float16": "f16",
+    "int64": "i64",
+    "int32": "i32",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "bool",
+}
 
 
 def format_type(v: Variable) -> str:
@@ -34,10 +43,13 @@ def _format_attr(value) -> str:
 
 def format_op(op: Operator, with_location: bool = True) -> str:
     outs = " ".join(f"{v.name}:{format_type(v)}" for v in op.outputs)
-    attrs = " ".join(f"{k}={_format_attr(v)}" for k, v in sorted(op.attrs.items())
-                     if k != "op_role")
-    args = " ".join(v.name if isinstance(v, Variable) else repr(v.value if isinstance(v, Literal)
-                                                               else v) for v in op.inputs)
+    attrs = " ".join(
+        f"{k}={_format_attr(v)}" for k, v in sorted(op.attrs.items()) if k != "op_role"
+    )
+    args = " ".join(
+        v.name if isinstance(v, Variable) else repr(v.value if isinstance(v, Literal) else v)
+        for v in op.inputs
+    )
     text = f"{outs} = {op.type}" + (f"[{attrs}]" if attrs else "") + (f" {args}" if args else "")
     if with_location and op.location and op.location[0]:
         text = f"{text:<60s} # {os.path.basename(op.location[0])}:{op.location[1]}"

@@ -8,7 +8,8 @@ is visible in that block's descendants. Every Operator records the user's source
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import user_location
@@ -23,11 +24,30 @@ class Variable(TensorLike):
     Supports the same operators and methods as an eager Tensor; each use appends an op.
     """
 
-    __slots__ = ("block", "name", "_shape", "_dtype", "persistable", "stop_gradient", "is_data",
-                 "op", "trainable", "initializer", "__weakref__")
+    __slots__ = (
+        "block",
+        "name",
+        "_shape",
+        "_dtype",
+        "persistable",
+        "stop_gradient",
+        "is_data",
+        "op",
+        "trainable",
+        "initializer",
+        "__weakref__",
+    )
 
-    def __init__(self, block: Block, name: str, shape: Iterable[int], dtype: Any,
-                 persistable: bool = False, stop_gradient: bool = False, is_data: bool = False):
+    def __init__(
+        self,
+        block: Block,
+        name: str,
+        shape: Iterable[int],
+        dtype: Any,
+        persistable: bool = False,
+        stop_gradient: bool = False,
+        is_data: bool = False,
+    ):
         self.block = block
         self.name = name
         self._shape = tuple(-1 if d is None else int(d) for d in shape)
@@ -73,8 +93,10 @@ class Variable(TensorLike):
 
     def __repr__(self) -> str:
         kind = "Parameter" if isinstance(self, Parameter) else "Variable"
-        return (f"{kind}(name={self.name}, shape={self.shape}, dtype={self.dtype}, "
-                f"persistable={self.persistable}, stop_gradient={self.stop_gradient})")
+        return (
+            f"{kind}(name={self.name}, shape={self.shape}, dtype={self.dtype}, "
+            f"persistable={self.persistable}, stop_gradient={self.stop_gradient})"
+        )
 
     __str__ = __repr__
 
@@ -82,20 +104,25 @@ class Variable(TensorLike):
         raise TypeError(
             f"the truth value of the symbolic variable {self.name!r} is not known while the "
             "program is being built; use rt.static.nn.cond / while_loop (or autostatic's "
-            "converter, which does this for if/while statements)")
+            "converter, which does this for if/while statements)"
+        )
 
     def __len__(self) -> int:
         if not self._shape or self._shape[0] < 0:
-            raise TypeError(f"len() of variable {self.name!r} with shape {self.shape} is not "
-                            "known while building the program; use rt.shape(x)[0]")
+            raise TypeError(
+                f"len() of variable {self.name!r} with shape {self.shape} is not "
+                "known while building the program; use rt.shape(x)[0]"
+            )
         return self._shape[0]
 
     def __index__(self) -> int:
         raise TypeError(f"symbolic variable {self.name!r} cannot be used as a Python index")
 
     def numpy(self):
-        raise TypeError(f"variable {self.name!r} has no value while the program is being built; "
-                        "fetch it with Executor.run(..., fetch_list=[var])")
+        raise TypeError(
+            f"variable {self.name!r} has no value while the program is being built; "
+            "fetch it with Executor.run(..., fetch_list=[var])"
+        )
 
     def item(self):
         return self.numpy()
@@ -111,8 +138,15 @@ class Variable(TensorLike):
     def _snapshot(self) -> Variable:
         """Hand this object's current value to a new Variable object, which every op built
         so far now refers to; ``self`` is then free to become the updated value."""
-        old = Variable(self.block, self.name, self._shape, self._dtype, self.persistable,
-                       self.stop_gradient, self.is_data)
+        old = Variable(
+            self.block,
+            self.name,
+            self._shape,
+            self._dtype,
+            self.persistable,
+            self.stop_gradient,
+            self.is_data,
+        )
         old.op, old.trainable, old.initializer = self.op, self.trainable, self.initializer
         self.block.program._swap_references(self, old)
         return old
@@ -150,8 +184,9 @@ class Parameter(Variable):
 
     __slots__ = ("optimize_attr", "regularizer")
 
-    def __init__(self, block: Block, name: str, shape: Iterable[int], dtype: Any,
-                 trainable: bool = True):
+    def __init__(
+        self, block: Block, name: str, shape: Iterable[int], dtype: Any, trainable: bool = True
+    ):
         super().__init__(block, name, shape, dtype, persistable=True, stop_gradient=not trainable)
         self.trainable = trainable
         self.optimize_attr = {"learning_rate": 1.0}
@@ -167,8 +202,11 @@ class Literal:
         self.value = value
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Literal) and type(other.value) is type(self.value) and \
-            other.value == self.value
+        return (
+            isinstance(other, Literal)
+            and type(other.value) is type(self.value)
+            and other.value == self.value
+        )
 
     def __hash__(self) -> int:
         return hash((type(self.value), self.value))
@@ -185,8 +223,15 @@ class Operator:
 
     __slots__ = ("block", "type", "inputs", "outputs", "attrs", "location")
 
-    def __init__(self, block: Block, type: str, inputs: list, outputs: list, attrs: dict,
-                 location: tuple | None):
+    def __init__(
+        self,
+        block: Block,
+        type: str,
+        inputs: list,
+        outputs: list,
+        attrs: dict,
+        location: tuple | None,
+    ):
         self.block = block
         self.type = type
         self.inputs = inputs
@@ -240,9 +285,15 @@ class Block:
         except KeyError:
             return False
 
-    def create_var(self, name: str | None = None, shape=(), dtype: Any = "float32",
-                   persistable: bool = False, stop_gradient: bool = False,
-                   is_data: bool = False) -> Variable:
+    def create_var(
+        self,
+        name: str | None = None,
+        shape=(),
+        dtype: Any = "float32",
+        persistable: bool = False,
+        stop_gradient: bool = False,
+        is_data: bool = False,
+    ) -> Variable:
         name = name or self.program.unique_name("tmp")
         v = Variable(self, name, shape, dtype, persistable, stop_gradient, is_data)
         self.vars[name] = v
@@ -253,10 +304,22 @@ class Block:
         self.vars[name] = p
         return p
 
-    def append_op(self, type: str, inputs: list, outputs: list, attrs: dict | None = None,
-                  location: tuple | None = None) -> Operator:
-        op = Operator(self, type, list(inputs), list(outputs), dict(attrs or {}),
-                      location if location is not None else user_location())
+    def append_op(
+        self,
+        type: str,
+        inputs: list,
+        outputs: list,
+        attrs: dict | None = None,
+        location: tuple | None = None,
+    ) -> Operator:
+        op = Operator(
+            self,
+            type,
+            list(inputs),
+            list(outputs),
+            dict(attrs or {}),
+            location if location is not None else user_location(),
+        )
         for v in op.outputs:
             v.op = op
         self.ops.append(op)
@@ -349,7 +412,9 @@ class Program:
         if for_test:
             copy._is_test = True
             for block in copy.blocks:
-                block.ops = [op for op in block.ops if op.attrs.get("op_role", "forward") == "forward"]
+                block.ops = [
+                    op for op in block.ops if op.attrs.get("op_role", "forward") == "forward"
+                ]
                 for op in block.ops:
                     if "training" in op.attrs:
                         op.attrs["training"] = False

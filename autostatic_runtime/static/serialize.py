@@ -41,8 +41,10 @@ def encode_attr(value: Any, out: pb.Attr) -> None:
         for v in value:
             encode_attr(v, items.add())
     else:
-        raise TypeError(f"attribute value {value!r} of type {type(value).__name__} cannot be "
-                        "serialized; ops take ints, floats, bools, strings, dtypes and tuples")
+        raise TypeError(
+            f"attribute value {value!r} of type {type(value).__name__} cannot be "
+            "serialized; ops take ints, floats, bools, strings, dtypes and tuples"
+        )
 
 
 def decode_attr(attr: pb.Attr, program: Program, depth: int = 0) -> Any:
@@ -58,8 +60,10 @@ def decode_attr(attr: pb.Attr, program: Program, depth: int = 0) -> Any:
             raise ProgramFormatError(f"unknown dtype {attr.dtype!r} in an attribute") from exc
     if kind == "block":
         if not 0 <= attr.block < len(program.blocks):
-            raise ProgramFormatError(f"attribute refers to block {attr.block}, but the program "
-                                     f"has {len(program.blocks)} blocks")
+            raise ProgramFormatError(
+                f"attribute refers to block {attr.block}, but the program "
+                f"has {len(program.blocks)} blocks"
+            )
         return program.blocks[attr.block]
     if kind == "list":
         return tuple(decode_attr(a, program, depth + 1) for a in attr.list.items)
@@ -74,10 +78,16 @@ def program_to_desc(program: Program) -> pb.ProgramDesc:
     for block in program.blocks:
         bd = desc.blocks.add(idx=block.idx, parent_idx=block.parent_idx)
         for v in block.vars.values():
-            bd.vars.add(name=v.name, dtype=str(v.dtype), shape=list(v._shape),
-                        persistable=v.persistable, stop_gradient=v.stop_gradient,
-                        is_parameter=isinstance(v, Parameter), trainable=v.trainable,
-                        is_data=v.is_data)
+            bd.vars.add(
+                name=v.name,
+                dtype=str(v.dtype),
+                shape=list(v._shape),
+                persistable=v.persistable,
+                stop_gradient=v.stop_gradient,
+                is_parameter=isinstance(v, Parameter),
+                trainable=v.trainable,
+                is_data=v.is_data,
+            )
         for op in block.ops:
             od = bd.ops.add(type=op.type, outputs=[v.name for v in op.outputs])
             for operand in op.inputs:
@@ -85,8 +95,9 @@ def program_to_desc(program: Program) -> pb.ProgramDesc:
                 if isinstance(operand, Variable):
                     o.var = operand.name
                 else:
-                    encode_attr(operand.value if isinstance(operand, Literal) else operand,
-                                o.literal)
+                    encode_attr(
+                        operand.value if isinstance(operand, Literal) else operand, o.literal
+                    )
             for name in sorted(op.attrs):
                 encode_attr(op.attrs[name], od.attrs.add(name=name).value)
             if op.location:
@@ -103,8 +114,9 @@ def parse_program(data: bytes) -> Program:
     try:
         desc.ParseFromString(bytes(data))
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise ProgramFormatError(f"not a valid program file ({exc}); it may be truncated or "
-                                 "corrupt") from None
+        raise ProgramFormatError(
+            f"not a valid program file ({exc}); it may be truncated or corrupt"
+        ) from None
     return program_from_desc(desc)
 
 
@@ -112,8 +124,10 @@ def program_from_desc(desc: pb.ProgramDesc) -> Program:
     if desc.magic != MAGIC:
         raise ProgramFormatError(f"not an autostatic program (magic {desc.magic!r})")
     if desc.version > FORMAT_VERSION:
-        raise ProgramFormatError(f"program format version {desc.version} is newer than this "
-                                 f"autostatic_runtime supports ({FORMAT_VERSION}); upgrade it")
+        raise ProgramFormatError(
+            f"program format version {desc.version} is newer than this "
+            f"autostatic_runtime supports ({FORMAT_VERSION}); upgrade it"
+        )
     if not desc.blocks:
         raise ProgramFormatError("the program has no blocks")
     from autostatic_runtime.ops.registry import OPS
@@ -124,27 +138,31 @@ def program_from_desc(desc: pb.ProgramDesc) -> Program:
     program.blocks = []
     for i, bd in enumerate(desc.blocks):
         if bd.idx != i or not -1 <= bd.parent_idx < len(desc.blocks) or bd.parent_idx >= i > 0:
-            raise ProgramFormatError(f"block {i} has a bad index or parent ({bd.idx}, "
-                                     f"{bd.parent_idx})")
+            raise ProgramFormatError(
+                f"block {i} has a bad index or parent ({bd.idx}, {bd.parent_idx})"
+            )
         program.blocks.append(Block(program, i, bd.parent_idx))
     for bd, block in zip(desc.blocks, program.blocks):
         for vd in bd.vars:
             try:
                 dtype = dtypes.convert_dtype(vd.dtype)
             except TypeError as exc:
-                raise ProgramFormatError(f"variable {vd.name!r} has unknown dtype "
-                                         f"{vd.dtype!r}") from exc
+                raise ProgramFormatError(
+                    f"variable {vd.name!r} has unknown dtype {vd.dtype!r}"
+                ) from exc
             if vd.is_parameter:
                 v = block.create_parameter(vd.name, vd.shape, dtype, vd.trainable)
                 v.stop_gradient = vd.stop_gradient
             else:
-                v = block.create_var(vd.name, vd.shape, dtype, vd.persistable, vd.stop_gradient,
-                                     vd.is_data)
+                v = block.create_var(
+                    vd.name, vd.shape, dtype, vd.persistable, vd.stop_gradient, vd.is_data
+                )
     for bd, block in zip(desc.blocks, program.blocks):
         for od in bd.ops:
             if od.type not in OPS and od.type not in CONTROL_FLOW_OPS:
-                raise ProgramFormatError(f"unknown op {od.type!r} (saved by a newer "
-                                         "autostatic_runtime?)")
+                raise ProgramFormatError(
+                    f"unknown op {od.type!r} (saved by a newer autostatic_runtime?)"
+                )
             inputs = [_operand(o, block, program, od.type) for o in od.inputs]
             outputs = [_lookup(block, name, od.type) for name in od.outputs]
             attrs = {a.name: decode_attr(a.value, program) for a in od.attrs}
@@ -165,5 +183,7 @@ def _lookup(block: Block, name: str, op_type: str) -> Variable:
     try:
         return block.var(name)
     except KeyError:
-        raise ProgramFormatError(f"op {op_type!r} in block {block.idx} uses variable {name!r}, "
-                                 "which the program does not define") from None
+        raise ProgramFormatError(
+            f"op {op_type!r} in block {block.idx} uses variable {name!r}, "
+            "which the program does not define"
+        ) from None

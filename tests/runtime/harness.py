@@ -9,16 +9,17 @@ kernels give the same result on the ``array_api_strict`` backend.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import autostatic_runtime as rt
-from autostatic_runtime.tensor import TensorLike
 from autostatic_runtime.ops import registry
+from autostatic_runtime.tensor import TensorLike
 
 __autostatic_internal__ = True  # errors point past this module, at the test's own line
 SEEN_OPS: set[str] = set()
@@ -42,8 +43,9 @@ class Arg:
         if self.kind == "bool":
             return hnp.arrays(np.bool_, self.shape)
         if self.kind == "int":
-            return hnp.arrays(np.int64, self.shape,
-                              elements=st.integers(int(self.low), int(self.high) - 1))
+            return hnp.arrays(
+                np.int64, self.shape, elements=st.integers(int(self.low), int(self.high) - 1)
+            )
         away = self.away
         elements = st.floats(self.low, self.high, allow_nan=False, allow_infinity=False)
         if away:
@@ -180,17 +182,24 @@ def inference_checked():
         SEEN_OPS.add(opdef.name)
         spec = opdef.infer(*inputs, **attrs)
         outs = result if opdef.multi_output else (result,)
-        specs = spec if isinstance(spec, (tuple, list)) and not isinstance(spec, registry.Spec) \
+        specs = (
+            spec
+            if isinstance(spec, (tuple, list)) and not isinstance(spec, registry.Spec)
             else (spec,)
-        assert len(specs) == len(outs), f"{opdef.name}: infer gave {len(specs)} outputs, " \
-                                        f"kernel {len(outs)}"
+        )
+        assert len(specs) == len(outs), (
+            f"{opdef.name}: infer gave {len(specs)} outputs, kernel {len(outs)}"
+        )
         for i, (s, o) in enumerate(zip(specs, outs)):
             shape = tuple(s.shape)
             got = tuple(o.shape)
             ok = len(shape) == len(got) and all(a == -1 or a == b for a, b in zip(shape, got))
-            assert ok, f"{opdef.name} output {i}: infer says shape {list(shape)}, kernel gave {list(got)}"
-            assert rt.dtypes.convert_dtype(s.dtype) == o.dtype, \
+            assert ok, (
+                f"{opdef.name} output {i}: infer says shape {list(shape)}, kernel gave {list(got)}"
+            )
+            assert rt.dtypes.convert_dtype(s.dtype) == o.dtype, (
                 f"{opdef.name} output {i}: infer says dtype {s.dtype}, kernel gave {o.dtype}"
+            )
         return result
 
     registry._dispatch[0] = checked
@@ -203,8 +212,15 @@ def inference_checked():
 # ---- gradient checking --------------------------------------------------------------------
 
 
-def check_grad(fn: Callable, inputs: list, wrt: list[int], rtol: float = 1e-4, atol: float = 1e-5,
-               eps: float = 1e-6, label: str = "") -> None:
+def check_grad(
+    fn: Callable,
+    inputs: list,
+    wrt: list[int],
+    rtol: float = 1e-4,
+    atol: float = 1e-5,
+    eps: float = 1e-6,
+    label: str = "",
+) -> None:
     """Compare autograd gradients of ``fn`` with central differences (float64 inputs).
 
     ``inputs`` are Tensors (or constants); ``wrt`` lists the positions to differentiate.
@@ -246,15 +262,17 @@ def check_grad(fn: Callable, inputs: list, wrt: list[int], rtol: float = 1e-4, a
             fm = scalar(*args)
             numeric[idx] = (fp - fm) / (2 * eps)
         got = np.zeros_like(base) if g is None else g.numpy()
-        assert got.shape == base.shape, \
+        assert got.shape == base.shape, (
             f"{label}: gradient of argument {pos} has shape {got.shape}, input {base.shape}"
+        )
         bad = ~np.isclose(got, numeric, rtol=rtol, atol=atol)
         if bad.any():
             idx = tuple(int(i) for i in np.argwhere(bad)[0])
             raise AssertionError(
                 f"{label}: gradient of argument {pos} at index {list(idx)}: got {got[idx]!r}, "
                 f"expected {numeric[idx]!r} (central difference); {int(bad.sum())} of "
-                f"{bad.size} entries differ")
+                f"{bad.size} entries differ"
+            )
 
 
 def run_sample(sample: Sample, values: list) -> list[np.ndarray]:

@@ -77,8 +77,9 @@ class FakeBackend(NumpyBackend):
 
 
 def test_third_party_backend_through_entry_points(monkeypatch):
-    ep = EntryPoint(name="fake_accel", value=f"{__name__}:FakeBackend",
-                    group="autostatic_runtime.backends")
+    ep = EntryPoint(
+        name="fake_accel", value=f"{__name__}:FakeBackend", group="autostatic_runtime.backends"
+    )
     monkeypatch.setattr(backends, "entry_points", lambda group: [ep])
     monkeypatch.setattr(backends, "_discovered", False)
     monkeypatch.setattr(backends, "_classes", dict(backends._classes))
@@ -103,14 +104,16 @@ def test_generic_extras_agree_with_numpy_overrides():
     idx = np.array([0, 2, 0])
     vals = np.ones((3, 4)) * np.arange(3)[:, None]
     want = fast.index_add(x, 0, idx, vals)
-    got = strict.to_numpy(strict.index_add(strict.asarray(x), 0, strict.asarray(idx),
-                                           strict.asarray(vals)))
+    got = strict.to_numpy(
+        strict.index_add(strict.asarray(x), 0, strict.asarray(idx), strict.asarray(vals))
+    )
     np.testing.assert_allclose(got, want)
     v = np.linspace(-3, 3, 13)
     from math import erf
 
-    np.testing.assert_allclose(strict.to_numpy(strict.erf(strict.asarray(v))),
-                               [erf(a) for a in v], atol=2e-7)
+    np.testing.assert_allclose(
+        strict.to_numpy(strict.erf(strict.asarray(v))), [erf(a) for a in v], atol=2e-7
+    )
 
 
 @pytest.mark.gpu

@@ -17,15 +17,38 @@ MASK01 = RNG.random((3, 4)) > 0.5
 
 # keys as NumPy sees them; numpy arrays become tensors for autostatic
 KEYS = [
-    1, -1, (0, 2), (-1, -2, -3), slice(None), slice(1, None), slice(None, None, -1),
-    (slice(1, None), slice(None, None, -2)), (Ellipsis, 1), (Ellipsis, None), (None, 1),
-    (1, None, Ellipsis, None), (slice(3, 0, -1), Ellipsis, slice(None, None, 2)), (),
-    Ellipsis, [0, 2, 2], ([0, 2], [1, 1]), np.array([[1, 0], [2, 2]]), (slice(None), [3, 0, 3]),
-    (0, slice(None), np.array([4, 0])), (np.array([0, 1]), slice(None), np.array([1, 2])),
-    (np.array([[0], [2]]), np.array([1, 3])), (Ellipsis, np.array([-1, 0])),
-    np.array([True, False, True]), MASK01, (MASK01, slice(1, 3)), (slice(None), np.ones(4, bool)),
-    (1, np.array([False, True, True, False])), np.array(2), (np.array(1), slice(None), 0),
-    (None, np.array([0, 1]), None), (np.array([1, 2]), None, np.array([0, 3])),
+    1,
+    -1,
+    (0, 2),
+    (-1, -2, -3),
+    slice(None),
+    slice(1, None),
+    slice(None, None, -1),
+    (slice(1, None), slice(None, None, -2)),
+    (Ellipsis, 1),
+    (Ellipsis, None),
+    (None, 1),
+    (1, None, Ellipsis, None),
+    (slice(3, 0, -1), Ellipsis, slice(None, None, 2)),
+    (),
+    Ellipsis,
+    [0, 2, 2],
+    ([0, 2], [1, 1]),
+    np.array([[1, 0], [2, 2]]),
+    (slice(None), [3, 0, 3]),
+    (0, slice(None), np.array([4, 0])),
+    (np.array([0, 1]), slice(None), np.array([1, 2])),
+    (np.array([[0], [2]]), np.array([1, 3])),
+    (Ellipsis, np.array([-1, 0])),
+    np.array([True, False, True]),
+    MASK01,
+    (MASK01, slice(1, 3)),
+    (slice(None), np.ones(4, bool)),
+    (1, np.array([False, True, True, False])),
+    np.array(2),
+    (np.array(1), slice(None), 0),
+    (None, np.array([0, 1]), None),
+    (np.array([1, 2]), None, np.array([0, 3])),
 ]
 
 
@@ -67,8 +90,16 @@ def test_getitem_gradient_scatters_and_accumulates(key, device):
 
 
 def test_shape_inference_agrees_with_numpy_on_key_combinations():
-    items = [0, -1, slice(None, None, -2), None, Ellipsis, [2, 0], np.array([[1], [0]]),
-             np.array([True, False, True])]
+    items = [
+        0,
+        -1,
+        slice(None, None, -2),
+        None,
+        Ellipsis,
+        [2, 0],
+        np.array([[1], [0]]),
+        np.array([True, False, True]),
+    ]
     checked = 0
     for n in (1, 2, 3):
         for combo in itertools.product(items, repeat=n):
@@ -86,12 +117,17 @@ def test_shape_inference_agrees_with_numpy_on_key_combinations():
 
 
 SET_KEYS = [
-    (1, 7.0), ((slice(1, None), slice(None, None, -2)), 3.0),
-    ((Ellipsis, 0), np.arange(4, dtype="float32")), ([0, 2], -1.0),
-    (np.array([2, 0]), np.ones((2, 4, 5), "float32")), ((slice(None), [1, 3]), 0.0),
-    (MASK01, np.float32(2.0)), (X > 0.5, -5.0),
+    (1, 7.0),
+    ((slice(1, None), slice(None, None, -2)), 3.0),
+    ((Ellipsis, 0), np.arange(4, dtype="float32")),
+    ([0, 2], -1.0),
+    (np.array([2, 0]), np.ones((2, 4, 5), "float32")),
+    ((slice(None), [1, 3]), 0.0),
+    (MASK01, np.float32(2.0)),
+    (X > 0.5, -5.0),
     ((0, None, slice(None, 2)), np.ones((1, 2, 5), "float32")),
-    ((Ellipsis, None), 4.0), ((np.array([0, 1]), slice(None), np.array([4, 0])), 9.0),
+    ((Ellipsis, None), 4.0),
+    ((np.array([0, 1]), slice(None), np.array([4, 0])), 9.0),
 ]
 
 
@@ -249,8 +285,9 @@ def test_scatter_overwrite_and_accumulate_follow_paddle():
     idx = rt.to_tensor([2, 0, 2])
     upd = rt.to_tensor([[10.0, 10.0], [20.0, 20.0], [30.0, 30.0]])
     np.testing.assert_array_equal(rt.scatter(x, idx, upd).numpy(), [[20, 20], [2, 2], [30, 30]])
-    np.testing.assert_array_equal(rt.scatter(x, idx, upd, overwrite=False).numpy(),
-                                  [[20, 20], [2, 2], [40, 40]])
+    np.testing.assert_array_equal(
+        rt.scatter(x, idx, upd, overwrite=False).numpy(), [[20, 20], [2, 2], [40, 40]]
+    )
     one = rt.scatter(x, rt.to_tensor(1), rt.to_tensor([7.0, 8.0]))
     np.testing.assert_array_equal(one.numpy(), [[1, 1], [7, 8], [3, 3]])
     with pytest.raises(rt.ShapeError, match="must have shape \\[3, 2\\], got \\[2, 2\\]"):
@@ -265,8 +302,9 @@ def test_gather_nd_and_scatter_nd_add():
     full = rt.gather_nd(x, rt.to_tensor([[0, 1, 2], [2, 3, 4]]))
     np.testing.assert_array_equal(full.numpy(), [X[0, 1, 2], X[2, 3, 4]])
     upd = RNG.standard_normal((3, 1, 5)).astype("float32")
-    added = rt.scatter_nd_add(x, rt.to_tensor(np.array([[[1, 3]], [[1, 3]], [[0, 0]]])),
-                              rt.to_tensor(upd))
+    added = rt.scatter_nd_add(
+        x, rt.to_tensor(np.array([[[1, 3]], [[1, 3]], [[0, 0]]])), rt.to_tensor(upd)
+    )
     want = X.copy()
     np.add.at(want, ([[1], [1], [0]], [[3], [3], [0]]), upd)
     np.testing.assert_allclose(added.numpy(), want, rtol=1e-6)
@@ -277,14 +315,17 @@ def test_gather_nd_and_scatter_nd_add():
 def test_masked_fill_and_masked_select():
     x = rt.to_tensor(X[0])
     m = X[0, 0] > 0  # shape [5], broadcast over the rows
-    np.testing.assert_array_equal(rt.masked_fill(x, rt.to_tensor(m), 0.5).numpy(),
-                                  np.where(m, 0.5, X[0]))
-    np.testing.assert_array_equal(rt.masked_fill(x, rt.to_tensor(m), rt.to_tensor(2)).numpy(),
-                                  np.where(m, 2.0, X[0]))
+    np.testing.assert_array_equal(
+        rt.masked_fill(x, rt.to_tensor(m), 0.5).numpy(), np.where(m, 0.5, X[0])
+    )
+    np.testing.assert_array_equal(
+        rt.masked_fill(x, rt.to_tensor(m), rt.to_tensor(2)).numpy(), np.where(m, 2.0, X[0])
+    )
     ints = rt.masked_fill(rt.to_tensor([1, 2, 3]), rt.to_tensor([True, False, True]), 7.9)
     assert ints.dtype == rt.int64 and ints.numpy().tolist() == [7, 2, 7]
-    np.testing.assert_array_equal(rt.masked_select(x, rt.to_tensor(m)).numpy(),
-                                  X[0][np.broadcast_to(m, X[0].shape)])
+    np.testing.assert_array_equal(
+        rt.masked_select(x, rt.to_tensor(m)).numpy(), X[0][np.broadcast_to(m, X[0].shape)]
+    )
     picked = rt.masked_select(rt.to_tensor(X), rt.to_tensor(MASK01)[..., None])
     np.testing.assert_array_equal(picked.numpy(), X[np.broadcast_to(MASK01[..., None], X.shape)])
 

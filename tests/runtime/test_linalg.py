@@ -18,31 +18,45 @@ def _r(*shape):
 
 
 MATMUL = [
-    ((3, 4), (4, 5), False, False), ((4,), (4,), False, False), ((4,), (2, 4, 3), False, False),
-    ((2, 3, 4), (4,), False, False), ((2, 1, 3, 4), (5, 4, 2), False, False),
-    ((4, 3), (4, 5), True, False), ((3, 4), (5, 4), False, True), ((2, 4, 3), (5, 4), True, True),
-    ((4,), (3, 4), True, True), ((1, 3, 4), (2, 4, 4), False, False),
+    ((3, 4), (4, 5), False, False),
+    ((4,), (4,), False, False),
+    ((4,), (2, 4, 3), False, False),
+    ((2, 3, 4), (4,), False, False),
+    ((2, 1, 3, 4), (5, 4, 2), False, False),
+    ((4, 3), (4, 5), True, False),
+    ((3, 4), (5, 4), False, True),
+    ((2, 4, 3), (5, 4), True, True),
+    ((4,), (3, 4), True, True),
+    ((1, 3, 4), (2, 4, 4), False, False),
 ]
 
 
-@pytest.mark.parametrize("xs,ys,tx,ty", MATMUL,
-                         ids=[f"{a}@{b}{'T' * c}{'T' * d}" for a, b, c, d in MATMUL])
+@pytest.mark.parametrize(
+    "xs,ys,tx,ty", MATMUL, ids=[f"{a}@{b}{'T' * c}{'T' * d}" for a, b, c, d in MATMUL]
+)
 def test_matmul_matches_numpy_and_its_gradient_checks(xs, ys, tx, ty):
     x, y = _r(*xs), _r(*ys)
     a = np.swapaxes(x, -1, -2) if tx and x.ndim > 1 else x
     b = np.swapaxes(y, -1, -2) if ty and y.ndim > 1 else y
     got = rt.matmul(rt.to_tensor(x), rt.to_tensor(y), transpose_x=tx, transpose_y=ty)
     np.testing.assert_allclose(got.numpy(), np.matmul(a, b), rtol=1e-12)
-    check_grad(lambda p, q: rt.matmul(p, q, tx, ty), [rt.to_tensor(x), rt.to_tensor(y)], [0, 1],
-               label="matmul")
+    check_grad(
+        lambda p, q: rt.matmul(p, q, tx, ty),
+        [rt.to_tensor(x), rt.to_tensor(y)],
+        [0, 1],
+        label="matmul",
+    )
 
 
 def test_matmul_gradient_sums_broadcast_batch_dims():
     x = rt.to_tensor(_r(2, 3, 4), stop_gradient=False)
     w = rt.to_tensor(_r(4, 5), stop_gradient=False)
     (x @ w).sum().backward()
-    np.testing.assert_allclose(w.grad.numpy(), np.ones((2, 3, 5)).reshape(6, 5).T.dot(
-        x.numpy().reshape(6, 4)).T, rtol=1e-12)
+    np.testing.assert_allclose(
+        w.grad.numpy(),
+        np.ones((2, 3, 5)).reshape(6, 5).T.dot(x.numpy().reshape(6, 4)).T,
+        rtol=1e-12,
+    )
     assert x.grad.shape == [2, 3, 4]
 
 
@@ -104,21 +118,25 @@ def test_bmm_mv_dot_checks():
 def test_inner_outer_kron_cross():
     a, b = _r(2, 3), _r(4, 3)
     np.testing.assert_allclose(rt.inner(rt.to_tensor(a), rt.to_tensor(b)).numpy(), np.inner(a, b))
-    np.testing.assert_allclose(rt.inner(rt.to_tensor(a[0]), rt.to_tensor(b[0])).numpy(),
-                               np.inner(a[0], b[0]))
+    np.testing.assert_allclose(
+        rt.inner(rt.to_tensor(a[0]), rt.to_tensor(b[0])).numpy(), np.inner(a[0], b[0])
+    )
     with pytest.raises(rt.ShapeError, match="inner: last dims differ"):
         rt.inner(rt.to_tensor(a), rt.to_tensor(a.T))
-    np.testing.assert_allclose(rt.outer(rt.to_tensor(a), rt.to_tensor(b[0])).numpy(),
-                               np.outer(a, b[0]))
+    np.testing.assert_allclose(
+        rt.outer(rt.to_tensor(a), rt.to_tensor(b[0])).numpy(), np.outer(a, b[0])
+    )
     for p, q in [((2, 3), (2, 2)), ((2,), (3, 2)), ((2, 1, 2), (3, 2))]:
         x, y = _r(*p), _r(*q)
         np.testing.assert_allclose(rt.kron(rt.to_tensor(x), rt.to_tensor(y)).numpy(), np.kron(x, y))
     u, v = _r(3, 4), _r(3, 4)
-    np.testing.assert_allclose(rt.cross(rt.to_tensor(u), rt.to_tensor(v)).numpy(),
-                               np.cross(u, v, axis=0))  # default: the first axis of size 3
+    np.testing.assert_allclose(
+        rt.cross(rt.to_tensor(u), rt.to_tensor(v)).numpy(), np.cross(u, v, axis=0)
+    )  # default: the first axis of size 3
     u, v = _r(4, 3), _r(1, 3)
-    np.testing.assert_allclose(rt.cross(rt.to_tensor(u), rt.to_tensor(v), axis=-1).numpy(),
-                               np.cross(u, v))
+    np.testing.assert_allclose(
+        rt.cross(rt.to_tensor(u), rt.to_tensor(v), axis=-1).numpy(), np.cross(u, v)
+    )
     with pytest.raises(rt.ShapeError, match="no axis of size 3"):
         rt.cross(rt.ones([2, 4]), rt.ones([2, 4]))
     with pytest.raises(rt.ShapeError, match="axis 1 must have size 3"):
@@ -126,11 +144,22 @@ def test_inner_outer_kron_cross():
 
 
 EINSUM = [
-    ("ij,jk->ik", [(2, 3), (3, 4)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]), ("ij->ji", [(2, 3)]),
-    ("ii->", [(3, 3)]), ("ii->i", [(3, 3)]), ("iij->j", [(3, 3, 2)]), ("i,j->ij", [(3,), (4,)]),
-    ("ij,jk", [(2, 3), (3, 2)]), ("ba", [(2, 3)]), ("...ij,...jk->...ik", [(2, 2, 3), (3, 2)]),
-    ("ij...->...", [(2, 3, 4)]), ("i,i", [(4,), (4,)]), ("ij,ij,ij->i", [(2, 3)] * 3),
-    ("ij,kj->ik", [(2, 1), (3, 4)]), (" i j , j k -> i k ", [(2, 3), (3, 2)]), ("...", [(2, 3)]),
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("ij->ji", [(2, 3)]),
+    ("ii->", [(3, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("iij->j", [(3, 3, 2)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("ij,jk", [(2, 3), (3, 2)]),
+    ("ba", [(2, 3)]),
+    ("...ij,...jk->...ik", [(2, 2, 3), (3, 2)]),
+    ("ij...->...", [(2, 3, 4)]),
+    ("i,i", [(4,), (4,)]),
+    ("ij,ij,ij->i", [(2, 3)] * 3),
+    ("ij,kj->ik", [(2, 1), (3, 4)]),
+    (" i j , j k -> i k ", [(2, 3), (3, 2)]),
+    ("...", [(2, 3)]),
 ]
 
 
@@ -139,8 +168,12 @@ def test_einsum_matches_numpy_and_its_gradient_checks(eq, shapes):
     ops = [_r(*s) for s in shapes]
     got = rt.einsum(eq, *[rt.to_tensor(o) for o in ops])
     np.testing.assert_allclose(got.numpy(), np.einsum(eq.replace(" ", ""), *ops), rtol=1e-12)
-    check_grad(lambda *ts: rt.einsum(eq, *ts), [rt.to_tensor(o) for o in ops],
-               list(range(len(ops))), label=eq)
+    check_grad(
+        lambda *ts: rt.einsum(eq, *ts),
+        [rt.to_tensor(o) for o in ops],
+        list(range(len(ops))),
+        label=eq,
+    )
 
 
 def test_einsum_errors():
@@ -164,8 +197,12 @@ def test_trace():
     for offset, a1, a2 in [(0, 0, 1), (1, 0, 1), (-1, 2, 0), (2, 1, 2)]:
         got = rt.trace(rt.to_tensor(x), offset=offset, axis1=a1, axis2=a2)
         np.testing.assert_allclose(got.numpy(), np.trace(x, offset, a1, a2), rtol=1e-12)
-        check_grad(lambda t, o=offset, p=a1, q=a2: rt.trace(t, o, p, q), [rt.to_tensor(x)], [0],
-                   label="trace")
+        check_grad(
+            lambda t, o=offset, p=a1, q=a2: rt.trace(t, o, p, q),
+            [rt.to_tensor(x)],
+            [0],
+            label="trace",
+        )
     with pytest.raises(rt.ShapeError, match="axis1 and axis2 must differ"):
         rt.trace(rt.to_tensor(x), axis1=1, axis2=-2)
     with pytest.raises(rt.ShapeError, match="rank >= 2"):
@@ -175,13 +212,13 @@ def test_trace():
 def test_inverse_and_cholesky():
     a = _r(2, 3, 3)
     spd = a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3)
-    np.testing.assert_allclose(rt.inverse(rt.to_tensor(spd)).numpy(), np.linalg.inv(spd),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        rt.inverse(rt.to_tensor(spd)).numpy(), np.linalg.inv(spd), rtol=1e-10
+    )
     low = rt.cholesky(rt.to_tensor(spd))
     np.testing.assert_allclose(low.numpy(), np.linalg.cholesky(spd), rtol=1e-10)
     up = rt.cholesky(rt.to_tensor(spd), upper=True)
-    np.testing.assert_allclose(up.numpy(), np.swapaxes(np.linalg.cholesky(spd), -1, -2),
-                               rtol=1e-10)
+    np.testing.assert_allclose(up.numpy(), np.swapaxes(np.linalg.cholesky(spd), -1, -2), rtol=1e-10)
     with pytest.raises(rt.ShapeError, match="square matrices"):
         rt.inverse(rt.ones([2, 3]))
     with pytest.raises(rt.DTypeError, match="float tensor"):
@@ -215,8 +252,7 @@ def test_linalg_on_the_generic_backend():
     rt.set_device("array_api_strict")
     x, y = _r(2, 3, 4), _r(4, 2)
     np.testing.assert_allclose(rt.matmul(rt.to_tensor(x), rt.to_tensor(y)).numpy(), x @ y)
-    np.testing.assert_allclose(rt.einsum("bij->j", rt.to_tensor(x)).numpy(),
-                               np.einsum("bij->j", x))
+    np.testing.assert_allclose(rt.einsum("bij->j", rt.to_tensor(x)).numpy(), np.einsum("bij->j", x))
     spd = y.T @ y + np.eye(2)
     np.testing.assert_allclose(rt.inverse(rt.to_tensor(spd)).numpy(), np.linalg.inv(spd))
     t = rt.to_tensor(x, stop_gradient=False)

@@ -275,8 +275,9 @@ def test_tril_needs_a_matrix():
         rt.tril(T(np.ones(3)))
 
 
-@pytest.mark.parametrize("offset, a1, a2",
-                         [(0, 0, 1), (1, 1, 2), (-1, 2, 0), (0, -1, -2), (5, 0, 1)])
+@pytest.mark.parametrize(
+    "offset, a1, a2", [(0, 0, 1), (1, 1, 2), (-1, 2, 0), (0, -1, -2), (5, 0, 1)]
+)
 def test_diagonal_matches_numpy(offset, a1, a2):
     same(rt.diagonal(T(A), offset, a1, a2), np.diagonal(A, offset, a1, a2))
 
@@ -314,9 +315,26 @@ def test_shape_is_int32_and_has_no_grad():
 
 def test_methods_are_attached():
     x = T(A)
-    for name in ("reshape", "transpose", "squeeze", "unsqueeze", "flatten", "split", "chunk",
-                 "unbind", "tile", "flip", "roll", "moveaxis", "repeat_interleave", "tril",
-                 "triu", "diagonal", "t", "concat"):
+    for name in (
+        "reshape",
+        "transpose",
+        "squeeze",
+        "unsqueeze",
+        "flatten",
+        "split",
+        "chunk",
+        "unbind",
+        "tile",
+        "flip",
+        "roll",
+        "moveaxis",
+        "repeat_interleave",
+        "tril",
+        "triu",
+        "diagonal",
+        "t",
+        "concat",
+    ):
         assert callable(getattr(x, name)), name
     assert x.T.shape == [4, 3, 2]
 
@@ -324,8 +342,17 @@ def test_methods_are_attached():
 def test_ops_preserve_int_and_bool_dtypes():
     x = T(np.arange(6, dtype="int32").reshape(2, 3))
     b = T(np.array([[True, False, True]]))
-    for out in (x.reshape([3, 2]), x.transpose([1, 0]), x.flip(0), x.roll(1), x.tile([2]),
-                x.flatten(), x.unsqueeze(0), rt.stack([x, x]), x.diagonal()):
+    for out in (
+        x.reshape([3, 2]),
+        x.transpose([1, 0]),
+        x.flip(0),
+        x.roll(1),
+        x.tile([2]),
+        x.flatten(),
+        x.unsqueeze(0),
+        rt.stack([x, x]),
+        x.diagonal(),
+    ):
         assert out.dtype == rt.int32
     assert rt.triu(b).dtype == rt.bool and rt.concat([b, b]).dtype == rt.bool
 

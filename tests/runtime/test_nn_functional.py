@@ -49,8 +49,12 @@ def conv2d_ref(x, w, stride=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), groups=1):
         for i in range(oh):
             for j in range(ow):
                 hs, ws = i * stride[0], j * stride[1]
-                patch = xp[:, g * cg:(g + 1) * cg, hs:hs + dil[0] * (kh - 1) + 1:dil[0],
-                           ws:ws + dil[1] * (kw - 1) + 1:dil[1]]
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    hs : hs + dil[0] * (kh - 1) + 1 : dil[0],
+                    ws : ws + dil[1] * (kw - 1) + 1 : dil[1],
+                ]
                 out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
     return out
 
@@ -100,20 +104,32 @@ ACTIVATIONS = [
     ("relu", F.relu, lambda x: np.maximum(x, 0)),
     ("relu6", F.relu6, lambda x: np.clip(x, 0, 6)),
     ("gelu", F.gelu, lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2)))),
-    ("gelu_tanh", lambda x: F.gelu(x, approximate=True),
-     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    (
+        "gelu_tanh",
+        lambda x: F.gelu(x, approximate=True),
+        lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+    ),
     ("silu", F.silu, lambda x: x / (1 + np.exp(-x))),
     ("swish", F.swish, lambda x: x / (1 + np.exp(-x))),
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
     ("elu", lambda x: F.elu(x, 0.5), lambda x: np.where(x > 0, x, 0.5 * np.expm1(x))),
     ("celu", lambda x: F.celu(x, 2.0), lambda x: np.where(x > 0, x, 2.0 * np.expm1(x / 2.0))),
-    ("selu", F.selu, lambda x: 1.0507009873554805 * np.where(
-        x > 0, x, 1.6732632423543772 * np.expm1(x))),
-    ("softplus", lambda x: F.softplus(x, beta=2, threshold=3),
-     lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2)),
+    (
+        "selu",
+        F.selu,
+        lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)),
+    ),
+    (
+        "softplus",
+        lambda x: F.softplus(x, beta=2, threshold=3),
+        lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2),
+    ),
     ("softsign", F.softsign, lambda x: x / (1 + np.abs(x))),
-    ("softshrink", F.softshrink, lambda x: np.where(x > 0.5, x - 0.5,
-                                                    np.where(x < -0.5, x + 0.5, 0))),
+    (
+        "softshrink",
+        F.softshrink,
+        lambda x: np.where(x > 0.5, x - 0.5, np.where(x < -0.5, x + 0.5, 0)),
+    ),
     ("hardshrink", F.hardshrink, lambda x: np.where(np.abs(x) > 0.5, x, 0)),
     ("tanhshrink", F.tanhshrink, lambda x: x - np.tanh(x)),
     ("hardtanh", F.hardtanh, lambda x: np.clip(x, -1, 1)),
@@ -212,8 +228,17 @@ def _pair(v):
 def test_conv2d_matches_reference(case):
     x, w, b = randn(2, 4, 7, 6), randn(8, 4 // case["groups"], 3, 2), randn(8)
     out = F.conv2d(T(x), T(w), T(b), **case)
-    ref = conv2d_ref(x, w, _pair(case["stride"]), _pads(case["padding"]),
-                     _pair(case["dilation"]), case["groups"]) + b[None, :, None, None]
+    ref = (
+        conv2d_ref(
+            x,
+            w,
+            _pair(case["stride"]),
+            _pads(case["padding"]),
+            _pair(case["dilation"]),
+            case["groups"],
+        )
+        + b[None, :, None, None]
+    )
     close(out, ref, rtol=1e-10, atol=1e-10)
 
 
@@ -299,8 +324,9 @@ def test_max_pool2d_matches_paddle_loops(case):
     ref, ref_mask = pool2d_ref(x, k, s, pads, case["ceil"], "max")
     out = F.max_pool2d(T(x), case["k"], case["s"], case["p"], ceil_mode=case["ceil"])
     close(out, ref)
-    out, mask = F.max_pool2d(T(x), case["k"], case["s"], case["p"], return_mask=True,
-                             ceil_mode=case["ceil"])
+    out, mask = F.max_pool2d(
+        T(x), case["k"], case["s"], case["p"], return_mask=True, ceil_mode=case["ceil"]
+    )
     close(out, ref)
     assert mask.dtype == rt.int64
     np.testing.assert_array_equal(mask.numpy(), ref_mask)
@@ -313,8 +339,9 @@ def test_avg_pool2d_matches_paddle_loops(case, exclusive):
     k, s = _pair(case["k"]), _pair(case["s"])
     pads = _pads(list(case["p"]) if isinstance(case["p"], tuple) else case["p"])
     ref, _ = pool2d_ref(x, k, s, pads, case["ceil"], "avg", exclusive)
-    out = F.avg_pool2d(T(x), case["k"], case["s"], case["p"], ceil_mode=case["ceil"],
-                       exclusive=exclusive)
+    out = F.avg_pool2d(
+        T(x), case["k"], case["s"], case["p"], ceil_mode=case["ceil"], exclusive=exclusive
+    )
     close(out, ref)
 
 
@@ -355,8 +382,10 @@ def test_adaptive_pooling():
             ref[:, :, i, j] = x[:, :, hs:he, ws:we].mean(axis=(2, 3))
     close(out, ref)
     close(F.adaptive_avg_pool2d(T(x), 1), x.mean(axis=(2, 3), keepdims=True))
-    close(F.adaptive_max_pool2d(T(x[:, :, :6, :4]), [3, 2]),
-          x[:, :, :6, :4].reshape(2, 3, 3, 2, 2, 2).max(axis=(3, 5)))
+    close(
+        F.adaptive_max_pool2d(T(x[:, :, :6, :4]), [3, 2]),
+        x[:, :, :6, :4].reshape(2, 3, 3, 2, 2, 2).max(axis=(3, 5)),
+    )
     with pytest.raises(OpError, match="adaptive_max_pool2d"):
         F.adaptive_max_pool2d(T(x), 2)
 
@@ -428,17 +457,20 @@ def test_layer_group_instance_norm():
     x, w, b = randn(2, 3, 4), randn(3, 4), randn(3, 4)
     mu, var = x.mean((1, 2), keepdims=True), x.var((1, 2), keepdims=True)
     close(F.layer_norm(T(x), [3, 4], T(w), T(b)), (x - mu) / np.sqrt(var + 1e-5) * w + b)
-    close(F.layer_norm(T(x), 4), (x - x.mean(-1, keepdims=True))
-          / np.sqrt(x.var(-1, keepdims=True) + 1e-5))
-    close(F.layer_norm(T(x), [3, 4], T(w.reshape(-1)), None),
-          (x - mu) / np.sqrt(var + 1e-5) * w)
+    close(
+        F.layer_norm(T(x), 4),
+        (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5),
+    )
+    close(F.layer_norm(T(x), [3, 4], T(w.reshape(-1)), None), (x - mu) / np.sqrt(var + 1e-5) * w)
     x = randn(2, 4, 3)
     g = x.reshape(2, 2, 6)
-    ref = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5))
+    ref = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5)
     close(F.group_norm(T(x), 2), ref.reshape(2, 4, 3))
     w = randn(4)
-    close(F.instance_norm(T(x), weight=T(w)), (x - x.mean(-1, keepdims=True))
-          / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * w[:, None])
+    close(
+        F.instance_norm(T(x), weight=T(w)),
+        (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5) * w[:, None],
+    )
     with pytest.raises(ShapeError, match="layer_norm"):
         F.layer_norm(T(x), [4])
 
@@ -482,10 +514,22 @@ def test_cross_entropy_ignore_index_and_weights():
     w = np.abs(randn(4)) + 0.1
     for kw in (dict(ignore_index=2), dict(weight=w), dict(weight=w, ignore_index=2)):
         for reduction in ("mean", "sum", "none"):
-            out = F.cross_entropy(T(x), T(y, dtype="int64"), reduction=reduction,
-                                  **{k: T(v) if k == "weight" else v for k, v in kw.items()})
-            close(out, ce_ref(x, y, weight=kw.get("weight"), ignore=kw.get("ignore_index", -100),
-                              reduction=reduction))
+            out = F.cross_entropy(
+                T(x),
+                T(y, dtype="int64"),
+                reduction=reduction,
+                **{k: T(v) if k == "weight" else v for k, v in kw.items()},
+            )
+            close(
+                out,
+                ce_ref(
+                    x,
+                    y,
+                    weight=kw.get("weight"),
+                    ignore=kw.get("ignore_index", -100),
+                    reduction=reduction,
+                ),
+            )
     # default ignore_index=-100 labels give 0 loss; the unweighted mean divides by N (Paddle)
     y2 = y.copy()
     y2[0] = -100
@@ -499,8 +543,10 @@ def test_cross_entropy_axis_and_spatial():
     assert out.shape == [2, 4, 5]
     close(out, ce_ref(x, y, axis=1, reduction="none"))
     w = np.abs(randn(3))
-    close(F.cross_entropy(T(x), T(y, dtype="int64"), weight=T(w), axis=1),
-          ce_ref(x, y, axis=1, weight=w))
+    close(
+        F.cross_entropy(T(x), T(y, dtype="int64"), weight=T(w), axis=1),
+        ce_ref(x, y, axis=1, weight=w),
+    )
 
 
 def test_cross_entropy_soft_labels_and_smoothing():
@@ -513,12 +559,16 @@ def test_cross_entropy_soft_labels_and_smoothing():
     close(out, -(p * lp).sum(-1, keepdims=True))
     w = np.abs(randn(5))
     sw = (p * w).sum(-1, keepdims=True)
-    close(F.cross_entropy(T(x), T(p), soft_label=True, weight=T(w)),
-          (-(p * lp).sum(-1, keepdims=True) * sw).sum() / sw.sum())
+    close(
+        F.cross_entropy(T(x), T(p), soft_label=True, weight=T(w)),
+        (-(p * lp).sum(-1, keepdims=True) * sw).sum() / sw.sum(),
+    )
     y = RNG.integers(0, 5, 4)
     smooth = np.eye(5)[y] * 0.9 + 0.1 / 5
-    close(F.cross_entropy(T(x), T(y, dtype="int64"), label_smoothing=0.1),
-          (-(smooth * lp).sum(-1)).mean())
+    close(
+        F.cross_entropy(T(x), T(y, dtype="int64"), label_smoothing=0.1),
+        (-(smooth * lp).sum(-1)).mean(),
+    )
 
 
 def test_cross_entropy_without_softmax_and_gradient():
@@ -553,8 +603,11 @@ def test_softmax_with_cross_entropy_returns_softmax():
 
 def test_cross_entropy_errors():
     x = T(randn(3, 4))
-    with pytest.raises(OpError, match=r"softmax_with_cross_entropy.*label values must be in "
-                                      r"\[0, 4\).*\[0, 7\]"):
+    with pytest.raises(
+        OpError,
+        match=r"softmax_with_cross_entropy.*label values must be in "
+        r"\[0, 4\).*\[0, 7\]",
+    ):
         F.cross_entropy(x, T([0, 7, 1], dtype="int64"))
     with pytest.raises(OpError, match="softmax_with_cross_entropy"):
         F.cross_entropy(x, T([0, -3, 1], dtype="int64"))
@@ -578,8 +631,10 @@ def test_nll_loss():
     close(F.nll_loss(T(x), T(y, dtype="int64"), reduction="none"), picked)
     close(F.nll_loss(T(x), T(y, dtype="int64"), T(w)), (picked * w[y]).sum() / w[y].sum())
     mask = y != 1
-    close(F.nll_loss(T(x), T(y, dtype="int64"), T(w), ignore_index=1),
-          (picked * w[y] * mask).sum() / (w[y] * mask).sum())
+    close(
+        F.nll_loss(T(x), T(y, dtype="int64"), T(w), ignore_index=1),
+        (picked * w[y] * mask).sum() / (w[y] * mask).sum(),
+    )
     close(F.nll_loss(T(x), T(y, dtype="int64"), reduction="sum"), picked.sum())
 
 
@@ -589,8 +644,10 @@ def test_regression_and_binary_losses():
     close(F.mse_loss(T(a), T(b), "sum"), ((a - b) ** 2).sum())
     close(F.l1_loss(T(a), T(b), "none"), np.abs(a - b))
     r = np.abs(a - b)
-    close(F.smooth_l1_loss(T(a), T(b), delta=0.5),
-          np.where(r < 0.5, 0.5 * r * r, 0.5 * r - 0.125).mean())
+    close(
+        F.smooth_l1_loss(T(a), T(b), delta=0.5),
+        np.where(r < 0.5, 0.5 * r * r, 0.5 * r - 0.125).mean(),
+    )
     p = 1 / (1 + np.exp(-a))
     y = (RNG.random((4, 3)) > 0.5).astype(float)
     w = np.abs(randn(3))
@@ -598,8 +655,10 @@ def test_regression_and_binary_losses():
     close(F.binary_cross_entropy(T(p), T(y), T(w), "none"), bce * w)
     close(F.binary_cross_entropy_with_logits(T(a), T(y)), bce.mean())
     pw = np.abs(randn(3)) + 0.5
-    close(F.binary_cross_entropy_with_logits(T(a), T(y), T(w), "sum", T(pw)),
-          (bce * (1 + (pw - 1) * y) * w).sum())
+    close(
+        F.binary_cross_entropy_with_logits(T(a), T(y), T(w), "sum", T(pw)),
+        (bce * (1 + (pw - 1) * y) * w).sum(),
+    )
     edge = T([0.0, 1.0], grad=True)
     bce = F.binary_cross_entropy(edge, T([1.0, 0.0]), reduction="sum")
     close(bce, 200.0)  # logs clipped at -100, as Paddle
@@ -611,8 +670,9 @@ def test_regression_and_binary_losses():
     kl = np.where(q > 0, q * (np.log(np.where(q > 0, q, 1)) - a), 0)
     close(F.kl_div(T(a), T(q), "batchmean"), kl.sum() / 4)
     close(F.kl_div(T(a), T(q)), kl.mean())
-    close(F.margin_ranking_loss(T(a), T(b), T(np.sign(randn(4, 3))), 0.1, "none").numpy().min(),
-          0.0)
+    close(
+        F.margin_ranking_loss(T(a), T(b), T(np.sign(randn(4, 3))), 0.1, "none").numpy().min(), 0.0
+    )
 
 
 # ---- dropout, pad, embedding, linear, misc ---------------------------------------------------
@@ -648,8 +708,10 @@ def test_dropout_gradient_uses_the_mask():
     close(g, np.where(kept, 1 / 0.6, 0.0))
 
 
-@pytest.mark.parametrize("mode,np_mode", [("constant", "constant"), ("reflect", "reflect"),
-                                          ("replicate", "edge"), ("circular", "wrap")])
+@pytest.mark.parametrize(
+    "mode,np_mode",
+    [("constant", "constant"), ("reflect", "reflect"), ("replicate", "edge"), ("circular", "wrap")],
+)
 def test_pad_modes_match_numpy(mode, np_mode):
     x = randn(2, 3, 4, 5)
     out = F.pad(T(x), [1, 2, 3, 0], mode=mode, value=0.0)
@@ -660,8 +722,7 @@ def test_pad_modes_match_numpy(mode, np_mode):
 
 def test_pad_all_dims_constant_and_gradient():
     x = randn(2, 3)
-    close(F.pad(T(x), [1, 0, 0, 2], value=-1.0),
-          np.pad(x, ((1, 0), (0, 2)), constant_values=-1.0))
+    close(F.pad(T(x), [1, 0, 0, 2], value=-1.0), np.pad(x, ((1, 0), (0, 2)), constant_values=-1.0))
     xt = T(randn(1, 1, 3), grad=True)
     (g,) = rt.grad(F.pad(xt, [2, 2], mode="reflect").sum(), xt)
     close(g, [[[2.0, 3.0, 2.0]]])
@@ -711,11 +772,14 @@ def test_interpolate_nearest_and_bilinear():
             h0, w0 = int(sh), int(sw)
             h1, w1 = min(h0 + 1, 2), min(w0 + 1, 3)
             lh, lw = sh - h0, sw - w0
-            ref[..., i, j] = ((1 - lh) * (1 - lw) * x[..., h0, w0] + (1 - lh) * lw * x[..., h0, w1]
-                              + lh * (1 - lw) * x[..., h1, w0] + lh * lw * x[..., h1, w1])
+            ref[..., i, j] = (
+                (1 - lh) * (1 - lw) * x[..., h0, w0]
+                + (1 - lh) * lw * x[..., h0, w1]
+                + lh * (1 - lw) * x[..., h1, w0]
+                + lh * lw * x[..., h1, w1]
+            )
     close(out, ref)
     # half-pixel (align_corners=False, align_mode=0): 2x upsampling keeps the mean
     up = F.interpolate(T(x), scale_factor=2, mode="bilinear")
     assert up.shape == [1, 2, 6, 8]
     close(up.numpy().mean(), x.mean(), rtol=0.2)
-

@@ -62,11 +62,24 @@ def test_named_parameters_sublayers_and_buffers_are_ordered_and_deduplicated():
     net = Net()
     net.alias = net.first  # the same layer twice: its parameters appear once
     names = [n for n, _ in net.named_parameters()]
-    assert names == ["first.w", "first.b", "blocks.0.w", "blocks.0.b", "blocks.1.w",
-                     "blocks.1.b", "head.w", "head.b"]
+    assert names == [
+        "first.w",
+        "first.b",
+        "blocks.0.w",
+        "blocks.0.b",
+        "blocks.1.w",
+        "blocks.1.b",
+        "head.w",
+        "head.b",
+    ]
     assert len(net.parameters()) == 8
-    assert [n for n, _ in net.named_sublayers()] == ["first", "blocks", "blocks.0", "blocks.1",
-                                                      "head"]
+    assert [n for n, _ in net.named_sublayers()] == [
+        "first",
+        "blocks",
+        "blocks.0",
+        "blocks.1",
+        "head",
+    ]
     assert net.sublayers(include_self=True)[0] is net
     assert [n for n, _ in net.named_children()] == ["first", "blocks", "head"]
     assert [n for n, _ in net.named_buffers()][:2] == ["first.calls", "first.scratch"]
@@ -125,8 +138,13 @@ def test_create_parameter_names_attrs_and_false():
     s = Scale()
     assert s.w.name.startswith(s.full_name() + ".w_") and s.b.name.startswith(s.full_name() + ".b_")
     assert s.full_name().startswith("scale_")
-    attr = ParamAttr(name="my_w", initializer=I.Constant(0.5), learning_rate=0.1,
-                     regularizer=L2Decay(0.01), trainable=False)
+    attr = ParamAttr(
+        name="my_w",
+        initializer=I.Constant(0.5),
+        learning_rate=0.1,
+        regularizer=L2Decay(0.01),
+        trainable=False,
+    )
     p = s.create_parameter([2, 2], attr=attr)
     assert p.name == "my_w" and p.stop_gradient and not p.trainable
     assert p.optimize_attr == {"learning_rate": 0.1} and p.regularizer.coeff == 0.01
@@ -281,7 +299,8 @@ def test_repr_nests_sublayers_with_extra_repr():
         "  (2): Sequential(\n"
         "    (0): Dropout(p=0.1, axis=None, mode=upscale_in_train)\n"
         "  )\n"
-        ")")
+        ")"
+    )
     assert repr(nn.LeakyReLU(0.2)) == "LeakyReLU(negative_slope=0.2)"
     assert repr(nn.Linear(2, 3).weight).startswith("Parameter containing:\nTensor(shape=[2, 3]")
 
@@ -364,17 +383,24 @@ def _stats(init, shape):
     return np.asarray(a)
 
 
-@pytest.mark.parametrize("init, shape, mean, std", [
-    (I.Normal(1.0, 0.5), (200, 100), 1.0, 0.5),
-    (I.XavierNormal(), (200, 100), 0.0, math.sqrt(2 / 300)),
-    (I.XavierUniform(), (200, 100), 0.0, math.sqrt(6 / 300) / math.sqrt(3)),
-    (I.KaimingNormal(), (64, 8, 3, 3), 0.0, math.sqrt(2 / 72)),
-    (I.KaimingUniform(), (64, 8, 3, 3), 0.0, math.sqrt(6 / 72) / math.sqrt(3)),
-    (I.Uniform(-2.0, 4.0), (200, 100), 1.0, 6 / math.sqrt(12)),
-    (I.XavierNormal(fan_in=10, fan_out=40, gain=2.0), (200, 100), 0.0, 2 * math.sqrt(2 / 50)),
-    (I.KaimingNormal(nonlinearity="leaky_relu", negative_slope=0.2), (300, 50), 0.0,
-     math.sqrt(2 / 1.04) / math.sqrt(300)),
-])
+@pytest.mark.parametrize(
+    "init, shape, mean, std",
+    [
+        (I.Normal(1.0, 0.5), (200, 100), 1.0, 0.5),
+        (I.XavierNormal(), (200, 100), 0.0, math.sqrt(2 / 300)),
+        (I.XavierUniform(), (200, 100), 0.0, math.sqrt(6 / 300) / math.sqrt(3)),
+        (I.KaimingNormal(), (64, 8, 3, 3), 0.0, math.sqrt(2 / 72)),
+        (I.KaimingUniform(), (64, 8, 3, 3), 0.0, math.sqrt(6 / 72) / math.sqrt(3)),
+        (I.Uniform(-2.0, 4.0), (200, 100), 1.0, 6 / math.sqrt(12)),
+        (I.XavierNormal(fan_in=10, fan_out=40, gain=2.0), (200, 100), 0.0, 2 * math.sqrt(2 / 50)),
+        (
+            I.KaimingNormal(nonlinearity="leaky_relu", negative_slope=0.2),
+            (300, 50),
+            0.0,
+            math.sqrt(2 / 1.04) / math.sqrt(300),
+        ),
+    ],
+)
 def test_random_initializer_statistics(init, shape, mean, std):
     a = _stats(init, shape)
     assert a.shape == shape
@@ -385,8 +411,9 @@ def test_random_initializer_statistics(init, shape, mean, std):
 def test_truncated_normal_assign_constant_orthogonal():
     t = _stats(I.TruncatedNormal(0.0, 0.02), (100, 100))
     assert np.abs(t).max() <= 0.04 + 1e-12 and abs(t.std() - 0.02 * 0.88) < 0.001
-    np.testing.assert_array_equal(_stats(I.Assign(np.arange(6)), (2, 3)),
-                                  np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(
+        _stats(I.Assign(np.arange(6)), (2, 3)), np.arange(6.0).reshape(2, 3)
+    )
     np.testing.assert_array_equal(_stats(I.Assign(rt.to_tensor([1.0, 2.0])), (2,)), [1.0, 2.0])
     with pytest.raises(ValueError, match="shape"):
         _stats(I.Assign([1.0, 2.0, 3.0]), (2,))

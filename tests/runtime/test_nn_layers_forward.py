@@ -23,8 +23,9 @@ def randn(*shape):
 
 
 def close(got, want, rtol=1e-5, atol=1e-5):
-    np.testing.assert_allclose(got.numpy() if isinstance(got, rt.Tensor) else got, want,
-                               rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        got.numpy() if isinstance(got, rt.Tensor) else got, want, rtol=rtol, atol=atol
+    )
 
 
 def sigmoid(z):
@@ -95,26 +96,31 @@ _X = np.linspace(-3, 3, 24).astype("float32").reshape(4, 6)
 _ERF = np.vectorize(math.erf)
 
 
-@pytest.mark.parametrize("layer, ref", [
-    (nn.ReLU(), lambda x: np.maximum(x, 0)),
-    (nn.ReLU6(), lambda x: np.clip(x, 0, 6)),
-    (nn.GELU(), lambda x: 0.5 * x * (1 + _ERF(x / math.sqrt(2)))),
-    (nn.GELU(approximate=True),
-     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
-    (nn.Tanh(), np.tanh),
-    (nn.Sigmoid(), sigmoid),
-    (nn.Softmax(axis=0), lambda x: np.exp(x) / np.exp(x).sum(0, keepdims=True)),
-    (nn.LogSoftmax(), lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True))),
-    (nn.LeakyReLU(0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
-    (nn.SiLU(), lambda x: x * sigmoid(x)),
-    (nn.ELU(0.5), lambda x: np.where(x > 0, x, 0.5 * (np.exp(x) - 1))),
-    (nn.Softplus(beta=2), lambda x: np.log1p(np.exp(2 * x)) / 2),
-    (nn.Hardswish(), lambda x: x * np.clip(x + 3, 0, 6) / 6),
-    (nn.Hardtanh(-0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5)),
-    (nn.Mish(), lambda x: x * np.tanh(np.log1p(np.exp(x)))),
-    (nn.LogSigmoid(), lambda x: np.log(sigmoid(x))),
-    (nn.Softsign(), lambda x: x / (1 + np.abs(x))),
-])
+@pytest.mark.parametrize(
+    "layer, ref",
+    [
+        (nn.ReLU(), lambda x: np.maximum(x, 0)),
+        (nn.ReLU6(), lambda x: np.clip(x, 0, 6)),
+        (nn.GELU(), lambda x: 0.5 * x * (1 + _ERF(x / math.sqrt(2)))),
+        (
+            nn.GELU(approximate=True),
+            lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        ),
+        (nn.Tanh(), np.tanh),
+        (nn.Sigmoid(), sigmoid),
+        (nn.Softmax(axis=0), lambda x: np.exp(x) / np.exp(x).sum(0, keepdims=True)),
+        (nn.LogSoftmax(), lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True))),
+        (nn.LeakyReLU(0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
+        (nn.SiLU(), lambda x: x * sigmoid(x)),
+        (nn.ELU(0.5), lambda x: np.where(x > 0, x, 0.5 * (np.exp(x) - 1))),
+        (nn.Softplus(beta=2), lambda x: np.log1p(np.exp(2 * x)) / 2),
+        (nn.Hardswish(), lambda x: x * np.clip(x + 3, 0, 6) / 6),
+        (nn.Hardtanh(-0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5)),
+        (nn.Mish(), lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+        (nn.LogSigmoid(), lambda x: np.log(sigmoid(x))),
+        (nn.Softsign(), lambda x: x / (1 + np.abs(x))),
+    ],
+)
 def test_activation_layers(layer, ref):
     close(layer(T(_X)), ref(_X.astype("float64")), rtol=1e-5, atol=1e-5)
 
@@ -148,26 +154,34 @@ def np_conv2d(x, w, b, stride=(1, 1), pad=(0, 0), dil=(1, 1), groups=1):
         for i in range(oh):
             for j in range(ow):
                 r, s = i * stride[0], j * stride[1]
-                patch = xp[:, g * cg:(g + 1) * cg, r:r + dil[0] * (kh - 1) + 1:dil[0],
-                           s:s + dil[1] * (kw - 1) + 1:dil[1]]
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    r : r + dil[0] * (kh - 1) + 1 : dil[0],
+                    s : s + dil[1] * (kw - 1) + 1 : dil[1],
+                ]
                 out[:, oc, i, j] = (patch * w[oc]).sum(axis=(1, 2, 3))
     return out + (0 if b is None else b.reshape(1, -1, 1, 1))
 
 
-@pytest.mark.parametrize("kwargs", [
-    dict(kernel_size=3),
-    dict(kernel_size=3, stride=2, padding=1),
-    dict(kernel_size=(2, 3), padding=(1, 0), dilation=2),
-    dict(kernel_size=3, padding=1, groups=2, bias_attr=False),
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(kernel_size=3),
+        dict(kernel_size=3, stride=2, padding=1),
+        dict(kernel_size=(2, 3), padding=(1, 0), dilation=2),
+        dict(kernel_size=3, padding=1, groups=2, bias_attr=False),
+    ],
+)
 def test_conv2d_matches_reference(kwargs):
     layer = nn.Conv2D(4, 6, **kwargs)
     x = randn(2, 4, 7, 8)
     k = layer._kernel_size
     assert layer.weight.shape == [6, 4 // layer._groups, *k]
     b = None if layer.bias is None else layer.bias.numpy()
-    ref = np_conv2d(x, layer.weight.numpy(), b, layer._stride, _pads(kwargs), layer._dilation,
-                    layer._groups)
+    ref = np_conv2d(
+        x, layer.weight.numpy(), b, layer._stride, _pads(kwargs), layer._dilation, layer._groups
+    )
     close(layer(T(x)), ref, rtol=1e-4, atol=1e-4)
 
 
@@ -180,8 +194,9 @@ def test_conv2d_reflect_padding_and_nhwc():
     layer = nn.Conv2D(2, 3, 3, padding=1, padding_mode="reflect")
     x = randn(1, 2, 5, 5)
     xr = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect")
-    close(layer(T(x)), np_conv2d(xr, layer.weight.numpy(), layer.bias.numpy()), rtol=1e-4,
-          atol=1e-4)
+    close(
+        layer(T(x)), np_conv2d(xr, layer.weight.numpy(), layer.bias.numpy()), rtol=1e-4, atol=1e-4
+    )
     nhwc = nn.Conv2D(2, 3, 3, data_format="NHWC")
     nhwc.weight.set_value(layer.weight.numpy())
     out = nhwc(T(x.transpose(0, 2, 3, 1))).numpy().transpose(0, 3, 1, 2)
@@ -222,14 +237,14 @@ def test_batch_norm_2d_training_eval_and_running_stats():
     x = randn(4, 3, 5, 5) * 2 + 1
     mean, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
     out = bn(T(x))
-    close(out, (x - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5), rtol=1e-4,
-          atol=1e-4)
+    close(out, (x - mean[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5), rtol=1e-4, atol=1e-4)
     close(bn._mean, 0.2 * mean, rtol=1e-5)
     close(bn._variance, 0.8 + 0.2 * var, rtol=1e-5)
     bn.eval()
     rm, rv = bn._mean.numpy(), bn._variance.numpy()
-    close(bn(T(x)), (x - rm[:, None, None]) / np.sqrt(rv[:, None, None] + 1e-5), rtol=1e-4,
-          atol=1e-4)
+    close(
+        bn(T(x)), (x - rm[:, None, None]) / np.sqrt(rv[:, None, None] + 1e-5), rtol=1e-4, atol=1e-4
+    )
     close(bn._mean, rm)  # eval leaves running stats alone
     assert list(bn.state_dict()) == ["weight", "bias", "_mean", "_variance"]
 
@@ -254,8 +269,9 @@ def test_layer_norm_over_trailing_dims():
     ln.weight.set_value(np.arange(12, dtype="float32"))
     x = randn(2, 3, 4)
     m, v = x.mean(axis=(1, 2), keepdims=True), x.var(axis=(1, 2), keepdims=True)
-    close(ln(T(x)), (x - m) / np.sqrt(v + 1e-5) * np.arange(12.0).reshape(3, 4), rtol=1e-4,
-          atol=1e-4)
+    close(
+        ln(T(x)), (x - m) / np.sqrt(v + 1e-5) * np.arange(12.0).reshape(3, 4), rtol=1e-4, atol=1e-4
+    )
     assert nn.LayerNorm(4, weight_attr=False).weight is None
 
 
@@ -263,7 +279,7 @@ def test_group_norm():
     gn = nn.GroupNorm(2, 4)
     x = randn(2, 4, 3, 3)
     xg = x.reshape(2, 2, -1)
-    ref = ((xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-5))
+    ref = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + 1e-5)
     close(gn(T(x)), ref.reshape(x.shape), rtol=1e-4, atol=1e-4)
 
 
@@ -281,8 +297,10 @@ def test_instance_norm():
 def test_padding_upsample_and_cosine_similarity():
     x = randn(1, 2, 3, 3)
     close(nn.ZeroPad2D([1, 0, 0, 2])(T(x)), np.pad(x, ((0, 0), (0, 0), (0, 2), (1, 0))))
-    close(nn.Pad2D(1, mode="reflect")(T(x)),
-          np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
+    close(
+        nn.Pad2D(1, mode="reflect")(T(x)),
+        np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"),
+    )
     close(nn.Upsample(scale_factor=2)(T(x)), x.repeat(2, axis=2).repeat(2, axis=3))
     a, b = randn(4, 5), randn(4, 5)
     want = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
@@ -293,8 +311,10 @@ def test_padding_upsample_and_cosine_similarity():
 
 
 def _np_params(cell):
-    return [p.numpy().astype("float64") for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih,
-                                                  cell.bias_hh)]
+    return [
+        p.numpy().astype("float64")
+        for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    ]
 
 
 def test_lstm_cell_matches_gate_equations():
@@ -360,22 +380,30 @@ def test_cross_entropy_loss_hard_soft_weighted_and_ignored():
     lp = _log_softmax(logits.astype("float64"))
     picked = -lp[np.arange(6), labels]
     close(nn.CrossEntropyLoss()(T(logits), rt.to_tensor(labels)), picked.mean(), rtol=1e-5)
-    close(nn.CrossEntropyLoss(reduction="none")(T(logits), rt.to_tensor(labels)).reshape([-1]),
-          picked, rtol=1e-5)
+    close(
+        nn.CrossEntropyLoss(reduction="none")(T(logits), rt.to_tensor(labels)).reshape([-1]),
+        picked,
+        rtol=1e-5,
+    )
     weight = np.linspace(0.5, 1.5, 5).astype("float32")
     got = nn.CrossEntropyLoss(weight=T(weight))(T(logits), rt.to_tensor(labels))
     close(got, (picked * weight[labels]).sum() / weight[labels].sum(), rtol=1e-5)
     masked = labels.copy()
     masked[0] = -100  # Paddle: a negative ignore_index still divides by the full batch
-    close(nn.CrossEntropyLoss()(T(logits), rt.to_tensor(masked)), picked[1:].sum() / 6,
-          rtol=1e-5)
+    close(nn.CrossEntropyLoss()(T(logits), rt.to_tensor(masked)), picked[1:].sum() / 6, rtol=1e-5)
     keep = labels != 2  # a class-valued ignore_index divides by the kept count
-    close(nn.CrossEntropyLoss(ignore_index=2)(T(logits), rt.to_tensor(labels)),
-          picked[keep].mean(), rtol=1e-5)
+    close(
+        nn.CrossEntropyLoss(ignore_index=2)(T(logits), rt.to_tensor(labels)),
+        picked[keep].mean(),
+        rtol=1e-5,
+    )
     soft = np.abs(randn(6, 5))
     soft /= soft.sum(-1, keepdims=True)
-    close(nn.CrossEntropyLoss(soft_label=True)(T(logits), T(soft)),
-          (-(soft * lp).sum(-1)).mean(), rtol=1e-5)
+    close(
+        nn.CrossEntropyLoss(soft_label=True)(T(logits), T(soft)),
+        (-(soft * lp).sum(-1)).mean(),
+        rtol=1e-5,
+    )
 
 
 def test_regression_and_binary_losses():
@@ -402,8 +430,9 @@ def test_regression_and_binary_losses():
 class SmallCNN(nn.Layer):
     def __init__(self):
         super().__init__()
-        self.features = nn.Sequential(nn.Conv2D(1, 4, 3, padding=1), nn.BatchNorm2D(4),
-                                      nn.ReLU(), nn.MaxPool2D(2))
+        self.features = nn.Sequential(
+            nn.Conv2D(1, 4, 3, padding=1), nn.BatchNorm2D(4), nn.ReLU(), nn.MaxPool2D(2)
+        )
         self.head = nn.Sequential(nn.Flatten(), nn.Dropout(0.1), nn.Linear(4 * 4 * 4, 3))
 
     def forward(self, x):
@@ -424,8 +453,9 @@ def test_gradients_flow_to_every_trainable_parameter():
 def test_small_cnn_learns_a_toy_task_and_state_dict_reloads():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(24, 1, 8, 8)).astype("float32")
-    labels = np.argmax([x[:, 0, :4].mean((1, 2)), x[:, 0, 4:].mean((1, 2)),
-                        np.zeros(24, "float32")], axis=0)
+    labels = np.argmax(
+        [x[:, 0, :4].mean((1, 2)), x[:, 0, 4:].mean((1, 2)), np.zeros(24, "float32")], axis=0
+    )
     model = SmallCNN()
     opt = rt.optimizer.Adam(0.01, parameters=model.parameters())
     loss_fn = nn.CrossEntropyLoss()

@@ -35,8 +35,10 @@ def test_sample_runs_its_op_with_checked_inference(sample, dtype):
     assert outs, "the sample returned no tensor"
     assert sample.op in harness.SEEN_OPS, f"{sample.op} was not applied; ran {harness.SEEN_OPS}"
     for o in outs:
-        if o.dtype.kind == "f" and dtype == "float64" and any(
-            isinstance(a, Arg) and a.kind == "float" for a in sample.args
+        if (
+            o.dtype.kind == "f"
+            and dtype == "float64"
+            and any(isinstance(a, Arg) and a.kind == "float" for a in sample.args)
         ):
             assert o.dtype in (np.float64, np.float32)
 
@@ -48,16 +50,21 @@ GRAD_SAMPLES = [s for s in SAMPLES if s.grad]
 def test_gradient_matches_central_differences(sample):
     float_args = [a for a in sample.args if isinstance(a, Arg)]
 
-    strategies = [a.distinct_strategy() if sample.distinct and a.kind == "float" else
-                  a.strategy("float64") for a in float_args]
+    strategies = [
+        a.distinct_strategy() if sample.distinct and a.kind == "float" else a.strategy("float64")
+        for a in float_args
+    ]
 
     @settings(max_examples=6, deadline=None)
     @given(st.tuples(*strategies))
     def check(values):
         values = list(values)
         inputs = harness.make_inputs(sample, values)
-        wrt = [i for i, a in enumerate(sample.args)
-               if isinstance(a, Arg) and a.kind == "float" and a.grad]
+        wrt = [
+            i
+            for i, a in enumerate(sample.args)
+            if isinstance(a, Arg) and a.kind == "float" and a.grad
+        ]
         check_grad(sample.fn, inputs, wrt, rtol=sample.rtol, atol=sample.atol, label=sample.id)
 
     check()

@@ -53,8 +53,9 @@ def ref_momentum(p, grads, lr, mu, nesterov=False, decay=0.0):
     return p
 
 
-def ref_adam(p, grads, lr, b1=0.9, b2=0.999, eps=1e-8, decay=0.0, coeff=0.0, decay_mask=True,
-             amsgrad=False):
+def ref_adam(
+    p, grads, lr, b1=0.9, b2=0.999, eps=1e-8, decay=0.0, coeff=0.0, decay_mask=True, amsgrad=False
+):
     m, v, vmax = np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
     b1p, b2p = b1, b2
     for g in grads:
@@ -107,22 +108,24 @@ def test_param_attr_regularizer_and_learning_rate_take_precedence():
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_momentum_matches_reference_with_weight_decay(nesterov):
     p = _param(dtype="float64")
-    opt = rt.optimizer.Momentum(0.05, momentum=0.9, parameters=[p], use_nesterov=nesterov,
-                                weight_decay=0.01)
+    opt = rt.optimizer.Momentum(
+        0.05, momentum=0.9, parameters=[p], use_nesterov=nesterov, weight_decay=0.01
+    )
     (got,) = _run(opt, [p], _steps(GRADS))
     assert p.dtype == rt.float64
-    np.testing.assert_allclose(got, ref_momentum(P0, GRADS, 0.05, 0.9, nesterov, 0.01),
-                               rtol=1e-12)
+    np.testing.assert_allclose(got, ref_momentum(P0, GRADS, 0.05, 0.9, nesterov, 0.01), rtol=1e-12)
 
 
 @pytest.mark.parametrize("amsgrad", [False, True])
 def test_adam_matches_paddle_formula(amsgrad):
     p = _param(dtype="float64")
-    opt = rt.optimizer.Adam(0.01, beta1=0.8, beta2=0.99, epsilon=1e-6, parameters=[p],
-                            amsgrad=amsgrad)
+    opt = rt.optimizer.Adam(
+        0.01, beta1=0.8, beta2=0.99, epsilon=1e-6, parameters=[p], amsgrad=amsgrad
+    )
     (got,) = _run(opt, [p], _steps(GRADS))
-    np.testing.assert_allclose(got, ref_adam(P0, GRADS, 0.01, 0.8, 0.99, 1e-6, amsgrad=amsgrad),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        got, ref_adam(P0, GRADS, 0.01, 0.8, 0.99, 1e-6, amsgrad=amsgrad), rtol=1e-12
+    )
 
 
 def test_adam_weight_decay_is_l2_on_the_gradient_and_float32_stays_float32():
@@ -135,16 +138,18 @@ def test_adam_weight_decay_is_l2_on_the_gradient_and_float32_stays_float32():
 
 def test_adam_accepts_tensor_betas():
     p = _param(dtype="float64")
-    opt = rt.optimizer.Adam(0.01, beta1=rt.to_tensor([0.8]), beta2=rt.to_tensor([0.99]),
-                            parameters=[p])
+    opt = rt.optimizer.Adam(
+        0.01, beta1=rt.to_tensor([0.8]), beta2=rt.to_tensor([0.99]), parameters=[p]
+    )
     (got,) = _run(opt, [p], _steps(GRADS[:2]))
     np.testing.assert_allclose(got, ref_adam(P0, GRADS[:2], 0.01, 0.8, 0.99), rtol=1e-6)
 
 
 def test_adamw_decouples_weight_decay():
     w, b = _param(dtype="float64", name="fc.w_0"), _param(dtype="float64", name="fc.b_0")
-    opt = rt.optimizer.AdamW(0.01, parameters=[w, b], weight_decay=0.1,
-                             apply_decay_param_fun=lambda n: n.endswith("w_0"))
+    opt = rt.optimizer.AdamW(
+        0.01, parameters=[w, b], weight_decay=0.1, apply_decay_param_fun=lambda n: n.endswith("w_0")
+    )
     got_w, got_b = _run(opt, [w, b], [[g, g] for g in GRADS])
     np.testing.assert_allclose(got_w, ref_adam(P0, GRADS, 0.01, coeff=0.1), rtol=1e-12)
     np.testing.assert_allclose(got_b, ref_adam(P0, GRADS, 0.01), rtol=1e-12)
@@ -160,9 +165,11 @@ def test_adamw_lr_ratio_scales_the_whole_update():
 
 def test_parameter_groups_set_learning_rate_and_weight_decay():
     p, q = _param(dtype="float64"), _param(dtype="float64")
-    opt = rt.optimizer.SGD(0.1, parameters=[{"params": [p]},
-                                            {"params": [q], "learning_rate": 0.5,
-                                             "weight_decay": 0.2}], weight_decay=0.01)
+    opt = rt.optimizer.SGD(
+        0.1,
+        parameters=[{"params": [p]}, {"params": [q], "learning_rate": 0.5, "weight_decay": 0.2}],
+        weight_decay=0.01,
+    )
     got_p, got_q = _run(opt, [p, q], [[g, g] for g in GRADS])
     np.testing.assert_allclose(got_p, ref_sgd(P0, GRADS, 0.1, 0.01), rtol=1e-12)
     np.testing.assert_allclose(got_q, ref_sgd(P0, GRADS, 0.05, 0.2), rtol=1e-12)
@@ -266,8 +273,9 @@ def test_clip_by_global_norm_leaves_small_gradients_and_need_clip_false():
 def test_clip_by_norm_and_by_value():
     p, q = _param(dtype="float64"), _param(dtype="float64")
     _run(rt.optimizer.SGD(1.0, [p], grad_clip=rt.nn.ClipGradByNorm(0.5)), [p], [[GRADS[0]]])
-    np.testing.assert_allclose(p.numpy(), P0 - GRADS[0] * 0.5 / np.linalg.norm(GRADS[0]),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        p.numpy(), P0 - GRADS[0] * 0.5 / np.linalg.norm(GRADS[0]), rtol=1e-12
+    )
     _run(rt.optimizer.SGD(1.0, [q], grad_clip=rt.nn.ClipGradByValue(0.3)), [q], [[GRADS[0]]])
     np.testing.assert_allclose(q.numpy(), P0 - np.clip(GRADS[0], -0.3, 0.3), rtol=1e-12)
 
@@ -294,9 +302,13 @@ def test_optimizer_state_dict_round_trip_continues_identically():
     _run(opt, [p], _steps(GRADS[:3]))
     opt._learning_rate.step()
     state = opt.state_dict()
-    assert set(state) == {"layer_0.w_0_moment1_0", "layer_0.w_0_moment2_0",
-                          "layer_0.w_0_beta1_pow_acc_0", "layer_0.w_0_beta2_pow_acc_0",
-                          "LR_Scheduler"}
+    assert set(state) == {
+        "layer_0.w_0_moment1_0",
+        "layer_0.w_0_moment2_0",
+        "layer_0.w_0_beta1_pow_acc_0",
+        "layer_0.w_0_beta2_pow_acc_0",
+        "LR_Scheduler",
+    }
     assert state["LR_Scheduler"] == {"last_epoch": 1, "last_lr": 0.01}
     saved = {k: (v.numpy().copy() if isinstance(v, rt.Tensor) else v) for k, v in state.items()}
     start = p.numpy().copy()
@@ -330,8 +342,9 @@ def test_momentum_state_dict_has_velocity():
     p = _param(name="fc_0.w_0")
     opt = rt.optimizer.Momentum(0.1, parameters=[p])
     _run(opt, [p], _steps(GRADS[:1]))
-    np.testing.assert_allclose(opt.state_dict()["fc_0.w_0_velocity_0"].numpy(),
-                               GRADS[0].astype("float32"), rtol=1e-6)
+    np.testing.assert_allclose(
+        opt.state_dict()["fc_0.w_0_velocity_0"].numpy(), GRADS[0].astype("float32"), rtol=1e-6
+    )
 
 
 # ---- learning rates --------------------------------------------------------------------------
@@ -345,26 +358,41 @@ def _values(sched, n):
     return out
 
 
-@pytest.mark.parametrize("make, closed", [
-    (lambda: L.StepDecay(0.5, step_size=3, gamma=0.1), lambda e: 0.5 * 0.1 ** (e // 3)),
-    (lambda: L.MultiStepDecay(0.5, milestones=[2, 5], gamma=0.5),
-     lambda e: 0.5 * 0.5 ** ((e >= 2) + (e >= 5))),
-    (lambda: L.ExponentialDecay(0.5, gamma=0.9), lambda e: 0.5 * 0.9**e),
-    (lambda: L.NaturalExpDecay(0.5, gamma=0.1), lambda e: 0.5 * math.exp(-0.1 * e)),
-    (lambda: L.InverseTimeDecay(0.5, gamma=0.1), lambda e: 0.5 / (1 + 0.1 * e)),
-    (lambda: L.LambdaDecay(0.5, lambda e: 0.95**e), lambda e: 0.5 * 0.95**e),
-    (lambda: L.MultiplicativeDecay(0.5, lambda e: 0.9), lambda e: 0.5 * 0.9**e),
-    (lambda: L.PiecewiseDecay([3, 6], [1.0, 0.5, 0.1]),
-     lambda e: 1.0 if e < 3 else 0.5 if e < 6 else 0.1),
-    (lambda: L.PolynomialDecay(0.5, decay_steps=5, end_lr=0.1, power=2.0),
-     lambda e: (0.5 - 0.1) * (1 - min(e, 5) / 5) ** 2 + 0.1),
-    (lambda: L.NoamDecay(d_model=64, warmup_steps=4),
-     lambda e: 64**-0.5 * min(1.0 if e == 0 else e**-0.5, e * 4**-1.5)),
-    (lambda: L.CosineAnnealingDecay(0.5, T_max=8, eta_min=0.01),
-     lambda e: 0.01 + (0.5 - 0.01) * (1 + math.cos(math.pi * e / 8)) / 2),
-    (lambda: L.LinearLR(0.5, total_steps=4, start_factor=0.25),
-     lambda e: 0.5 * (0.25 + 0.75 * min(e, 4) / 4)),
-])
+@pytest.mark.parametrize(
+    "make, closed",
+    [
+        (lambda: L.StepDecay(0.5, step_size=3, gamma=0.1), lambda e: 0.5 * 0.1 ** (e // 3)),
+        (
+            lambda: L.MultiStepDecay(0.5, milestones=[2, 5], gamma=0.5),
+            lambda e: 0.5 * 0.5 ** ((e >= 2) + (e >= 5)),
+        ),
+        (lambda: L.ExponentialDecay(0.5, gamma=0.9), lambda e: 0.5 * 0.9**e),
+        (lambda: L.NaturalExpDecay(0.5, gamma=0.1), lambda e: 0.5 * math.exp(-0.1 * e)),
+        (lambda: L.InverseTimeDecay(0.5, gamma=0.1), lambda e: 0.5 / (1 + 0.1 * e)),
+        (lambda: L.LambdaDecay(0.5, lambda e: 0.95**e), lambda e: 0.5 * 0.95**e),
+        (lambda: L.MultiplicativeDecay(0.5, lambda e: 0.9), lambda e: 0.5 * 0.9**e),
+        (
+            lambda: L.PiecewiseDecay([3, 6], [1.0, 0.5, 0.1]),
+            lambda e: 1.0 if e < 3 else 0.5 if e < 6 else 0.1,
+        ),
+        (
+            lambda: L.PolynomialDecay(0.5, decay_steps=5, end_lr=0.1, power=2.0),
+            lambda e: (0.5 - 0.1) * (1 - min(e, 5) / 5) ** 2 + 0.1,
+        ),
+        (
+            lambda: L.NoamDecay(d_model=64, warmup_steps=4),
+            lambda e: 64**-0.5 * min(1.0 if e == 0 else e**-0.5, e * 4**-1.5),
+        ),
+        (
+            lambda: L.CosineAnnealingDecay(0.5, T_max=8, eta_min=0.01),
+            lambda e: 0.01 + (0.5 - 0.01) * (1 + math.cos(math.pi * e / 8)) / 2,
+        ),
+        (
+            lambda: L.LinearLR(0.5, total_steps=4, start_factor=0.25),
+            lambda e: 0.5 * (0.25 + 0.75 * min(e, 4) / 4),
+        ),
+    ],
+)
 def test_schedules_match_closed_forms(make, closed):
     got = _values(make(), 9)
     np.testing.assert_allclose(got, [closed(e) for e in range(9)], rtol=1e-9, atol=1e-12)
@@ -433,12 +461,15 @@ def test_optimizer_follows_its_scheduler():
 # ---- training ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("make", [
-    lambda ps: rt.optimizer.SGD(0.1, ps),
-    lambda ps: rt.optimizer.Momentum(0.05, 0.9, ps, use_nesterov=True),
-    lambda ps: rt.optimizer.Adam(0.05, parameters=ps),
-    lambda ps: rt.optimizer.AdamW(0.05, parameters=ps, weight_decay=1e-4),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda ps: rt.optimizer.SGD(0.1, ps),
+        lambda ps: rt.optimizer.Momentum(0.05, 0.9, ps, use_nesterov=True),
+        lambda ps: rt.optimizer.Adam(0.05, parameters=ps),
+        lambda ps: rt.optimizer.AdamW(0.05, parameters=ps, weight_decay=1e-4),
+    ],
+)
 def test_tiny_regression_trains_to_low_loss(make):
     rng = np.random.default_rng(1)
     x = rng.normal(size=(64, 3)).astype("float32")

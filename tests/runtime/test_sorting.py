@@ -61,8 +61,9 @@ def test_argsort_output_has_no_gradient():
     assert rt.argsort(x).stop_gradient
 
 
-@pytest.mark.parametrize("k, axis, largest",
-                         [(2, -1, True), (1, 0, False), (3, 1, True), (4, 2, False)])
+@pytest.mark.parametrize(
+    "k, axis, largest", [(2, -1, True), (1, 0, False), (3, 1, True), (4, 2, False)]
+)
 def test_topk_matches_numpy(k, axis, largest):
     values, indices = rt.topk(T(A), k, axis=axis, largest=largest)
     order = np.argsort(-A if largest else A, axis=axis, kind="stable")

@@ -105,8 +105,9 @@ def test_gradient_flows_to_values_captured_by_the_loop_body():
 
 def test_zero_iterations_give_zero_body_gradients():
     def fn(x, w):
-        _, h = while_loop(lambda i, h: i < 0, lambda i, h: (i + 1, h * w),
-                          [rt.full([], 0, "int64"), x])
+        _, h = while_loop(
+            lambda i, h: i < 0, lambda i, h: (i + 1, h * w), [rt.full([], 0, "int64"), x]
+        )
         return h
 
     got, _ = run_static(fn, np.ones(2), np.full(2, 3.0), grad_of=[0, 1])
@@ -116,9 +117,11 @@ def test_zero_iterations_give_zero_body_gradients():
 
 def test_cond_with_nested_structures_and_constants():
     def fn(x):
-        out = cond(rt.sum(x) > 0,
-                   lambda: {"v": x + 1, "pair": (x * 2, 7), "tag": "same"},
-                   lambda: {"v": x - 1, "pair": (x * 3, 7), "tag": "same"})
+        out = cond(
+            rt.sum(x) > 0,
+            lambda: {"v": x + 1, "pair": (x * 2, 7), "tag": "same"},
+            lambda: {"v": x - 1, "pair": (x * 3, 7), "tag": "same"},
+        )
         assert out["tag"] == "same" and out["pair"][1] == 7
         return out["v"] + out["pair"][0]
 
@@ -213,8 +216,9 @@ def test_eager_mode_runs_plain_python():
     calls = []
     out = cond(rt.to_tensor(True), lambda: calls.append("t") or 1, lambda: 2)
     assert out == 1 and calls == ["t"]
-    i, v = while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * 2),
-                      [rt.to_tensor(0), rt.to_tensor(1.0)])
+    i, v = while_loop(
+        lambda i, v: i < 3, lambda i, v: (i + 1, v * 2), [rt.to_tensor(0), rt.to_tensor(1.0)]
+    )
     assert int(i) == 3 and float(v) == 8.0
     assert cond(False, lambda: 1, lambda: 2) == 2
     with pytest.raises(TypeError, match="list or tuple"):

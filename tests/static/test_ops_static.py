@@ -58,21 +58,26 @@ def test_static_program_matches_eager(sample):
         assert all(d in (-1, s) for d, s in zip(var.shape, g.shape)), (var.shape, g.shape)
 
 
-GRAD_SAMPLES = [s for s in STATIC_SAMPLES if s.grad and any(
-    isinstance(a, Arg) and a.kind == "float" and a.grad for a in s.args)]
+GRAD_SAMPLES = [
+    s
+    for s in STATIC_SAMPLES
+    if s.grad and any(isinstance(a, Arg) and a.kind == "float" and a.grad for a in s.args)
+]
 
 
 @pytest.mark.parametrize("sample", GRAD_SAMPLES, ids=[s.id for s in GRAD_SAMPLES])
 def test_static_gradients_match_eager(sample):
-    values = [v.astype(np.float64) if v.dtype.kind == "f" else v
-              for v in example_values(sample, 4)]
+    values = [v.astype(np.float64) if v.dtype.kind == "f" else v for v in example_values(sample, 4)]
     inputs = make_inputs(sample, values)
     outs = [o for o in outputs_of(sample.fn(*inputs)) if o.dtype.is_floating]
     rng = np.random.default_rng(1)
     weights = [rng.uniform(0.5, 1.5, o.shape) for o in outs]
     loss = sum((o * rt.to_tensor(w)).sum() for o, w in zip(outs, weights))
-    wrt = [t for t, a in zip(inputs, sample.args)
-           if isinstance(a, Arg) and a.kind == "float" and a.grad]
+    wrt = [
+        t
+        for t, a in zip(inputs, sample.args)
+        if isinstance(a, Arg) and a.kind == "float" and a.grad
+    ]
     eager = rt.grad(loss, wrt, allow_unused=True)
 
     main, feeds, souts, args = build(sample, values)
@@ -81,8 +86,11 @@ def test_static_gradients_match_eager(sample):
         with static.program_guard(main):
             sfloat = [o for o in souts if o.dtype.is_floating]
             sloss = sum((o * rt.to_tensor(w)).sum() for o, w in zip(sfloat, weights))
-            swrt = [v for v, a in zip(args, sample.args)
-                    if isinstance(a, Arg) and a.kind == "float" and a.grad]
+            swrt = [
+                v
+                for v, a in zip(args, sample.args)
+                if isinstance(a, Arg) and a.kind == "float" and a.grad
+            ]
             sgrads = static.gradients(sloss, swrt)
     finally:
         rt.disable_static()
@@ -95,7 +103,9 @@ def test_static_gradients_match_eager(sample):
         np.testing.assert_allclose(next(got), e.numpy(), rtol=1e-6, atol=1e-8)
 
 
-SHAPED = [s for s in STATIC_SAMPLES if uses_unknown_dims(s) and not getattr(s, "fixed_batch", False)]
+SHAPED = [
+    s for s in STATIC_SAMPLES if uses_unknown_dims(s) and not getattr(s, "fixed_batch", False)
+]
 
 
 @pytest.mark.parametrize("sample", SHAPED, ids=[s.id for s in SHAPED])
@@ -112,4 +122,8 @@ def test_unknown_leading_dim_keeps_inference_sound(sample):
     for g, e, var in zip(got, expected, outs):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
         assert len(var.shape) == g.ndim
-        assert all(d in (-1, s) for d, s in zip(var.shape, g.shape)), (sample.id, var.shape, g.shape)
+        assert all(d in (-1, s) for d, s in zip(var.shape, g.shape)), (
+            sample.id,
+            var.shape,
+            g.shape,
+        )

@@ -30,8 +30,9 @@ def nested_control_flow(x):
         return i + 1, v
 
     _, v = static.nn.while_loop(lambda i, v: i < 3, body, [rt.full([], 0, "int64"), x])
-    return static.nn.cond(rt.sum(v) > 1, lambda: {"a": v, "b": (v * 2, v - 1)},
-                          lambda: {"a": v * 3, "b": (v, v)})
+    return static.nn.cond(
+        rt.sum(v) > 1, lambda: {"a": v, "b": (v * 2, v - 1)}, lambda: {"a": v * 3, "b": (v, v)}
+    )
 
 
 def test_program_structure_and_ops():
@@ -68,12 +69,15 @@ def test_serialization_round_trips_nested_control_flow():
             assert o1.output_names() == o2.output_names()
             assert set(o1.attrs) == set(o2.attrs)
             assert o1.location == o2.location
-        assert {n: (v.shape, v.dtype, v.persistable) for n, v in b1.vars.items()} == \
-               {n: (v.shape, v.dtype, v.persistable) for n, v in b2.vars.items()}
+        assert {n: (v.shape, v.dtype, v.persistable) for n, v in b1.vars.items()} == {
+            n: (v.shape, v.dtype, v.persistable) for n, v in b2.vars.items()
+        }
     x = np.random.default_rng(0).normal(size=(2, 3)).astype(np.float32)
     fetch = [out["a"].name, out["b"][0].name]
     exe = static.Executor()
-    np.testing.assert_allclose(exe.run(main, {"x": x}, fetch)[0], exe.run(again, {"x": x}, fetch)[0])
+    np.testing.assert_allclose(
+        exe.run(main, {"x": x}, fetch)[0], exe.run(again, {"x": x}, fetch)[0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -202,8 +206,9 @@ def test_compiled_code_is_cached_per_program_version():
 
 def test_unneeded_ops_are_pruned_but_persistable_writes_kept():
     main, _, out = build(lambda x: (x + 1, rt.exp(x) * 1000), ("x", [2], "float32"))
-    fn = static.Executor().compiler.compile(main.global_block(), ["x"], [out[0].name],
-                                            rt.backends.current_backend())
+    fn = static.Executor().compiler.compile(
+        main.global_block(), ["x"], [out[0].name], rt.backends.current_backend()
+    )
     assert [op.type for op in fn.__globals__["_ops"]] == ["elementwise_add"]
 
 
@@ -250,5 +255,6 @@ def test_static_mode_switch():
 
 def test_build_errors_are_static_build_errors():
     with pytest.raises(StaticBuildError):
-        build(lambda x: static.nn.cond(x.sum() > 0, lambda: x, lambda: (x, x)),
-              ("x", [2], "float32"))
+        build(
+            lambda x: static.nn.cond(x.sum() > 0, lambda: x, lambda: (x, x)), ("x", [2], "float32")
+        )

@@ -44,17 +44,22 @@ def mlp():
     return rt.nn.Sequential(rt.nn.Linear(5, 8), rt.nn.Tanh(), rt.nn.Linear(8, 2))
 
 
-@pytest.mark.parametrize("make_opt", [
-    lambda ps: rt.optimizer.SGD(0.1, parameters=ps),
-    lambda ps: rt.optimizer.Momentum(0.05, momentum=0.9, parameters=ps, use_nesterov=True),
-    lambda ps: rt.optimizer.Adam(0.01, parameters=ps, weight_decay=0.01),
-    lambda ps: rt.optimizer.AdamW(0.01, parameters=ps, weight_decay=0.1),
-    lambda ps: rt.optimizer.SGD(0.1, parameters=ps, grad_clip=rt.nn.ClipGradByGlobalNorm(0.5)),
-], ids=["sgd", "nesterov", "adam_l2", "adamw", "sgd_clip"])
+@pytest.mark.parametrize(
+    "make_opt",
+    [
+        lambda ps: rt.optimizer.SGD(0.1, parameters=ps),
+        lambda ps: rt.optimizer.Momentum(0.05, momentum=0.9, parameters=ps, use_nesterov=True),
+        lambda ps: rt.optimizer.Adam(0.01, parameters=ps, weight_decay=0.01),
+        lambda ps: rt.optimizer.AdamW(0.01, parameters=ps, weight_decay=0.1),
+        lambda ps: rt.optimizer.SGD(0.1, parameters=ps, grad_clip=rt.nn.ClipGradByGlobalNorm(0.5)),
+    ],
+    ids=["sgd", "nesterov", "adam_l2", "adamw", "sgd_clip"],
+)
 def test_static_optimizer_steps_match_eager(make_opt):
     rng = np.random.default_rng(0)
-    batches = [(rng.normal(size=(6, 5)).astype(np.float32), rng.integers(0, 2, (6,)))
-               for _ in range(5)]
+    batches = [
+        (rng.normal(size=(6, 5)).astype(np.float32), rng.integers(0, 2, (6,))) for _ in range(5)
+    ]
 
     net = mlp()
     opt = make_opt(net.parameters())

@@ -60,8 +60,9 @@ def channel_last(data_format: str, op_name: str) -> bool:
     raise op_error(op_name, f"unknown data_format {data_format!r}; use 'NCHW' or 'NHWC'")
 
 
-def spatial_padding(padding: Any, x_hw: tuple, k_hw: tuple, strides: tuple, op_name: str,
-                    last: bool) -> tuple[tuple, bool]:
+def spatial_padding(
+    padding: Any, x_hw: tuple, k_hw: tuple, strides: tuple, op_name: str, last: bool
+) -> tuple[tuple, bool]:
     """Resolve Paddle's padding forms to ``(top, bottom, left, right)``.
 
     Accepts an int, [ph, pw], [pt, pb, pl, pr], 4 pairs (one per NCHW/NHWC dim), 'SAME' or
@@ -72,8 +73,9 @@ def spatial_padding(padding: Any, x_hw: tuple, k_hw: tuple, strides: tuple, op_n
         if mode == "VALID":
             return (0, 0, 0, 0), False
         if mode != "SAME":
-            raise op_error(op_name, f"padding must be 'SAME', 'VALID', an int or a list, "
-                                    f"got {padding!r}")
+            raise op_error(
+                op_name, f"padding must be 'SAME', 'VALID', an int or a list, got {padding!r}"
+            )
         pads = []
         for size, k, s in zip(x_hw, k_hw, strides, strict=True):
             if size < 0:
@@ -128,18 +130,22 @@ def pad_hw(xp, x, pads: tuple, value: float = 0.0):
         return x
     n, c, h, w = x.shape
     out = xp.full((n, c, h + pt + pb, w + pl + pr), value, dtype=x.dtype)
-    out[:, :, pt:pt + h, pl:pl + w] = x
+    out[:, :, pt : pt + h, pl : pl + w] = x
     return out
 
 
 def window(x, oh: int, ow: int, h0: int, w0: int, sh: int, sw: int):
     """The strided view ``x[:, :, h0 + i*sh, w0 + j*sw]`` for i < oh, j < ow."""
-    return x[:, :, h0:h0 + sh * (oh - 1) + 1:sh, w0:w0 + sw * (ow - 1) + 1:sw]
+    return x[:, :, h0 : h0 + sh * (oh - 1) + 1 : sh, w0 : w0 + sw * (ow - 1) + 1 : sw]
 
 
 def add_window(x, v, h0: int, w0: int, sh: int, sw: int) -> None:
     """In place on a buffer this kernel owns: ``window(x, ...) += v``."""
     oh, ow = v.shape[2], v.shape[3]
-    key = (slice(None), slice(None), slice(h0, h0 + sh * (oh - 1) + 1, sh),
-           slice(w0, w0 + sw * (ow - 1) + 1, sw))
+    key = (
+        slice(None),
+        slice(None),
+        slice(h0, h0 + sh * (oh - 1) + 1, sh),
+        slice(w0, w0 + sw * (ow - 1) + 1, sw),
+    )
     x[key] = x[key] + v

@@ -214,8 +214,12 @@ def celu(x: Any, alpha: float = 1.0, name: str | None = None):
     return E.where(x > 0, x, _expm1_neg(x / alpha) * alpha)
 
 
-def selu(x: Any, scale: float = 1.0507009873554804934193349852946,
-         alpha: float = 1.6732632423543772848170429916717, name: str | None = None):
+def selu(
+    x: Any,
+    scale: float = 1.0507009873554804934193349852946,
+    alpha: float = 1.6732632423543772848170429916717,
+    name: str | None = None,
+):
     """``scale * elu(x, alpha)``."""
     return E.where(x > 0, x, _expm1_neg(x) * float(alpha)) * float(scale)
 

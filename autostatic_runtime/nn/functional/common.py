@@ -29,9 +29,12 @@ def linear(x: Any, weight: Any, bias: Any = None, name: str | None = None):
     from autostatic_runtime.ops.linalg import matmul
 
     if x.shape[-1] >= 0 and weight.ndim == 2 and x.shape[-1] != weight.shape[0]:
-        raise shape_error("linear", f"input shape {list(x.shape)} has {x.shape[-1]} features "
-                                    f"but weight shape {list(weight.shape)} expects "
-                                    f"{weight.shape[0]} (weight is [in, out])")
+        raise shape_error(
+            "linear",
+            f"input shape {list(x.shape)} has {x.shape[-1]} features "
+            f"but weight shape {list(weight.shape)} expects "
+            f"{weight.shape[0]} (weight is [in, out])",
+        )
     out = matmul(x, weight)
     return out if bias is None else out + bias
 
@@ -71,8 +74,14 @@ class Dropout:
 _MODES = ("upscale_in_train", "downscale_in_infer")
 
 
-def dropout(x: Any, p: float = 0.5, axis: Any = None, training: bool = True,
-            mode: str = "upscale_in_train", name: str | None = None):
+def dropout(
+    x: Any,
+    p: float = 0.5,
+    axis: Any = None,
+    training: bool = True,
+    mode: str = "upscale_in_train",
+    name: str | None = None,
+):
     """Randomly zero elements with probability ``p`` (identity-like when not ``training``).
 
     'upscale_in_train' scales kept values by 1/(1-p) in training; 'downscale_in_infer'
@@ -91,8 +100,13 @@ def dropout(x: Any, p: float = 0.5, axis: Any = None, training: bool = True,
     return Dropout(x, p=p, axis=axes, mode=mode)[0]
 
 
-def dropout2d(x: Any, p: float = 0.5, training: bool = True, data_format: str = "NCHW",
-              name: str | None = None):
+def dropout2d(
+    x: Any,
+    p: float = 0.5,
+    training: bool = True,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Drop whole channels of a 4-D input."""
     if x.ndim != 4:
         raise shape_error("dropout2d", f"expects a 4-D input, got shape {list(x.shape)}")
@@ -100,8 +114,13 @@ def dropout2d(x: Any, p: float = 0.5, training: bool = True, data_format: str = 
     return dropout(x, p, axis=axis, training=training)
 
 
-def dropout3d(x: Any, p: float = 0.5, training: bool = True, data_format: str = "NCDHW",
-              name: str | None = None):
+def dropout3d(
+    x: Any,
+    p: float = 0.5,
+    training: bool = True,
+    data_format: str = "NCDHW",
+    name: str | None = None,
+):
     """Drop whole channels of a 5-D input."""
     if x.ndim != 5:
         raise shape_error("dropout3d", f"expects a 5-D input, got shape {list(x.shape)}")
@@ -133,7 +152,7 @@ def _source_index(n: int, before: int, after: int, mode: str) -> list:
 
 
 def _with_dim(shape: tuple, axis: int, size: int) -> tuple:
-    return shape[:axis] + (size,) + shape[axis + 1:]
+    return shape[:axis] + (size,) + shape[axis + 1 :]
 
 
 @op("pad")
@@ -142,8 +161,10 @@ class Pad:
     ('constant', 'reflect', 'replicate' or 'circular')."""
 
     def infer(x, paddings, mode, value):
-        shape = tuple(d + b + a if d >= 0 else -1
-                      for d, (b, a) in zip(shape_of(x), _pairs(paddings), strict=False))
+        shape = tuple(
+            d + b + a if d >= 0 else -1
+            for d, (b, a) in zip(shape_of(x), _pairs(paddings), strict=False)
+        )
         return Spec(shape, dtype_of(x))
 
     def kernel(xp, x, paddings, mode, value):
@@ -152,8 +173,11 @@ class Pad:
                 continue
             shape = tuple(x.shape)
             if mode == "constant":
-                parts = [xp.full(_with_dim(shape, axis, b), value, dtype=x.dtype), x,
-                         xp.full(_with_dim(shape, axis, a), value, dtype=x.dtype)]
+                parts = [
+                    xp.full(_with_dim(shape, axis, b), value, dtype=x.dtype),
+                    x,
+                    xp.full(_with_dim(shape, axis, a), value, dtype=x.dtype),
+                ]
                 x = xp.concat(parts, axis=axis)
             else:
                 idx = _source_index(shape[axis], b, a, mode)
@@ -200,8 +224,14 @@ def _pad_list(pad: Any) -> list:
     return [int(p) for p in pad]
 
 
-def pad(x: Any, pad: Any, mode: str = "constant", value: float = 0.0, data_format: str = "NCHW",
-        name: str | None = None):
+def pad(
+    x: Any,
+    pad: Any,
+    mode: str = "constant",
+    value: float = 0.0,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Pad ``x`` as Paddle does.
 
     With ``mode='constant'`` and ``len(pad) == 2 * x.ndim``, ``pad`` lists (before, after)
@@ -220,9 +250,12 @@ def pad(x: Any, pad: Any, mode: str = "constant", value: float = 0.0, data_forma
         last = channel_last(data_format, "pad")
         spatial = list(range(1, nd - 1)) if last else list(range(2, nd))
         if len(pads) > 2 * len(spatial):
-            raise shape_error("pad", f"pad {pads} has more pairs than the {len(spatial)} "
-                                     f"spatial dims of input shape {list(x.shape)} "
-                                     f"({data_format})")
+            raise shape_error(
+                "pad",
+                f"pad {pads} has more pairs than the {len(spatial)} "
+                f"spatial dims of input shape {list(x.shape)} "
+                f"({data_format})",
+            )
         full = [0] * (2 * nd)
         for k, (b, a) in enumerate(_pairs(tuple(pads))):
             d = spatial[len(spatial) - 1 - k]
@@ -235,8 +268,11 @@ def _check_pad_sizes(x, full: list, mode: str) -> None:
     for d, (b, a) in enumerate(_pairs(tuple(full))):
         n = x.shape[d]
         if mode == "reflect" and (b >= n or a >= n) and (b or a):
-            raise shape_error("pad", f"reflect padding ({b}, {a}) must be smaller than dim {d} "
-                                     f"of input shape {list(x.shape)}")
+            raise shape_error(
+                "pad",
+                f"reflect padding ({b}, {a}) must be smaller than dim {d} "
+                f"of input shape {list(x.shape)}",
+            )
         if mode in ("replicate", "circular") and n == 0 and (b or a):
             raise shape_error("pad", f"cannot {mode}-pad the empty dim {d} of {list(x.shape)}")
 
@@ -253,8 +289,9 @@ def zeropad2d(x: Any, padding: Any, data_format: str = "NCHW", name: str | None 
 def _check_ids(xp, ids, n: int, op_name: str, what: str) -> None:
     if ids.size and bool(xp.any((ids < 0) | (ids >= n))):
         lo, hi = int(xp.min(ids)), int(xp.max(ids))
-        raise OpError(op_name, f"{what} must be in [0, {n}), got values in [{lo}, {hi}]",
-                      user_location())
+        raise OpError(
+            op_name, f"{what} must be in [0, {n}), got values in [{lo}, {hi}]", user_location()
+        )
 
 
 @op("lookup_table_v2")
@@ -294,8 +331,9 @@ class EmbeddingGrad:
         return Embedding(ids, gw, padding_idx=padding_idx), None, None
 
 
-def embedding(x: Any, weight: Any, padding_idx: Any = None, sparse: bool = False,
-              name: str | None = None):
+def embedding(
+    x: Any, weight: Any, padding_idx: Any = None, sparse: bool = False, name: str | None = None
+):
     """Look up rows of ``weight`` [V, D] for the integer ids ``x`` (output: x.shape + [D]).
 
     ``padding_idx`` (negative counts from V) gives zero rows that receive no gradient.
@@ -303,20 +341,21 @@ def embedding(x: Any, weight: Any, padding_idx: Any = None, sparse: bool = False
     if x.dtype.is_floating:
         raise op_error("embedding", f"ids must be an integer tensor, got {x.dtype}")
     if weight.ndim != 2:
-        raise shape_error("embedding", f"weight must be 2-D [vocab, dim], got shape "
-                                       f"{list(weight.shape)}")
+        raise shape_error(
+            "embedding", f"weight must be 2-D [vocab, dim], got shape {list(weight.shape)}"
+        )
     if padding_idx is not None:
         v = weight.shape[0]
         padding_idx = int(padding_idx)
         if not -v <= padding_idx < v:
-            raise op_error("embedding", f"padding_idx {padding_idx} is out of range for "
-                                        f"vocabulary size {v}")
+            raise op_error(
+                "embedding", f"padding_idx {padding_idx} is out of range for vocabulary size {v}"
+            )
         padding_idx %= v
     return Embedding(x, weight, padding_idx=padding_idx)
 
 
-def label_smooth(label: Any, prior_dist: Any = None, epsilon: float = 0.1,
-                 name: str | None = None):
+def label_smooth(label: Any, prior_dist: Any = None, epsilon: float = 0.1, name: str | None = None):
     """``(1 - epsilon) * label + epsilon * prior`` (uniform prior by default)."""
     eps = float(epsilon)
     if prior_dist is None:
@@ -335,8 +374,7 @@ def cosine_similarity(x1: Any, x2: Any, axis: int = 1, eps: float = 1e-8):
     return w12 / E.sqrt(E.maximum(w1 * w2, float(eps) ** 2))
 
 
-def normalize(x: Any, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
-              name: str | None = None):
+def normalize(x: Any, p: float = 2, axis: int = 1, epsilon: float = 1e-12, name: str | None = None):
     """``x / max(||x||_p, epsilon)`` along ``axis``."""
     eps = float(epsilon)
     if p in (2, 2.0):
@@ -349,8 +387,9 @@ def normalize(x: Any, p: float = 2, axis: int = 1, epsilon: float = 1e-12,
 # ---- interpolate -----------------------------------------------------------------------------
 
 
-def _resize_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_mode: int,
-                   scale: Any):
+def _resize_matrix(
+    n_in: int, n_out: int, mode: str, align_corners: bool, align_mode: int, scale: Any
+):
     """[n_out, n_in] interpolation weights along one axis, as Paddle computes them."""
     rows = [[0.0] * n_in for _ in range(n_out)]
     if align_corners:
@@ -372,17 +411,27 @@ def _resize_matrix(n_in: int, n_out: int, mode: str, align_corners: bool, align_
     return rows
 
 
-def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-                align_corners: bool = False, align_mode: int = 0, data_format: str = "NCHW",
-                name: str | None = None):
+def interpolate(
+    x: Any,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool = False,
+    align_mode: int = 0,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Resize a 4-D input with 'nearest' or 'bilinear' interpolation (Paddle's rules)."""
     from autostatic_runtime.creation import to_tensor
     from autostatic_runtime.nn.functional.pooling import SeparableResample2D
 
     mode = mode.lower()
     if mode not in ("nearest", "bilinear") or x.ndim != 4:
-        raise op_error("interpolate", f"supports 4-D inputs with mode 'nearest' or 'bilinear', "
-                                      f"got mode {mode!r} and shape {list(x.shape)}")
+        raise op_error(
+            "interpolate",
+            f"supports 4-D inputs with mode 'nearest' or 'bilinear', "
+            f"got mode {mode!r} and shape {list(x.shape)}",
+        )
     if mode == "nearest" and align_corners:
         raise op_error("interpolate", "align_corners is not allowed with mode 'nearest'")
     last = channel_last(data_format, "interpolate")
@@ -401,12 +450,18 @@ def interpolate(x: Any, size: Any = None, scale_factor: Any = None, mode: str = 
         raise shape_error("interpolate", f"output size {[oh, ow]} must be positive")
     hm = to_tensor(_resize_matrix(h, oh, mode, align_corners, align_mode, scales[0]), x.dtype)
     wm = to_tensor(_resize_matrix(w, ow, mode, align_corners, align_mode, scales[1]), x.dtype)
-    return SeparableResample2D(x, hm, wm, transpose=False,
-                               data_format="NHWC" if last else "NCHW")
+    return SeparableResample2D(x, hm, wm, transpose=False, data_format="NHWC" if last else "NCHW")
 
 
-def upsample(x: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-             align_corners: bool = False, align_mode: int = 0, data_format: str = "NCHW",
-             name: str | None = None):
+def upsample(
+    x: Any,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool = False,
+    align_mode: int = 0,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Alias of ``interpolate``."""
     return interpolate(x, size, scale_factor, mode, align_corners, align_mode, data_format)

@@ -48,21 +48,31 @@ def _from_nchw_shape(shape: tuple, data_format: str) -> tuple:
     return (shape[0], shape[2], shape[3], shape[1]) if data_format == "NHWC" else tuple(shape)
 
 
-def _conv_out_shape(x_shape, w_shape, strides, paddings, dilations, groups, data_format,
-                    op_name=_OP) -> tuple:
+def _conv_out_shape(
+    x_shape, w_shape, strides, paddings, dilations, groups, data_format, op_name=_OP
+) -> tuple:
     """Output shape of conv2d, or a ShapeError naming the shapes."""
     if len(x_shape) != 4:
-        raise shape_error(op_name, f"expects a 4-D input ({data_format}), got shape "
-                                   f"{list(x_shape)}; add a batch dim with unsqueeze(x, 0)")
+        raise shape_error(
+            op_name,
+            f"expects a 4-D input ({data_format}), got shape "
+            f"{list(x_shape)}; add a batch dim with unsqueeze(x, 0)",
+        )
     if len(w_shape) != 4:
-        raise shape_error(op_name, f"expects a 4-D filter [out_channels, in_channels/groups, "
-                                   f"kh, kw], got shape {list(w_shape)}")
+        raise shape_error(
+            op_name,
+            f"expects a 4-D filter [out_channels, in_channels/groups, "
+            f"kh, kw], got shape {list(w_shape)}",
+        )
     n, c, h, w = _nchw_shape(x_shape, data_format)
     o, cg, kh, kw = w_shape
     if c >= 0 and cg >= 0 and c != cg * groups:
-        raise shape_error(op_name, f"input has {c} channels but the filter {list(w_shape)} with "
-                                   f"groups={groups} expects {cg * groups} (input shape "
-                                   f"{list(x_shape)}, data_format {data_format})")
+        raise shape_error(
+            op_name,
+            f"input has {c} channels but the filter {list(w_shape)} with "
+            f"groups={groups} expects {cg * groups} (input shape "
+            f"{list(x_shape)}, data_format {data_format})",
+        )
     if o >= 0 and o % groups:
         raise shape_error(op_name, f"out_channels {o} is not divisible by groups={groups}")
     pt, pb, pl, pr = paddings
@@ -71,8 +81,11 @@ def _conv_out_shape(x_shape, w_shape, strides, paddings, dilations, groups, data
     oh = out_size(h, ekh, pt, pb, strides[0])
     ow = out_size(w, ekw, pl, pr, strides[1])
     if oh == 0 or ow == 0:
-        raise shape_error(op_name, f"the filter {list(w_shape)} (dilation {list(dilations)}) is "
-                                   f"larger than the padded input {list(x_shape)}")
+        raise shape_error(
+            op_name,
+            f"the filter {list(w_shape)} (dilation {list(dilations)}) is "
+            f"larger than the padded input {list(x_shape)}",
+        )
     return _from_nchw_shape((n, o, oh, ow), data_format)
 
 
@@ -105,7 +118,7 @@ def _col2im(xp, dcols, x_shape, kshape, out_hw, strides, paddings, dilations):
     dx = xp.zeros((n, c, h + pt + pb, w + pl + pr), dtype=dcols.dtype)
     for k, (a, b) in enumerate(_positions(kshape[0], kshape[1], dilations)):
         add_window(dx, dcols[:, :, k, :, :], a, b, *strides)
-    return dx[:, :, pt:pt + h, pl:pl + w]
+    return dx[:, :, pt : pt + h, pl : pl + w]
 
 
 def _forward(xp, x, w, strides, paddings, dilations, groups):
@@ -146,8 +159,9 @@ class Conv2D:
     """2-D convolution (cross-correlation) of ``x`` with filter ``w``, plus optional ``bias``."""
 
     def infer(x, w, bias, strides, paddings, dilations, groups, data_format):
-        shape = _conv_out_shape(shape_of(x), shape_of(w), strides, paddings, dilations, groups,
-                                data_format)
+        shape = _conv_out_shape(
+            shape_of(x), shape_of(w), strides, paddings, dilations, groups, data_format
+        )
         return Spec(shape, dtype_of(x))
 
     def kernel(xp, x, w, bias, strides, paddings, dilations, groups, data_format):
@@ -176,8 +190,7 @@ class Conv2DGradInput:
     def kernel(xp, g, w, x, strides, paddings, dilations, groups, data_format):
         last = data_format == "NHWC"
         x_shape = _nchw_shape(tuple(x.shape), data_format)
-        dx = _grad_input(xp, to_nchw(xp, g, last), w, x_shape, strides, paddings, dilations,
-                         groups)
+        dx = _grad_input(xp, to_nchw(xp, g, last), w, x_shape, strides, paddings, dilations, groups)
         return from_nchw(xp, dx, last)
 
     def grad(gg, out, g, w, x, **attrs):
@@ -193,8 +206,16 @@ class Conv2DGradFilter:
 
     def kernel(xp, g, x, w, strides, paddings, dilations, groups, data_format):
         last = data_format == "NHWC"
-        return _grad_filter(xp, to_nchw(xp, g, last), to_nchw(xp, x, last), tuple(w.shape),
-                            strides, paddings, dilations, groups)
+        return _grad_filter(
+            xp,
+            to_nchw(xp, g, last),
+            to_nchw(xp, x, last),
+            tuple(w.shape),
+            strides,
+            paddings,
+            dilations,
+            groups,
+        )
 
     def grad(gw, out, g, x, w, **attrs):
         return (Conv2D(x, gw, None, **attrs), Conv2DGradInput(g, gw, x, **attrs), None)
@@ -203,9 +224,17 @@ class Conv2DGradFilter:
 # ---- public function -------------------------------------------------------------------------
 
 
-def conv2d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
-           dilation: Any = 1, groups: int = 1, data_format: str = "NCHW",
-           name: str | None = None):
+def conv2d(
+    x: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    dilation: Any = 1,
+    groups: int = 1,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """2-D convolution of ``x`` (NCHW or NHWC) with ``weight`` [O, C/groups, KH, KW].
 
     ``padding``: an int, [ph, pw], [top, bottom, left, right], 4 pairs, 'SAME' or 'VALID'
@@ -214,14 +243,21 @@ def conv2d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any 
     last = channel_last(data_format, _OP)
     require_float(_OP, x, weight)
     if x.dtype != weight.dtype:
-        raise DTypeError(_OP, f"input dtype {x.dtype} and filter dtype {weight.dtype} differ; "
-                              f"cast one with .astype()", user_location())
+        raise DTypeError(
+            _OP,
+            f"input dtype {x.dtype} and filter dtype {weight.dtype} differ; "
+            f"cast one with .astype()",
+            user_location(),
+        )
     strides = ints(stride, 2, _OP, "stride")
     dilations = ints(dilation, 2, _OP, "dilation")
     groups = int(groups)
     if groups < 1 or min(strides) < 1 or min(dilations) < 1:
-        raise shape_error(_OP, f"stride {list(strides)}, dilation {list(dilations)} and groups "
-                               f"{groups} must be positive")
+        raise shape_error(
+            _OP,
+            f"stride {list(strides)}, dilation {list(dilations)} and groups "
+            f"{groups} must be positive",
+        )
     x_shape, w_shape = tuple(x.shape), tuple(weight.shape)
     if len(x_shape) != 4 or len(w_shape) != 4:
         _conv_out_shape(x_shape, w_shape, strides, (0,) * 4, dilations, groups, data_format)
@@ -229,10 +265,18 @@ def conv2d(x: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any 
     paddings, same = spatial_padding(padding, hw, w_shape[2:], strides, _OP, last)
     if same:
         dilations = (1, 1)
-    attrs = dict(strides=strides, paddings=paddings, dilations=dilations, groups=groups,
-                 data_format="NHWC" if last else "NCHW")
+    attrs = dict(
+        strides=strides,
+        paddings=paddings,
+        dilations=dilations,
+        groups=groups,
+        data_format="NHWC" if last else "NCHW",
+    )
     _conv_out_shape(x_shape, w_shape, **attrs)
     if bias is not None and tuple(bias.shape) not in ((w_shape[0],), (-1,)):
-        raise shape_error(_OP, f"bias shape {list(bias.shape)} does not match out_channels "
-                               f"{w_shape[0]} of the filter {list(w_shape)}")
+        raise shape_error(
+            _OP,
+            f"bias shape {list(bias.shape)} does not match out_channels "
+            f"{w_shape[0]} of the filter {list(w_shape)}",
+        )
     return Conv2D(x, weight, bias, **attrs)

@@ -64,33 +64,46 @@ def _onehot(xp, lab, n: int, ndim: int, axis: int):
 
 
 def _check_labels(xp, lab, n: int, ignore_index: int, op_name: str) -> None:
-    bad = ((lab < 0) | (lab >= n)) & (lab != ignore_index)
-    if lab.size and bool(xp.any(bad)):
-        lo, hi = int(xp.min(lab)), int(xp.max(lab))
-        raise OpError(op_name, f"label values must be in [0, {n}) (or equal ignore_index="
-                               f"{ignore_index}); got values in [{lo}, {hi}] for "
-                               f"{n} classes", user_location())
+    if not lab.size:
+        return
+    lo, hi = int(xp.min(lab)), int(xp.max(lab))  # the common case: two reads, no mask
+    if (0 <= lo and hi < n) or not bool(xp.any(((lab < 0) | (lab >= n)) & (lab != ignore_index))):
+        return
+    raise OpError(
+        op_name,
+        f"label values must be in [0, {n}) (or equal ignore_index="
+        f"{ignore_index}); got values in [{lo}, {hi}] for "
+        f"{n} classes",
+        user_location(),
+    )
 
 
 def _loss_shape(x_shape: tuple, label_shape: tuple, soft: bool, axis: int, op_name: str):
     """Shape of the per-sample loss, or a ShapeError naming both shapes."""
     x_shape, label_shape = tuple(x_shape), tuple(label_shape)
-    kept = x_shape[:axis] + (1,) + x_shape[axis + 1:]
+    kept = x_shape[:axis] + (1,) + x_shape[axis + 1 :]
     if soft:
         ok = len(label_shape) == len(x_shape) and all(
-            a == b or -1 in (a, b) for a, b in zip(label_shape, x_shape, strict=True))
+            a == b or -1 in (a, b) for a, b in zip(label_shape, x_shape, strict=True)
+        )
         if not ok:
-            raise shape_error(op_name, f"soft labels must have the input's shape "
-                                       f"{list(x_shape)}, got {list(label_shape)}")
+            raise shape_error(
+                op_name,
+                f"soft labels must have the input's shape {list(x_shape)}, got {list(label_shape)}",
+            )
         return kept
-    dropped = x_shape[:axis] + x_shape[axis + 1:]
+    dropped = x_shape[:axis] + x_shape[axis + 1 :]
     for want in (kept, dropped):
         if len(label_shape) == len(want) and all(
-                a == b or -1 in (a, b) for a, b in zip(label_shape, want, strict=True)):
+            a == b or -1 in (a, b) for a, b in zip(label_shape, want, strict=True)
+        ):
             return label_shape
-    raise shape_error(op_name, f"hard labels for input shape {list(x_shape)} (class axis "
-                               f"{axis}) must have shape {list(dropped)} or {list(kept)}, got "
-                               f"{list(label_shape)}")
+    raise shape_error(
+        op_name,
+        f"hard labels for input shape {list(x_shape)} (class axis "
+        f"{axis}) must have shape {list(dropped)} or {list(kept)}, got "
+        f"{list(label_shape)}",
+    )
 
 
 # ---- softmax with cross entropy --------------------------------------------------------------
@@ -107,8 +120,9 @@ class SoftmaxWithCrossEntropy:
     nondiff_outputs = (0,)
 
     def infer(logits, label, soft_label, ignore_index, axis):
-        loss = _loss_shape(shape_of(logits), shape_of(label), soft_label, axis,
-                           "softmax_with_cross_entropy")
+        loss = _loss_shape(
+            shape_of(logits), shape_of(label), soft_label, axis, "softmax_with_cross_entropy"
+        )
         return Spec(shape_of(logits), dtype_of(logits)), Spec(loss, dtype_of(logits))
 
     def kernel(xp, logits, label, soft_label, ignore_index, axis):
@@ -117,11 +131,19 @@ class SoftmaxWithCrossEntropy:
         if soft_label:
             return xp.exp(logp), -xp.sum(label * logp, axis=axis, keepdims=True)
         n = logits.shape[axis]
-        lab = _hard(xp, label, logits.ndim, axis)
-        _check_labels(xp, lab, n, ignore_index, "softmax_with_cross_entropy")
-        hot = _onehot(xp, lab, n, logits.ndim, axis)
-        picked = xp.sum(xp.where(hot, logp, xp.zeros_like(logp)), axis=axis, keepdims=True)
-        loss = xp.where(lab == ignore_index, xp.zeros_like(picked), -picked)
+        lab = xp.astype(_hard(xp, label, logits.ndim, axis), xp.int64)
+        if lab.size and int(xp.min(lab)) >= 0 and not 0 <= ignore_index < n:
+            try:  # the common case: every label is a class (take_along_axis checks < n)
+                loss = -xp.take_along_axis(logp, lab, axis=axis)
+            except IndexError:
+                _check_labels(xp, lab, n, ignore_index, "softmax_with_cross_entropy")
+                raise
+        else:
+            _check_labels(xp, lab, n, ignore_index, "softmax_with_cross_entropy")
+            ignored = lab == ignore_index
+            safe = xp.where(ignored, xp.zeros_like(lab), lab)
+            picked = xp.take_along_axis(logp, safe, axis=axis)
+            loss = xp.where(ignored, xp.zeros_like(picked), -picked)
         return xp.exp(logp), xp.reshape(loss, tuple(label.shape))
 
     def grad(gs, outs, logits, label, soft_label, ignore_index, axis):
@@ -159,8 +181,9 @@ class SoftmaxCrossEntropyGrad:
         unit = SoftmaxCrossEntropyGrad(ones_like(g), softmax, label, **attrs)
         d_g = R.sum(gg * unit, axis=axis, keepdim=g.ndim == softmax.ndim)
         # the op is linear in softmax: d/d softmax = op(g, gg) - op(g, 0)
-        d_sm = (SoftmaxCrossEntropyGrad(g, gg, label, **attrs)
-                - SoftmaxCrossEntropyGrad(g, zeros_like(gg), label, **attrs))
+        d_sm = SoftmaxCrossEntropyGrad(g, gg, label, **attrs) - SoftmaxCrossEntropyGrad(
+            g, zeros_like(gg), label, **attrs
+        )
         d_label = None
         if soft_label:
             d_label = g * (R.sum(gg * softmax, axis=axis, keepdim=True) - gg)
@@ -261,17 +284,28 @@ def _hard_label(label, input, axis: int):
     if label.dtype.is_floating:
         label = E.cast(label, dtypes.int64)
     if label.ndim == input.ndim and label.shape[axis] not in (1, -1):
-        raise shape_error("cross_entropy", f"hard labels with the input's rank need size 1 on "
-                                           f"the class axis {axis}; got label shape "
-                                           f"{list(label.shape)} for input {list(input.shape)} "
-                                           f"(pass soft_label=True for distributions)")
+        raise shape_error(
+            "cross_entropy",
+            f"hard labels with the input's rank need size 1 on "
+            f"the class axis {axis}; got label shape "
+            f"{list(label.shape)} for input {list(input.shape)} "
+            f"(pass soft_label=True for distributions)",
+        )
     return label
 
 
-def cross_entropy(input: Any, label: Any, weight: Any = None, ignore_index: int = -100,
-                  reduction: str = "mean", soft_label: bool = False, axis: int = -1,
-                  use_softmax: bool = True, label_smoothing: float = 0.0,
-                  name: str | None = None):
+def cross_entropy(
+    input: Any,
+    label: Any,
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    soft_label: bool = False,
+    axis: int = -1,
+    use_softmax: bool = True,
+    label_smoothing: float = 0.0,
+    name: str | None = None,
+):
     """Cross entropy between ``input`` logits (probabilities if not ``use_softmax``) and labels.
 
     Hard labels: ints of shape input.shape without the class ``axis`` (or with it as 1).
@@ -280,17 +314,25 @@ def cross_entropy(input: Any, label: Any, weight: Any = None, ignore_index: int 
     """
     check_reduction(reduction, "cross_entropy")
     if soft_label and ignore_index > 0:
-        raise op_error("cross_entropy", "ignore_index applies to hard labels only; leave it at "
-                                        "-100 with soft_label=True")
+        raise op_error(
+            "cross_entropy",
+            "ignore_index applies to hard labels only; leave it at -100 with soft_label=True",
+        )
     axis = normalize_axis(axis, input.ndim, "cross_entropy")
     if label.ndim not in (input.ndim, input.ndim - 1):
-        raise shape_error("cross_entropy", f"label rank must be the input's ({input.ndim}) or "
-                                           f"one less; got label shape {list(label.shape)} for "
-                                           f"input {list(input.shape)}")
+        raise shape_error(
+            "cross_entropy",
+            f"label rank must be the input's ({input.ndim}) or "
+            f"one less; got label shape {list(label.shape)} for "
+            f"input {list(input.shape)}",
+        )
     if weight is not None and input.shape[axis] not in (weight.shape[-1], -1):
-        raise shape_error("cross_entropy", f"weight has {weight.shape[-1]} entries but the "
-                                           f"input {list(input.shape)} has {input.shape[axis]} "
-                                           f"classes on axis {axis}")
+        raise shape_error(
+            "cross_entropy",
+            f"weight has {weight.shape[-1]} entries but the "
+            f"input {list(input.shape)} has {input.shape[axis]} "
+            f"classes on axis {axis}",
+        )
     if label_smoothing > 0.0:
         label, soft_label = _smooth(input, label, axis, soft_label, float(label_smoothing)), True
     elif soft_label:
@@ -307,8 +349,11 @@ def cross_entropy(input: Any, label: Any, weight: Any = None, ignore_index: int 
         loss = NllLoss(E.log(input), label, None, **attrs)[0]
     sw = None
     if weight is not None:
-        sw = (_class_weight_soft(label, weight, axis) if soft_label
-              else NllLoss(input, label, weight, **attrs)[1])
+        sw = (
+            _class_weight_soft(label, weight, axis)
+            if soft_label
+            else NllLoss(input, label, weight, **attrs)[1]
+        )
         loss = loss * sw
     if reduction != "mean":
         return reduce_loss(loss, reduction)
@@ -320,9 +365,15 @@ def cross_entropy(input: Any, label: Any, weight: Any = None, ignore_index: int 
     return R.mean(loss)
 
 
-def softmax_with_cross_entropy(logits: Any, label: Any, soft_label: bool = False,
-                               ignore_index: int = -100, numeric_stable_mode: bool = True,
-                               return_softmax: bool = False, axis: int = -1):
+def softmax_with_cross_entropy(
+    logits: Any,
+    label: Any,
+    soft_label: bool = False,
+    ignore_index: int = -100,
+    numeric_stable_mode: bool = True,
+    return_softmax: bool = False,
+    axis: int = -1,
+):
     """Per-sample softmax cross entropy (the loss keeps the class axis as size 1 for labels
     of the logits' rank). With ``return_softmax`` also the softmax (no gradient through it)."""
     axis = normalize_axis(axis, logits.ndim, "softmax_with_cross_entropy")
@@ -331,21 +382,31 @@ def softmax_with_cross_entropy(logits: Any, label: Any, soft_label: bool = False
     else:
         label = _hard_label(label, logits, axis)
     _loss_shape(logits.shape, label.shape, soft_label, axis, "softmax_with_cross_entropy")
-    sm, loss = SoftmaxWithCrossEntropy(logits, label, soft_label=bool(soft_label),
-                                       ignore_index=int(ignore_index), axis=axis)
+    sm, loss = SoftmaxWithCrossEntropy(
+        logits, label, soft_label=bool(soft_label), ignore_index=int(ignore_index), axis=axis
+    )
     return (loss, sm) if return_softmax else loss
 
 
-def nll_loss(input: Any, label: Any, weight: Any = None, ignore_index: int = -100,
-             reduction: str = "mean", name: str | None = None):
+def nll_loss(
+    input: Any,
+    label: Any,
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    name: str | None = None,
+):
     """Negative log likelihood of log-probabilities ``input`` [N, C, d...] at labels [N, d...].
 
     'mean' divides by the sum of the picked class weights (the count without ``weight``).
     """
     check_reduction(reduction, "nll_loss")
     if input.ndim < 2 or label.ndim != input.ndim - 1:
-        raise shape_error("nll_loss", f"expects input [N, C, d...] and label [N, d...]; got "
-                                      f"input {list(input.shape)} and label {list(label.shape)}")
+        raise shape_error(
+            "nll_loss",
+            f"expects input [N, C, d...] and label [N, d...]; got "
+            f"input {list(input.shape)} and label {list(label.shape)}",
+        )
     label = _hard_label(label, input, 1)
     out, sw = NllLoss(input, label, weight, ignore_index=int(ignore_index), axis=1)
     if reduction == "mean":
@@ -400,8 +461,9 @@ def l1_loss(input: Any, label: Any, reduction: str = "mean", name: str | None = 
     return reduce_loss(E.abs(input - label), reduction)
 
 
-def smooth_l1_loss(input: Any, label: Any, reduction: str = "mean", delta: float = 1.0,
-                   name: str | None = None):
+def smooth_l1_loss(
+    input: Any, label: Any, reduction: str = "mean", delta: float = 1.0, name: str | None = None
+):
     """Huber loss: ``0.5 r^2`` where ``|r| < delta``, else ``delta * (|r| - 0.5 delta)``."""
     check_reduction(reduction, "smooth_l1_loss")
     delta = float(delta)
@@ -411,8 +473,9 @@ def smooth_l1_loss(input: Any, label: Any, reduction: str = "mean", delta: float
     return reduce_loss(E.where(r < delta, small, large), reduction)
 
 
-def binary_cross_entropy(input: Any, label: Any, weight: Any = None, reduction: str = "mean",
-                         name: str | None = None):
+def binary_cross_entropy(
+    input: Any, label: Any, weight: Any = None, reduction: str = "mean", name: str | None = None
+):
     """``-(label log p + (1 - label) log(1 - p))`` for probabilities ``p``; logs clipped at
     -100 as Paddle does."""
     check_reduction(reduction, "binary_cross_entropy")
@@ -422,9 +485,14 @@ def binary_cross_entropy(input: Any, label: Any, weight: Any = None, reduction: 
     return reduce_loss(out, reduction)
 
 
-def binary_cross_entropy_with_logits(logit: Any, label: Any, weight: Any = None,
-                                     reduction: str = "mean", pos_weight: Any = None,
-                                     name: str | None = None):
+def binary_cross_entropy_with_logits(
+    logit: Any,
+    label: Any,
+    weight: Any = None,
+    reduction: str = "mean",
+    pos_weight: Any = None,
+    name: str | None = None,
+):
     """Sigmoid cross entropy from logits, stably: ``logit * (1 - label) - log_sigmoid(logit)``.
 
     As in Paddle, ``pos_weight`` scales the loss by ``1 + (pos_weight - 1) * label``.
@@ -444,8 +512,9 @@ def kl_div(input: Any, label: Any, reduction: str = "mean", name: str | None = N
     ``reduction``: 'none', 'mean' (over all elements), 'batchmean' (sum / batch size), 'sum'.
     """
     if reduction not in ("none", "mean", "sum", "batchmean"):
-        raise op_error("kl_div", f"reduction must be 'none', 'mean', 'sum' or 'batchmean', "
-                                 f"got {reduction!r}")
+        raise op_error(
+            "kl_div", f"reduction must be 'none', 'mean', 'sum' or 'batchmean', got {reduction!r}"
+        )
     pos = label > 0.0
     safe = E.where(pos, label, 1.0)
     out = E.where(pos, label * (E.log(safe) - input), 0.0)
@@ -461,14 +530,21 @@ def _batch_size(x):
     rest = 1
     for d in x.shape[1:]:
         if d < 0:
-            raise op_error("kl_div", f"'batchmean' needs the non-batch dims known, got shape "
-                                     f"{list(x.shape)}")
+            raise op_error(
+                "kl_div", f"'batchmean' needs the non-batch dims known, got shape {list(x.shape)}"
+            )
         rest *= d
     return E.cast(R.numel(x), x.dtype) / rest
 
 
-def margin_ranking_loss(input: Any, other: Any, label: Any, margin: float = 0.0,
-                        reduction: str = "mean", name: str | None = None):
+def margin_ranking_loss(
+    input: Any,
+    other: Any,
+    label: Any,
+    margin: float = 0.0,
+    reduction: str = "mean",
+    name: str | None = None,
+):
     """``max(0, -label * (input - other) + margin)``, reduced."""
     check_reduction(reduction, "margin_ranking_loss")
     return reduce_loss(E.relu(-label * (input - other) + float(margin)), reduction)

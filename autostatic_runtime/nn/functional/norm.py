@@ -115,9 +115,19 @@ def _update_running(running: Any, batch: Any, momentum: float) -> None:
         running.set_value(running * momentum + batch * (1.0 - momentum))
 
 
-def batch_norm(x: Any, running_mean: Any, running_var: Any, weight: Any = None, bias: Any = None,
-               training: bool = False, momentum: float = 0.9, epsilon: float = 1e-05,
-               data_format: str = "NCHW", use_global_stats: Any = None, name: str | None = None):
+def batch_norm(
+    x: Any,
+    running_mean: Any,
+    running_var: Any,
+    weight: Any = None,
+    bias: Any = None,
+    training: bool = False,
+    momentum: float = 0.9,
+    epsilon: float = 1e-05,
+    data_format: str = "NCHW",
+    use_global_stats: Any = None,
+    name: str | None = None,
+):
     """Batch normalization over every axis but the channel one (axis 1, or the last for NHWC).
 
     In training mode (unless ``use_global_stats``) normalizes with the batch statistics and
@@ -128,17 +138,35 @@ def batch_norm(x: Any, running_mean: Any, running_var: Any, weight: Any = None, 
         raise shape_error("batch_norm", f"expects a 2-D to 5-D input, got shape {list(x.shape)}")
     axis = x.ndim - 1 if channel_last(data_format, "batch_norm") and x.ndim > 2 else 1
     c = x.shape[axis]
-    for label, v in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
-                     ("running_var", running_var)):
+    for label, v in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
         if v is not None and tuple(v.shape) != (c,) and c >= 0:
-            raise shape_error("batch_norm", f"{label} has shape {list(v.shape)} but the input "
-                                            f"{list(x.shape)} has {c} channels on axis {axis}")
+            raise shape_error(
+                "batch_norm",
+                f"{label} has shape {list(v.shape)} but the input "
+                f"{list(x.shape)} has {c} channels on axis {axis}",
+            )
     batch_stats = training if use_global_stats is None else not use_global_stats
     if not batch_stats and (running_mean is None or running_var is None):
-        raise op_error("batch_norm", "running_mean and running_var are needed when not "
-                                     "training (or with use_global_stats=True)")
-    y, bmean, bvar = BatchNorm(x, weight, bias, running_mean, running_var,
-                               epsilon=float(epsilon), training=bool(batch_stats), axis=axis)
+        raise op_error(
+            "batch_norm",
+            "running_mean and running_var are needed when not "
+            "training (or with use_global_stats=True)",
+        )
+    y, bmean, bvar = BatchNorm(
+        x,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        epsilon=float(epsilon),
+        training=bool(batch_stats),
+        axis=axis,
+    )
     if batch_stats and isinstance(running_mean, TensorLike):
         _update_running(running_mean, bmean, float(momentum))
         _update_running(running_var, bvar, float(momentum))
@@ -185,15 +213,24 @@ def _as_shape(v: Any, shape: list):
     return reshape(v, shape)
 
 
-def layer_norm(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
-               epsilon: float = 1e-05, name: str | None = None):
+def layer_norm(
+    x: Any,
+    normalized_shape: Any,
+    weight: Any = None,
+    bias: Any = None,
+    epsilon: float = 1e-05,
+    name: str | None = None,
+):
     """Layer normalization over the last ``len(normalized_shape)`` dims of ``x``."""
     require_float("layer_norm", x)
     ns = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
     begin = x.ndim - len(ns)
     if begin < 0 or list(x.shape[begin:]) != [int(d) for d in ns]:
-        raise shape_error("layer_norm", f"normalized_shape {ns} does not match the trailing "
-                                        f"dims of the input shape {list(x.shape)}")
+        raise shape_error(
+            "layer_norm",
+            f"normalized_shape {ns} does not match the trailing "
+            f"dims of the input shape {list(x.shape)}",
+        )
     weight, bias = _as_shape(weight, ns), _as_shape(bias, ns)
     return LayerNorm(x, weight, bias, epsilon=float(epsilon), begin_norm_axis=begin)
 
@@ -209,9 +246,18 @@ def _affine(y, weight, bias, axes):
     return y
 
 
-def instance_norm(x: Any, running_mean: Any = None, running_var: Any = None, weight: Any = None,
-                  bias: Any = None, use_input_stats: bool = True, momentum: float = 0.9,
-                  eps: float = 1e-05, data_format: str = "NCHW", name: str | None = None):
+def instance_norm(
+    x: Any,
+    running_mean: Any = None,
+    running_var: Any = None,
+    weight: Any = None,
+    bias: Any = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.9,
+    eps: float = 1e-05,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Normalize each sample's channel over its spatial dims, then scale/shift per channel."""
     require_float("instance_norm", x)
     if x.ndim < 3:
@@ -223,8 +269,15 @@ def instance_norm(x: Any, running_mean: Any = None, running_var: Any = None, wei
     return _affine(y, weight, bias, _other_axes(x.ndim, caxis))
 
 
-def group_norm(x: Any, num_groups: int, epsilon: float = 1e-05, weight: Any = None,
-               bias: Any = None, data_format: str = "NCHW", name: str | None = None):
+def group_norm(
+    x: Any,
+    num_groups: int,
+    epsilon: float = 1e-05,
+    weight: Any = None,
+    bias: Any = None,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Normalize over groups of ``C / num_groups`` channels (and the spatial dims)."""
     from autostatic_runtime.ops.manipulation import reshape, transpose
 
@@ -236,12 +289,14 @@ def group_norm(x: Any, num_groups: int, epsilon: float = 1e-05, weight: Any = No
         x = transpose(x, [0, x.ndim - 1] + list(range(1, x.ndim - 1)))
     n, c = x.shape[0], x.shape[1]
     if c % num_groups:
-        raise shape_error("group_norm", f"{c} channels are not divisible into {num_groups} "
-                                        f"groups (input shape {list(x.shape)})")
+        raise shape_error(
+            "group_norm",
+            f"{c} channels are not divisible into {num_groups} "
+            f"groups (input shape {list(x.shape)})",
+        )
     grouped = reshape(x, [n, num_groups, -1])
     y, _ = _normalized(grouped, (2,), float(epsilon))
     y = _affine(reshape(y, x.shape), weight, bias, _other_axes(x.ndim, 1))
     if last:
         y = transpose(y, [0] + list(range(2, x.ndim)) + [1])
     return y
-

@@ -51,16 +51,20 @@ __all__ = ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool
 
 def _pool_out_shape(x_shape, ksize, strides, paddings, ceil_mode, data_format, op_name):
     if len(x_shape) != 4:
-        raise shape_error(op_name, f"expects a 4-D input ({data_format}), got shape "
-                                   f"{list(x_shape)}")
+        raise shape_error(
+            op_name, f"expects a 4-D input ({data_format}), got shape {list(x_shape)}"
+        )
     last = data_format == "NHWC"
     n, c, h, w = (x_shape[0], x_shape[3], x_shape[1], x_shape[2]) if last else x_shape
     pt, pb, pl, pr = paddings
     oh = out_size(h, ksize[0], pt, pb, strides[0], ceil_mode)
     ow = out_size(w, ksize[1], pl, pr, strides[1], ceil_mode)
     if oh == 0 or ow == 0:
-        raise shape_error(op_name, f"kernel size {list(ksize)} is larger than the padded input "
-                                   f"{list(x_shape)} (paddings {list(paddings)})")
+        raise shape_error(
+            op_name,
+            f"kernel size {list(ksize)} is larger than the padded input "
+            f"{list(x_shape)} (paddings {list(paddings)})",
+        )
     return (n, oh, ow, c) if last else (n, c, oh, ow)
 
 
@@ -116,8 +120,7 @@ def _flat_positions(xp, h, w, ksize, strides, paddings, oh, ow, a, b):
 
 
 def _pool_spec(x, ksize, strides, paddings, ceil_mode, data_format, **rest):
-    shape = _pool_out_shape(shape_of(x), ksize, strides, paddings, ceil_mode, data_format,
-                            "pool2d")
+    shape = _pool_out_shape(shape_of(x), ksize, strides, paddings, ceil_mode, data_format, "pool2d")
     return Spec(shape, dtype_of(x))
 
 
@@ -127,8 +130,9 @@ class Pool2D:
 
     infer = _pool_spec
 
-    def kernel(xp, x, pooling_type, ksize, strides, paddings, ceil_mode, exclusive,
-               divisor, data_format):
+    def kernel(
+        xp, x, pooling_type, ksize, strides, paddings, ceil_mode, exclusive, divisor, data_format
+    ):
         last = data_format == "NHWC"
         x = to_nchw(xp, x, last)
         if pooling_type == "max":
@@ -137,8 +141,9 @@ class Pool2D:
         wins, _ = _windows(xp, x, ksize, strides, paddings, ceil_mode, 0.0)
         total = xp.sum(wins, axis=2)
         oh, ow = total.shape[2], total.shape[3]
-        d = divisor or _avg_divisor(xp, x.shape[2], x.shape[3], ksize, strides, paddings, oh,
-                                    ow, exclusive, x.dtype)
+        d = divisor or _avg_divisor(
+            xp, x.shape[2], x.shape[3], ksize, strides, paddings, oh, ow, exclusive, x.dtype
+        )
         return from_nchw(xp, total / d, last)
 
     def grad(g, out, x, pooling_type, **attrs):
@@ -166,13 +171,12 @@ class Pool2DGrad:
         n, c, h, w = to_nchw(xp, x, last).shape
         oh, ow = g.shape[2], g.shape[3]
         (_, _), full = _extent(h, w, ksize, strides, paddings, ceil_mode)
-        d = divisor or _avg_divisor(xp, h, w, ksize, strides, paddings, oh, ow, exclusive,
-                                    g.dtype)
+        d = divisor or _avg_divisor(xp, h, w, ksize, strides, paddings, oh, ow, exclusive, g.dtype)
         share = g / d
         dx = xp.zeros((n, c, h + full[0] + full[1], w + full[2] + full[3]), dtype=g.dtype)
         for a, b in _offsets(ksize):
             add_window(dx, share, a, b, *strides)
-        return from_nchw(xp, dx[:, :, full[0]:full[0] + h, full[2]:full[2] + w], last)
+        return from_nchw(xp, dx[:, :, full[0] : full[0] + h, full[2] : full[2] + w], last)
 
     def grad(gg, out, g, x, **attrs):
         return Pool2D(gg, pooling_type="avg", **attrs), None
@@ -227,7 +231,7 @@ class MaxPool2DIndexGrad:
         for a, b in _offsets(ksize):
             pos = _flat_positions(xp, h, w, ksize, strides, paddings, oh, ow, a, b)
             add_window(dx, xp.where(mask == pos, g, zero), a, b, *strides)
-        return from_nchw(xp, dx[:, :, full[0]:full[0] + h, full[2]:full[2] + w], last)
+        return from_nchw(xp, dx[:, :, full[0] : full[0] + h, full[2] : full[2] + w], last)
 
     def grad(gg, out, g, mask, x, **attrs):
         return MaxPool2DIndexGather(gg, mask, **attrs), None, None
@@ -277,8 +281,11 @@ class SeparableResample2D:
         return from_nchw(xp, out, last)
 
     def grad(g, out, x, hm, wm, transpose, data_format):
-        return (SeparableResample2D(g, hm, wm, transpose=not transpose, data_format=data_format),
-                None, None)
+        return (
+            SeparableResample2D(g, hm, wm, transpose=not transpose, data_format=data_format),
+            None,
+            None,
+        )
 
 
 # ---- public functions ------------------------------------------------------------------------
@@ -287,24 +294,38 @@ class SeparableResample2D:
 def _pool_attrs(x, kernel_size, stride, padding, ceil_mode, data_format, op_name):
     last = channel_last(data_format, op_name)
     if x.ndim != 4:
-        raise shape_error(op_name, f"expects a 4-D input ({data_format}), got shape "
-                                   f"{list(x.shape)}")
+        raise shape_error(
+            op_name, f"expects a 4-D input ({data_format}), got shape {list(x.shape)}"
+        )
     ksize = ints(kernel_size, 2, op_name, "kernel_size")
     strides = ksize if stride is None else ints(stride, 2, op_name, "stride")
     if min(ksize) < 1 or min(strides) < 1:
-        raise shape_error(op_name, f"kernel_size {list(ksize)} and stride {list(strides)} "
-                                   f"must be positive")
+        raise shape_error(
+            op_name, f"kernel_size {list(ksize)} and stride {list(strides)} must be positive"
+        )
     hw = (x.shape[1], x.shape[2]) if last else (x.shape[2], x.shape[3])
     paddings, _ = spatial_padding(padding, hw, ksize, strides, op_name, last)
-    attrs = dict(ksize=ksize, strides=strides, paddings=paddings, ceil_mode=bool(ceil_mode),
-                 data_format="NHWC" if last else "NCHW")
+    attrs = dict(
+        ksize=ksize,
+        strides=strides,
+        paddings=paddings,
+        ceil_mode=bool(ceil_mode),
+        data_format="NHWC" if last else "NCHW",
+    )
     _pool_out_shape(tuple(x.shape), **attrs, op_name=op_name)
     return attrs
 
 
-def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               return_mask: bool = False, ceil_mode: bool = False, data_format: str = "NCHW",
-               name: str | None = None):
+def max_pool2d(
+    x: Any,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    return_mask: bool = False,
+    ceil_mode: bool = False,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Max pooling; with ``return_mask`` also the flat index of each maximum per plane."""
     from autostatic_runtime.autograd import is_grad_enabled
 
@@ -316,9 +337,17 @@ def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
     return Pool2D(x, pooling_type="max", exclusive=True, divisor=None, **attrs)
 
 
-def avg_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               ceil_mode: bool = False, exclusive: bool = True, divisor_override: Any = None,
-               data_format: str = "NCHW", name: str | None = None):
+def avg_pool2d(
+    x: Any,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    exclusive: bool = True,
+    divisor_override: Any = None,
+    data_format: str = "NCHW",
+    name: str | None = None,
+):
     """Average pooling; ``exclusive`` leaves padding out of each window's count."""
     attrs = _pool_attrs(x, kernel_size, stride, padding, ceil_mode, data_format, "avg_pool2d")
     divisor = None if divisor_override is None else float(divisor_override)
@@ -328,12 +357,15 @@ def avg_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,
 def _adaptive_sizes(x, output_size, op_name, data_format):
     last = channel_last(data_format, op_name)
     if x.ndim != 4:
-        raise shape_error(op_name, f"expects a 4-D input ({data_format}), got shape "
-                                   f"{list(x.shape)}")
+        raise shape_error(
+            op_name, f"expects a 4-D input ({data_format}), got shape {list(x.shape)}"
+        )
     h, w = (x.shape[1], x.shape[2]) if last else (x.shape[2], x.shape[3])
     if isinstance(output_size, (list, tuple)):
-        sizes = [h if output_size[0] is None else output_size[0],
-                 w if output_size[1] is None else output_size[1]]
+        sizes = [
+            h if output_size[0] is None else output_size[0],
+            w if output_size[1] is None else output_size[1],
+        ]
     else:
         sizes = [output_size, output_size]
     oh, ow = ints(sizes, 2, op_name, "output_size")
@@ -351,25 +383,29 @@ def _adaptive_matrix(size: int, out: int) -> np.ndarray:
     return m
 
 
-def adaptive_avg_pool2d(x: Any, output_size: Any, data_format: str = "NCHW",
-                        name: str | None = None):
+def adaptive_avg_pool2d(
+    x: Any, output_size: Any, data_format: str = "NCHW", name: str | None = None
+):
     """Average pooling to a fixed ``output_size`` (an int or [OH, OW]; None keeps a dim)."""
     from autostatic_runtime.creation import to_tensor
 
     last, h, w, oh, ow = _adaptive_sizes(x, output_size, "adaptive_avg_pool2d", data_format)
     hm = to_tensor(_adaptive_matrix(h, oh), dtype=x.dtype)
     wm = to_tensor(_adaptive_matrix(w, ow), dtype=x.dtype)
-    return SeparableResample2D(x, hm, wm, transpose=False,
-                               data_format="NHWC" if last else "NCHW")
+    return SeparableResample2D(x, hm, wm, transpose=False, data_format="NHWC" if last else "NCHW")
 
 
-def adaptive_max_pool2d(x: Any, output_size: Any, return_mask: bool = False,
-                        name: str | None = None):
+def adaptive_max_pool2d(
+    x: Any, output_size: Any, return_mask: bool = False, name: str | None = None
+):
     """Max pooling to ``output_size``; the input size must be a multiple of it."""
     _, h, w, oh, ow = _adaptive_sizes(x, output_size, "adaptive_max_pool2d", "NCHW")
     if h % oh or w % ow:
-        raise op_error("adaptive_max_pool2d", f"input size {[h, w]} must be a multiple of "
-                                              f"output_size {[oh, ow]} (uneven windows are not "
-                                              f"supported)")
+        raise op_error(
+            "adaptive_max_pool2d",
+            f"input size {[h, w]} must be a multiple of "
+            f"output_size {[oh, ow]} (uneven windows are not "
+            f"supported)",
+        )
     k = (h // oh, w // ow)
     return max_pool2d(x, k, k, 0, return_mask=return_mask)

@@ -31,8 +31,10 @@ class _Activation(Layer):
         keys = [k for k, _ in self._options]
         if len(args) > len(keys):  # Paddle's signatures end with `name`
             if len(args) > len(keys) + 1 or name is not None:
-                raise TypeError(f"{type(self).__name__} takes at most {len(keys) + 1} "
-                                f"positional arguments, got {len(args)}")
+                raise TypeError(
+                    f"{type(self).__name__} takes at most {len(keys) + 1} "
+                    f"positional arguments, got {len(args)}"
+                )
             args, name = args[:-1], args[-1]
         unknown = set(kwargs) - set(keys)
         if unknown:
@@ -53,29 +55,48 @@ class _Activation(Layer):
 
 
 def _activation(cls_name: str, fn: str, options: tuple = (), doc: str = "") -> type:
-    cls = type(cls_name, (_Activation,), {"_fn": fn, "_options": options,
-                                          "__doc__": doc or f"Applies ``F.{fn}``.",
-                                          "__module__": __name__})
+    cls = type(
+        cls_name,
+        (_Activation,),
+        {
+            "_fn": fn,
+            "_options": options,
+            "__doc__": doc or f"Applies ``F.{fn}``.",
+            "__module__": __name__,
+        },
+    )
     return cls
 
 
 ReLU = _activation("ReLU", "relu", doc="``max(x, 0)``.")
 ReLU6 = _activation("ReLU6", "relu6", doc="``min(max(x, 0), 6)``.")
-GELU = _activation("GELU", "gelu", (("approximate", False),),
-                   "Gaussian error linear unit (tanh approximation if ``approximate``).")
+GELU = _activation(
+    "GELU",
+    "gelu",
+    (("approximate", False),),
+    "Gaussian error linear unit (tanh approximation if ``approximate``).",
+)
 Tanh = _activation("Tanh", "tanh")
 Sigmoid = _activation("Sigmoid", "sigmoid")
 Softmax = _activation("Softmax", "softmax", (("axis", -1),), "Softmax along ``axis``.")
-LogSoftmax = _activation("LogSoftmax", "log_softmax", (("axis", -1),),
-                         "Log-softmax along ``axis``.")
-LeakyReLU = _activation("LeakyReLU", "leaky_relu", (("negative_slope", 0.01),),
-                        "``x`` if positive else ``negative_slope * x``.")
+LogSoftmax = _activation(
+    "LogSoftmax", "log_softmax", (("axis", -1),), "Log-softmax along ``axis``."
+)
+LeakyReLU = _activation(
+    "LeakyReLU",
+    "leaky_relu",
+    (("negative_slope", 0.01),),
+    "``x`` if positive else ``negative_slope * x``.",
+)
 SiLU = _activation("SiLU", "silu", doc="``x * sigmoid(x)``.")
 Swish = _activation("Swish", "swish", doc="``x * sigmoid(x)``.")
 ELU = _activation("ELU", "elu", (("alpha", 1.0),))
 CELU = _activation("CELU", "celu", (("alpha", 1.0),))
-SELU = _activation("SELU", "selu", (("scale", 1.0507009873554804934193349852946),
-                                    ("alpha", 1.6732632423543772848170429916717)))
+SELU = _activation(
+    "SELU",
+    "selu",
+    (("scale", 1.0507009873554804934193349852946), ("alpha", 1.6732632423543772848170429916717)),
+)
 Softplus = _activation("Softplus", "softplus", (("beta", 1), ("threshold", 20)))
 Softsign = _activation("Softsign", "softsign")
 Softshrink = _activation("Softshrink", "softshrink", (("threshold", 0.5),))
@@ -100,16 +121,25 @@ class PReLU(Layer):
         data_format: where the channel dim is ('NCHW'-like or 'NHWC'-like).
     """
 
-    def __init__(self, num_parameters: int = 1, init: float = 0.25, weight_attr: Any = None,
-                 data_format: str = "NCHW", name: str | None = None):
+    def __init__(
+        self,
+        num_parameters: int = 1,
+        init: float = 0.25,
+        weight_attr: Any = None,
+        data_format: str = "NCHW",
+        name: str | None = None,
+    ):
         super().__init__()
         self._num_parameters, self._init, self._data_format = num_parameters, init, data_format
-        self.weight = self.create_parameter([num_parameters], attr=weight_attr,
-                                            default_initializer=Constant(init))
+        self.weight = self.create_parameter(
+            [num_parameters], attr=weight_attr, default_initializer=Constant(init)
+        )
 
     def forward(self, x: Any) -> Any:
         return F.prelu(x, self.weight, data_format=self._data_format)
 
     def extra_repr(self) -> str:
-        return (f"num_parameters={self._num_parameters}, data_format={self._data_format}, "
-                f"init={self._init}, dtype={self._dtype}")
+        return (
+            f"num_parameters={self._num_parameters}, data_format={self._data_format}, "
+            f"init={self._init}, dtype={self._dtype}"
+        )

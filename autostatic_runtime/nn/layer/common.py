@@ -22,8 +22,14 @@ class Linear(Layer):
     ``bias_attr=False`` creates no bias.
     """
 
-    def __init__(self, in_features: int, out_features: int, weight_attr: Any = None,
-                 bias_attr: Any = None, name: str | None = None):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        name: str | None = None,
+    ):
         super().__init__(dtype=dtypes.get_default_dtype())
         self._in_features, self._out_features = in_features, out_features
         self.weight = self.create_parameter([in_features, out_features], attr=weight_attr)
@@ -35,8 +41,10 @@ class Linear(Layer):
 
     def extra_repr(self) -> str:
         name = f", name={self.name}" if self.name else ""
-        return (f"in_features={self._in_features}, out_features={self._out_features}, "
-                f"dtype={self._dtype}{name}")
+        return (
+            f"in_features={self._in_features}, out_features={self._out_features}, "
+            f"dtype={self._dtype}{name}"
+        )
 
 
 class Embedding(Layer):
@@ -46,15 +54,26 @@ class Embedding(Layer):
     Default initialization: Xavier-uniform.
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 sparse: bool = False, weight_attr: Any = None, name: str | None = None):
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None = None,
+        sparse: bool = False,
+        weight_attr: Any = None,
+        name: str | None = None,
+    ):
         super().__init__(dtype=dtypes.get_default_dtype())
         if num_embeddings <= 0 or embedding_dim <= 0:
-            raise ValueError(f"Embedding: num_embeddings ({num_embeddings}) and embedding_dim "
-                             f"({embedding_dim}) must be positive")
+            raise ValueError(
+                f"Embedding: num_embeddings ({num_embeddings}) and embedding_dim "
+                f"({embedding_dim}) must be positive"
+            )
         if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
-            raise ValueError(f"Embedding: padding_idx must be within [-{num_embeddings}, "
-                             f"{num_embeddings}), got {padding_idx}")
+            raise ValueError(
+                f"Embedding: padding_idx must be within [-{num_embeddings}, "
+                f"{num_embeddings}), got {padding_idx}"
+            )
         self._num_embeddings, self._embedding_dim = num_embeddings, embedding_dim
         self._padding_idx, self._sparse, self._name = padding_idx, sparse, name
         self.weight = self.create_parameter([num_embeddings, embedding_dim], attr=weight_attr)
@@ -62,8 +81,9 @@ class Embedding(Layer):
             _zero_row(self.weight, padding_idx % num_embeddings)
 
     def forward(self, x: Any) -> Any:
-        return F.embedding(x, weight=self.weight, padding_idx=self._padding_idx,
-                           sparse=self._sparse)
+        return F.embedding(
+            x, weight=self.weight, padding_idx=self._padding_idx, sparse=self._sparse
+        )
 
     def extra_repr(self) -> str:
         pad = "" if self._padding_idx is None else f", padding_idx={self._padding_idx}"
@@ -98,14 +118,20 @@ class Dropout(Layer):
     """Zero elements with probability ``p`` while training (``mode='upscale_in_train'`` scales
     the kept ones by ``1/(1-p)``; ``'downscale_in_infer'`` scales by ``1-p`` in eval instead)."""
 
-    def __init__(self, p: float = 0.5, axis: Any = None, mode: str = "upscale_in_train",
-                 name: str | None = None):
+    def __init__(
+        self,
+        p: float = 0.5,
+        axis: Any = None,
+        mode: str = "upscale_in_train",
+        name: str | None = None,
+    ):
         super().__init__()
         if not 0 <= p <= 1:
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
         if mode not in ("upscale_in_train", "downscale_in_infer"):
-            raise ValueError(f"Dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', "
-                             f"got {mode!r}")
+            raise ValueError(
+                f"Dropout: mode must be 'upscale_in_train' or 'downscale_in_infer', got {mode!r}"
+            )
         self.p, self.axis, self.mode, self.name = p, axis, mode, name
 
     def forward(self, input: Any) -> Any:
@@ -145,19 +171,28 @@ class Identity(Layer):
 class Pad2D(Layer):
     """Pad the two spatial dims: ``padding`` is an int or [left, right, top, bottom]."""
 
-    def __init__(self, padding: Any, mode: str = "constant", value: float = 0.0,
-                 data_format: str = "NCHW", name: str | None = None):
+    def __init__(
+        self,
+        padding: Any,
+        mode: str = "constant",
+        value: float = 0.0,
+        data_format: str = "NCHW",
+        name: str | None = None,
+    ):
         super().__init__()
         self._pad = [padding] * 4 if isinstance(padding, int) else list(padding)
         self._mode, self._value, self._data_format = mode, value, data_format
 
     def forward(self, x: Any) -> Any:
-        return F.pad(x, pad=self._pad, mode=self._mode, value=self._value,
-                     data_format=self._data_format)
+        return F.pad(
+            x, pad=self._pad, mode=self._mode, value=self._value, data_format=self._data_format
+        )
 
     def extra_repr(self) -> str:
-        return (f"padding={self._pad}, mode={self._mode}, value={self._value}, "
-                f"data_format={self._data_format}")
+        return (
+            f"padding={self._pad}, mode={self._mode}, value={self._value}, "
+            f"data_format={self._data_format}"
+        )
 
 
 class ZeroPad2D(Pad2D):
@@ -170,19 +205,36 @@ class ZeroPad2D(Pad2D):
 class Upsample(Layer):
     """Resize the spatial dims to ``size`` or by ``scale_factor`` (``F.interpolate``)."""
 
-    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
-                 align_corners: bool = False, align_mode: int = 0, data_format: str = "NCHW",
-                 name: str | None = None):
+    def __init__(
+        self,
+        size: Any = None,
+        scale_factor: Any = None,
+        mode: str = "nearest",
+        align_corners: bool = False,
+        align_mode: int = 0,
+        data_format: str = "NCHW",
+        name: str | None = None,
+    ):
         super().__init__()
         if size is None and scale_factor is None:
             raise ValueError("Upsample: give size or scale_factor")
         self.size, self.scale_factor, self.mode = size, scale_factor, mode.lower()
-        self.align_corners, self.align_mode, self.data_format = align_corners, align_mode, data_format
+        self.align_corners, self.align_mode, self.data_format = (
+            align_corners,
+            align_mode,
+            data_format,
+        )
 
     def forward(self, x: Any) -> Any:
-        return F.interpolate(x, size=self.size, scale_factor=self.scale_factor, mode=self.mode,
-                             align_corners=self.align_corners, align_mode=self.align_mode,
-                             data_format=self.data_format)
+        return F.interpolate(
+            x,
+            size=self.size,
+            scale_factor=self.scale_factor,
+            mode=self.mode,
+            align_corners=self.align_corners,
+            align_mode=self.align_mode,
+            data_format=self.data_format,
+        )
 
     def extra_repr(self) -> str:
         what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"

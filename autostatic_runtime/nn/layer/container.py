@@ -179,8 +179,9 @@ class LayerDict(Layer):
         items = sublayers.items() if isinstance(sublayers, Mapping) else sublayers
         for i, pair in enumerate(items):
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
-                raise ValueError(f"LayerDict.update: element {i} must be a (name, layer) pair, "
-                                 f"got {pair!r}")
+                raise ValueError(
+                    f"LayerDict.update: element {i} must be a (name, layer) pair, got {pair!r}"
+                )
             self.add_sublayer(pair[0], pair[1])
 
 
@@ -250,4 +251,3 @@ class ParameterDict(Layer):
         items = parameters.items() if isinstance(parameters, Mapping) else parameters
         for key, p in items:
             self.add_parameter(key, p)
-

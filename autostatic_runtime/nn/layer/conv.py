@@ -41,22 +41,33 @@ class Conv2D(Layer):
         data_format: 'NCHW' or 'NHWC'.
     """
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, dilation: Any = 1, groups: int = 1,
-                 padding_mode: str = "zeros", weight_attr: Any = None, bias_attr: Any = None,
-                 data_format: str = "NCHW"):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        dilation: Any = 1,
+        groups: int = 1,
+        padding_mode: str = "zeros",
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str = "NCHW",
+    ):
         super().__init__(dtype=dtypes.get_default_dtype())
         if weight_attr is False:
             raise ValueError("Conv2D: weight_attr cannot be False")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"Conv2D: padding_mode must be one of {_PADDING_MODES}, got "
-                             f"{padding_mode!r}")
+            raise ValueError(
+                f"Conv2D: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}"
+            )
         if padding_mode != "zeros" and not isinstance(padding, int):
-            raise TypeError(f"Conv2D: padding must be an int when padding_mode is "
-                            f"{padding_mode!r}")
+            raise TypeError(f"Conv2D: padding must be an int when padding_mode is {padding_mode!r}")
         if in_channels % groups:
-            raise ValueError(f"Conv2D: in_channels ({in_channels}) must be divisible by groups "
-                             f"({groups})")
+            raise ValueError(
+                f"Conv2D: in_channels ({in_channels}) must be divisible by groups ({groups})"
+            )
         if data_format not in ("NCHW", "NHWC"):
             raise ValueError(f"Conv2D: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
         self._in_channels, self._out_channels, self._groups = in_channels, out_channels, groups
@@ -65,8 +76,10 @@ class Conv2D(Layer):
         self._padding, self._padding_mode, self._data_format = padding, padding_mode, data_format
         std = math.sqrt(2.0 / (self._kernel_size[0] * self._kernel_size[1] * in_channels))
         self.weight = self.create_parameter(
-            [out_channels, in_channels // groups, *self._kernel_size], attr=weight_attr,
-            default_initializer=Normal(0.0, std))
+            [out_channels, in_channels // groups, *self._kernel_size],
+            attr=weight_attr,
+            default_initializer=Normal(0.0, std),
+        )
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
     def forward(self, x: Any) -> Any:
@@ -75,9 +88,16 @@ class Conv2D(Layer):
             p = self._padding
             x = F.pad(x, [p, p, p, p], mode=self._padding_mode, data_format=self._data_format)
             padding = 0
-        return F.conv2d(x, self.weight, bias=self.bias, stride=self._stride, padding=padding,
-                        dilation=self._dilation, groups=self._groups,
-                        data_format=self._data_format)
+        return F.conv2d(
+            x,
+            self.weight,
+            bias=self.bias,
+            stride=self._stride,
+            padding=padding,
+            dilation=self._dilation,
+            groups=self._groups,
+            data_format=self._data_format,
+        )
 
     def extra_repr(self) -> str:
         out = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"

@@ -115,8 +115,10 @@ class Layer:
             params[name] = value
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"assignment to parameter '{name}' should be of type Parameter "
-                                f"or None, but got '{type(value).__name__}'")
+                raise TypeError(
+                    f"assignment to parameter '{name}' should be of type Parameter "
+                    f"or None, but got '{type(value).__name__}'"
+                )
             params[name] = None
         elif isinstance(value, Layer):
             _require_init(d.get("_sub_layers"), name)
@@ -124,8 +126,10 @@ class Layer:
             d["_sub_layers"][name] = value
         elif d.get("_sub_layers") is not None and name in d["_sub_layers"]:
             if value is not None:
-                raise TypeError(f"assignment to sublayer '{name}' should be of type Layer or "
-                                f"None, but got '{type(value).__name__}'")
+                raise TypeError(
+                    f"assignment to sublayer '{name}' should be of type Layer or "
+                    f"None, but got '{type(value).__name__}'"
+                )
             d["_sub_layers"][name] = None
         elif isinstance(value, Tensor):
             _require_init(d.get("_buffers"), name)
@@ -136,8 +140,10 @@ class Layer:
             d["_buffers"][name] = value
         elif d.get("_buffers") is not None and name in d["_buffers"]:
             if value is not None:
-                raise TypeError(f"assignment to buffer '{name}' should be of type Tensor or "
-                                f"None, but got '{type(value).__name__}'")
+                raise TypeError(
+                    f"assignment to buffer '{name}' should be of type Tensor or "
+                    f"None, but got '{type(value).__name__}'"
+                )
             d["_buffers"][name] = None
         else:
             object.__setattr__(self, name, value)
@@ -166,8 +172,9 @@ class Layer:
     def add_sublayer(self, name: str, sublayer: Layer | None) -> Layer | None:
         """Register ``sublayer`` under ``name`` and return it."""
         if sublayer is not None and not isinstance(sublayer, Layer):
-            raise TypeError(f"add_sublayer: '{name}' must be a Layer, not "
-                            f"{type(sublayer).__name__}")
+            raise TypeError(
+                f"add_sublayer: '{name}' must be a Layer, not {type(sublayer).__name__}"
+            )
         _require_init(self.__dict__.get("_sub_layers"), name)
         self._sub_layers[str(name)] = sublayer
         return sublayer
@@ -179,8 +186,10 @@ class Layer:
         if name not in self._parameters and hasattr(self, name):
             raise KeyError(f"add_parameter: attribute '{name}' already exists")
         if parameter is not None and not isinstance(parameter, Parameter):
-            raise TypeError(f"add_parameter: '{name}' must be a Parameter, not "
-                            f"{type(parameter).__name__}; make one with create_parameter")
+            raise TypeError(
+                f"add_parameter: '{name}' must be a Parameter, not "
+                f"{type(parameter).__name__}; make one with create_parameter"
+            )
         self._parameters[name] = parameter
         return parameter
 
@@ -194,8 +203,9 @@ class Layer:
         if name not in self._buffers and hasattr(self, name):
             raise KeyError(f"register_buffer: attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"register_buffer: '{name}' must be a Tensor, not "
-                            f"{type(tensor).__name__}")
+            raise TypeError(
+                f"register_buffer: '{name}' must be a Tensor, not {type(tensor).__name__}"
+            )
         _discard(name, self.__dict__, self._parameters, self._sub_layers)
         self._buffers[name] = tensor
         if persistable:
@@ -206,9 +216,14 @@ class Layer:
             tensor.persistable = persistable
             tensor.name = tensor.name or unique_name(f"_buffers_{name}")
 
-    def create_parameter(self, shape: Any, attr: Any = None, dtype: Any = None,
-                         is_bias: bool = False,
-                         default_initializer: Any = None) -> Parameter | None:
+    def create_parameter(
+        self,
+        shape: Any,
+        attr: Any = None,
+        dtype: Any = None,
+        is_bias: bool = False,
+        default_initializer: Any = None,
+    ) -> Parameter | None:
         """A new Parameter named ``<full_name>.w_N`` (``.b_N`` for a bias); None if ``attr=False``.
 
         It is not registered until assigned to an attribute (or passed to ``add_parameter``).
@@ -217,11 +232,18 @@ class Layer:
         if attr is False:
             return None
         name = attr.name or unique_name(f"{self._full_name}.{'b' if is_bias else 'w'}")
-        return create_parameter(shape, dtype or self._dtype, name=name, attr=attr,
-                                is_bias=is_bias, default_initializer=default_initializer)
+        return create_parameter(
+            shape,
+            dtype or self._dtype,
+            name=name,
+            attr=attr,
+            is_bias=is_bias,
+            default_initializer=default_initializer,
+        )
 
-    def create_tensor(self, name: str | None = None, persistable: bool | None = None,
-                      dtype: Any = None) -> Tensor:
+    def create_tensor(
+        self, name: str | None = None, persistable: bool | None = None, dtype: Any = None
+    ) -> Tensor:
         """An empty tensor of the layer's dtype (Paddle's ``create_variable``)."""
         t = Tensor(np.zeros((0,), str(dtypes.convert_dtype(dtype or self._dtype))))
         t.name = name or unique_name(f"{self._full_name}.tmp")
@@ -231,8 +253,9 @@ class Layer:
     create_variable = create_tensor
 
     # -- traversal -----------------------------------------------------------------------------
-    def named_sublayers(self, prefix: str = "", include_self: bool = False,
-                        layers_set: set | None = None) -> Iterator[tuple[str, Layer]]:
+    def named_sublayers(
+        self, prefix: str = "", include_self: bool = False, layers_set: set | None = None
+    ) -> Iterator[tuple[str, Layer]]:
         """(dotted name, layer) for every sublayer, depth first, each layer once."""
         seen = set() if layers_set is None else layers_set
         if include_self and id(self) not in seen:
@@ -258,24 +281,29 @@ class Layer:
         for _, layer in self.named_children():
             yield layer
 
-    def named_parameters(self, prefix: str = "",
-                         include_sublayers: bool = True) -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(
+        self, prefix: str = "", include_sublayers: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
         """(dotted name, parameter) pairs, each parameter once."""
         yield from self._named_members("_parameters", prefix, include_sublayers)
 
     def parameters(self, include_sublayers: bool = True) -> list[Parameter]:
         return [p for _, p in self.named_parameters(include_sublayers=include_sublayers)]
 
-    def named_buffers(self, prefix: str = "",
-                      include_sublayers: bool = True) -> Iterator[tuple[str, Tensor]]:
+    def named_buffers(
+        self, prefix: str = "", include_sublayers: bool = True
+    ) -> Iterator[tuple[str, Tensor]]:
         yield from self._named_members("_buffers", prefix, include_sublayers)
 
     def buffers(self, include_sublayers: bool = True) -> list[Tensor]:
         return [b for _, b in self.named_buffers(include_sublayers=include_sublayers)]
 
     def _named_members(self, store: str, prefix: str, include_sublayers: bool):
-        layers = (self.named_sublayers(prefix, include_self=True) if include_sublayers
-                  else [(prefix, self)])
+        layers = (
+            self.named_sublayers(prefix, include_self=True)
+            if include_sublayers
+            else [(prefix, self)]
+        )
         seen: set[int] = set()
         for layer_prefix, layer in layers:
             for name, value in layer.__dict__[store].items():
@@ -316,9 +344,14 @@ class Layer:
     clear_grad = clear_gradients
 
     # -- state -----------------------------------------------------------------------------------
-    def state_dict(self, destination: dict | None = None, include_sublayers: bool = True,
-                   structured_name_prefix: str = "", use_hook: bool = True,
-                   keep_vars: bool = True) -> OrderedDict:
+    def state_dict(
+        self,
+        destination: dict | None = None,
+        include_sublayers: bool = True,
+        structured_name_prefix: str = "",
+        use_hook: bool = True,
+        keep_vars: bool = True,
+    ) -> OrderedDict:
         """Parameters and persistable buffers by dotted name (the Tensors themselves)."""
         out = OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
@@ -333,8 +366,9 @@ class Layer:
                     layer.state_dict(out, True, f"{structured_name_prefix}{name}.")
         return out
 
-    def set_state_dict(self, state_dict: dict, use_structured_name: bool = True,
-                       strict: bool = True) -> tuple[list[str], list[str]]:
+    def set_state_dict(
+        self, state_dict: dict, use_structured_name: bool = True, strict: bool = True
+    ) -> tuple[list[str], list[str]]:
         """Load values (Tensors or NumPy arrays) into the parameters and persistable buffers.
 
         Keys are the dotted names of ``state_dict()`` (or the parameters' own names when
@@ -355,8 +389,10 @@ class Layer:
             used.add(lookup)
             value = _as_host(state_dict[lookup])
             if list(value.shape) != target.shape:
-                mismatched.append(f"'{lookup}' has shape {list(value.shape)} in the state dict "
-                                  f"but {target.shape} in the layer")
+                mismatched.append(
+                    f"'{lookup}' has shape {list(value.shape)} in the state dict "
+                    f"but {target.shape} in the layer"
+                )
                 continue
             matched.append((target, value))
         unexpected = [k for k in state_dict if k not in used]
@@ -403,8 +439,11 @@ class Layer:
     def __repr__(self) -> str:
         extra = self.extra_repr()
         lines = extra.split("\n") if extra else []
-        subs = [f"({name}): " + _indent(repr(layer), 2)
-                for name, layer in self._sub_layers.items() if layer is not None]
+        subs = [
+            f"({name}): " + _indent(repr(layer), 2)
+            for name, layer in self._sub_layers.items()
+            if layer is not None
+        ]
         out = type(self).__name__ + "("
         if len(lines) > 1:
             out += "\n  " + "\n  ".join(lines) + "\n"
@@ -420,8 +459,10 @@ class Layer:
 
 def _require_init(store: Any, name: str) -> None:
     if store is None:
-        raise RuntimeError(f"cannot assign '{name}' before Layer.__init__() runs; call "
-                           "super().__init__() first in your layer's __init__")
+        raise RuntimeError(
+            f"cannot assign '{name}' before Layer.__init__() runs; call "
+            "super().__init__() first in your layer's __init__"
+        )
 
 
 def _check_name(kind: str, name: Any) -> None:
@@ -464,8 +505,9 @@ def _assign(target: Tensor, value: Any) -> None:
     target._data = backend.from_numpy(arr)
 
 
-def _report_mismatch(owner: str, missing: list, unexpected: list, mismatched: list,
-                     strict: bool) -> None:
+def _report_mismatch(
+    owner: str, missing: list, unexpected: list, mismatched: list, strict: bool
+) -> None:
     problems = []
     if missing:
         problems.append("missing keys: " + ", ".join(f"'{k}'" for k in missing))
@@ -475,9 +517,11 @@ def _report_mismatch(owner: str, missing: list, unexpected: list, mismatched: li
     if not problems:
         return
     if strict:
-        raise ValueError(f"set_state_dict: the state dict does not fit {owner}:\n  - "
-                         + "\n  - ".join(problems)
-                         + "\n(pass strict=False to load the matching entries only)")
+        raise ValueError(
+            f"set_state_dict: the state dict does not fit {owner}:\n  - "
+            + "\n  - ".join(problems)
+            + "\n(pass strict=False to load the matching entries only)"
+        )
     for problem in problems:
         if not problem.startswith("unexpected"):
             warnings.warn(f"set_state_dict: skipped loading {problem}", stacklevel=3)

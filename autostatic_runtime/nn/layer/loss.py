@@ -35,9 +35,17 @@ class CrossEntropyLoss(Layer):
         label_smoothing: mix the one-hot labels with a uniform distribution.
     """
 
-    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
-                 soft_label: bool = False, axis: int = -1, use_softmax: bool = True,
-                 label_smoothing: float = 0.0, name: str | None = None):
+    def __init__(
+        self,
+        weight: Any = None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        soft_label: bool = False,
+        axis: int = -1,
+        use_softmax: bool = True,
+        label_smoothing: float = 0.0,
+        name: str | None = None,
+    ):
         super().__init__()
         self.weight, self.ignore_index = weight, ignore_index
         self.reduction = _check_reduction("CrossEntropyLoss", reduction)
@@ -46,9 +54,17 @@ class CrossEntropyLoss(Layer):
 
     def forward(self, input: Any, label: Any) -> Any:
         extra = {"label_smoothing": self.label_smoothing} if self.label_smoothing else {}
-        return F.cross_entropy(input, label, weight=self.weight, ignore_index=self.ignore_index,
-                               reduction=self.reduction, soft_label=self.soft_label,
-                               axis=self.axis, use_softmax=self.use_softmax, **extra)
+        return F.cross_entropy(
+            input,
+            label,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+            soft_label=self.soft_label,
+            axis=self.axis,
+            use_softmax=self.use_softmax,
+            **extra,
+        )
 
 
 class MSELoss(Layer):
@@ -89,30 +105,45 @@ class BCEWithLogitsLoss(Layer):
     """Binary cross entropy of ``sigmoid(logit)``, computed stably; ``pos_weight`` scales the
     positive term."""
 
-    def __init__(self, weight: Any = None, reduction: str = "mean", pos_weight: Any = None,
-                 name: str | None = None):
+    def __init__(
+        self,
+        weight: Any = None,
+        reduction: str = "mean",
+        pos_weight: Any = None,
+        name: str | None = None,
+    ):
         super().__init__()
         self.weight, self.pos_weight = weight, pos_weight
         self.reduction = _check_reduction("BCEWithLogitsLoss", reduction)
 
     def forward(self, logit: Any, label: Any) -> Any:
-        return F.binary_cross_entropy_with_logits(logit, label, weight=self.weight,
-                                                  reduction=self.reduction,
-                                                  pos_weight=self.pos_weight)
+        return F.binary_cross_entropy_with_logits(
+            logit, label, weight=self.weight, reduction=self.reduction, pos_weight=self.pos_weight
+        )
 
 
 class NLLLoss(Layer):
     """Negative log likelihood of log-probabilities ``input`` [N, C, ...] at class ids ``label``."""
 
-    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
-                 name: str | None = None):
+    def __init__(
+        self,
+        weight: Any = None,
+        ignore_index: int = -100,
+        reduction: str = "mean",
+        name: str | None = None,
+    ):
         super().__init__()
         self.weight, self.ignore_index = weight, ignore_index
         self.reduction = _check_reduction("NLLLoss", reduction)
 
     def forward(self, input: Any, label: Any) -> Any:
-        return F.nll_loss(input, label, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+        return F.nll_loss(
+            input,
+            label,
+            weight=self.weight,
+            ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )
 
 
 class SmoothL1Loss(Layer):
@@ -134,8 +165,10 @@ class KLDivLoss(Layer):
     def __init__(self, reduction: str = "mean"):
         super().__init__()
         if reduction not in _REDUCTIONS + ("batchmean",):
-            raise ValueError(f"KLDivLoss: reduction must be one of "
-                             f"{_REDUCTIONS + ('batchmean',)}, got {reduction!r}")
+            raise ValueError(
+                f"KLDivLoss: reduction must be one of "
+                f"{_REDUCTIONS + ('batchmean',)}, got {reduction!r}"
+            )
         self.reduction = reduction
 
     def forward(self, input: Any, label: Any) -> Any:

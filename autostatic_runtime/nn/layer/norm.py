@@ -45,13 +45,23 @@ class _BatchNormBase(Layer):
     _formats: dict[str, str] = {}
     _ranks: tuple = ()
 
-    def __init__(self, num_features: int, momentum: float = 0.9, epsilon: float = 1e-05,
-                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW",
-                 use_global_stats: bool | None = None, name: str | None = None):
+    def __init__(
+        self,
+        num_features: int,
+        momentum: float = 0.9,
+        epsilon: float = 1e-05,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str = "NCHW",
+        use_global_stats: bool | None = None,
+        name: str | None = None,
+    ):
         super().__init__(dtype=_float_dtype())
         if data_format not in self._formats:
-            raise ValueError(f"{type(self).__name__}: data_format must be one of "
-                             f"{sorted(self._formats)}, got {data_format!r}")
+            raise ValueError(
+                f"{type(self).__name__}: data_format must be one of "
+                f"{sorted(self._formats)}, got {data_format!r}"
+            )
         self._num_features, self._momentum, self._epsilon = num_features, momentum, epsilon
         self._data_format = self._formats[data_format]
         self._use_global_stats, self._name = use_global_stats, name
@@ -60,23 +70,36 @@ class _BatchNormBase(Layer):
         self.bias = _affine(self, shape, bias_attr, True, 0.0)
         stat = {"trainable": False, "do_model_average": True}
         self._mean = self.create_parameter(
-            shape, ParamAttr(name=name and name + "_mean", initializer=Constant(0.0), **stat))
+            shape, ParamAttr(name=name and name + "_mean", initializer=Constant(0.0), **stat)
+        )
         self._variance = self.create_parameter(
-            shape, ParamAttr(name=name and name + "_variance", initializer=Constant(1.0), **stat))
+            shape, ParamAttr(name=name and name + "_variance", initializer=Constant(1.0), **stat)
+        )
 
     def forward(self, input: Any) -> Any:
         if self._ranks and input.ndim not in self._ranks:
             ranks = " or ".join(f"{r}D" for r in self._ranks)
-            raise ValueError(f"{type(self).__name__}: expected {ranks} input, got "
-                             f"{input.ndim}D input of shape {list(input.shape)}")
-        return F.batch_norm(input, self._mean, self._variance, weight=self.weight,
-                            bias=self.bias, training=self.training, momentum=self._momentum,
-                            epsilon=self._epsilon, data_format=self._data_format,
-                            use_global_stats=self._use_global_stats)
+            raise ValueError(
+                f"{type(self).__name__}: expected {ranks} input, got "
+                f"{input.ndim}D input of shape {list(input.shape)}"
+            )
+        return F.batch_norm(
+            input,
+            self._mean,
+            self._variance,
+            weight=self.weight,
+            bias=self.bias,
+            training=self.training,
+            momentum=self._momentum,
+            epsilon=self._epsilon,
+            data_format=self._data_format,
+            use_global_stats=self._use_global_stats,
+        )
 
     def extra_repr(self) -> str:
-        return (f"num_features={self._num_features}, momentum={self._momentum}, "
-                f"epsilon={self._epsilon}")
+        return (
+            f"num_features={self._num_features}, momentum={self._momentum}, epsilon={self._epsilon}"
+        )
 
 
 def _float_dtype() -> dtypes.DType:
@@ -90,11 +113,27 @@ class BatchNorm1D(_BatchNormBase):
     _formats = {"NC": "NCHW", "NCL": "NCHW", "NCHW": "NCHW", "NLC": "NHWC", "NHWC": "NHWC"}
     _ranks = (2, 3)
 
-    def __init__(self, num_features: int, momentum: float = 0.9, epsilon: float = 1e-05,
-                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCL",
-                 use_global_stats: bool | None = None, name: str | None = None):
-        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
-                         use_global_stats, name)
+    def __init__(
+        self,
+        num_features: int,
+        momentum: float = 0.9,
+        epsilon: float = 1e-05,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str = "NCL",
+        use_global_stats: bool | None = None,
+        name: str | None = None,
+    ):
+        super().__init__(
+            num_features,
+            momentum,
+            epsilon,
+            weight_attr,
+            bias_attr,
+            data_format,
+            use_global_stats,
+            name,
+        )
 
 
 class BatchNorm2D(_BatchNormBase):
@@ -110,11 +149,27 @@ class BatchNorm3D(_BatchNormBase):
     _formats = {"NCDHW": "NCHW", "NCHW": "NCHW", "NDHWC": "NHWC", "NHWC": "NHWC"}
     _ranks = (5,)
 
-    def __init__(self, num_features: int, momentum: float = 0.9, epsilon: float = 1e-05,
-                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCDHW",
-                 use_global_stats: bool | None = None, name: str | None = None):
-        super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format,
-                         use_global_stats, name)
+    def __init__(
+        self,
+        num_features: int,
+        momentum: float = 0.9,
+        epsilon: float = 1e-05,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str = "NCDHW",
+        use_global_stats: bool | None = None,
+        name: str | None = None,
+    ):
+        super().__init__(
+            num_features,
+            momentum,
+            epsilon,
+            weight_attr,
+            bias_attr,
+            data_format,
+            use_global_stats,
+            name,
+        )
 
 
 class BatchNorm(_BatchNormBase):
@@ -122,15 +177,33 @@ class BatchNorm(_BatchNormBase):
 
     _formats = {"NCHW": "NCHW", "NHWC": "NHWC"}
 
-    def __init__(self, num_channels: int, act: str | None = None, is_test: bool = False,
-                 momentum: float = 0.9, epsilon: float = 1e-05, param_attr: Any = None,
-                 bias_attr: Any = None, dtype: Any = "float32", data_layout: str = "NCHW",
-                 in_place: bool = False, moving_mean_name: str | None = None,
-                 moving_variance_name: str | None = None,
-                 do_model_average_for_mean_and_var: bool = True, use_global_stats: bool = False,
-                 trainable_statistics: bool = False):
-        super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout,
-                         use_global_stats or is_test or None)
+    def __init__(
+        self,
+        num_channels: int,
+        act: str | None = None,
+        is_test: bool = False,
+        momentum: float = 0.9,
+        epsilon: float = 1e-05,
+        param_attr: Any = None,
+        bias_attr: Any = None,
+        dtype: Any = "float32",
+        data_layout: str = "NCHW",
+        in_place: bool = False,
+        moving_mean_name: str | None = None,
+        moving_variance_name: str | None = None,
+        do_model_average_for_mean_and_var: bool = True,
+        use_global_stats: bool = False,
+        trainable_statistics: bool = False,
+    ):
+        super().__init__(
+            num_channels,
+            momentum,
+            epsilon,
+            param_attr,
+            bias_attr,
+            data_layout,
+            use_global_stats or is_test or None,
+        )
         self._act = act
 
     def forward(self, input: Any) -> Any:
@@ -145,8 +218,14 @@ class LayerNorm(Layer):
     ``weight_attr=False``/``bias_attr=False`` drop them.
     """
 
-    def __init__(self, normalized_shape: Any, epsilon: float = 1e-05, weight_attr: Any = None,
-                 bias_attr: Any = None, name: str | None = None):
+    def __init__(
+        self,
+        normalized_shape: Any,
+        epsilon: float = 1e-05,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        name: str | None = None,
+    ):
         super().__init__(dtype=_float_dtype())
         if isinstance(normalized_shape, int):
             normalized_shape = [normalized_shape]
@@ -157,8 +236,13 @@ class LayerNorm(Layer):
         self.bias = self.create_parameter(shape, bias_attr, is_bias=True)
 
     def forward(self, input: Any) -> Any:
-        return F.layer_norm(input, normalized_shape=self._normalized_shape, weight=self.weight,
-                            bias=self.bias, epsilon=self._epsilon)
+        return F.layer_norm(
+            input,
+            normalized_shape=self._normalized_shape,
+            weight=self.weight,
+            bias=self.bias,
+            epsilon=self._epsilon,
+        )
 
     def extra_repr(self) -> str:
         return f"normalized_shape={self._normalized_shape}, epsilon={self._epsilon}"
@@ -167,13 +251,22 @@ class LayerNorm(Layer):
 class GroupNorm(Layer):
     """Normalize over groups of channels of an NCHW-like input, then scale/shift per channel."""
 
-    def __init__(self, num_groups: int, num_channels: int, epsilon: float = 1e-05,
-                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW",
-                 name: str | None = None):
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        epsilon: float = 1e-05,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str = "NCHW",
+        name: str | None = None,
+    ):
         super().__init__(dtype=_float_dtype())
         if num_channels % num_groups:
-            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
-                             f"num_groups ({num_groups})")
+            raise ValueError(
+                f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                f"num_groups ({num_groups})"
+            )
         self._num_groups, self._num_channels = num_groups, num_channels
         self._epsilon, self._data_format = epsilon, data_format
         shape = [num_channels]
@@ -181,12 +274,20 @@ class GroupNorm(Layer):
         self.bias = None if bias_attr is False else _affine(self, shape, bias_attr, 1, 0.0)
 
     def forward(self, input: Any) -> Any:
-        return F.group_norm(input, self._num_groups, epsilon=self._epsilon, weight=self.weight,
-                            bias=self.bias, data_format=self._data_format)
+        return F.group_norm(
+            input,
+            self._num_groups,
+            epsilon=self._epsilon,
+            weight=self.weight,
+            bias=self.bias,
+            data_format=self._data_format,
+        )
 
     def extra_repr(self) -> str:
-        return (f"num_groups={self._num_groups}, num_channels={self._num_channels}, "
-                f"epsilon={self._epsilon}")
+        return (
+            f"num_groups={self._num_groups}, num_channels={self._num_channels}, "
+            f"epsilon={self._epsilon}"
+        )
 
 
 class _InstanceNormBase(Layer):
@@ -195,27 +296,43 @@ class _InstanceNormBase(Layer):
 
     _rank = 0
 
-    def __init__(self, num_features: int, epsilon: float = 1e-05, momentum: float = 0.9,
-                 weight_attr: Any = None, bias_attr: Any = None, data_format: str = "NCHW",
-                 name: str | None = None):
+    def __init__(
+        self,
+        num_features: int,
+        epsilon: float = 1e-05,
+        momentum: float = 0.9,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str = "NCHW",
+        name: str | None = None,
+    ):
         super().__init__(dtype=_float_dtype())
         if (weight_attr is False) != (bias_attr is False):
-            raise ValueError(f"{type(self).__name__}: weight_attr and bias_attr must be False "
-                             "together")
+            raise ValueError(
+                f"{type(self).__name__}: weight_attr and bias_attr must be False together"
+            )
         self._num_features, self._epsilon, self._data_format = num_features, epsilon, data_format
         if weight_attr is False:
             self.scale, self.bias = None, None
         else:
-            self.scale = self.create_parameter([num_features], weight_attr,
-                                               default_initializer=Constant(1.0))
+            self.scale = self.create_parameter(
+                [num_features], weight_attr, default_initializer=Constant(1.0)
+            )
             self.bias = self.create_parameter([num_features], bias_attr, is_bias=True)
 
     def forward(self, input: Any) -> Any:
         if input.ndim != self._rank:
-            raise ValueError(f"{type(self).__name__}: expected {self._rank}D input, got "
-                             f"{input.ndim}D input of shape {list(input.shape)}")
-        return F.instance_norm(input, weight=self.scale, bias=self.bias, eps=self._epsilon,
-                               data_format=self._data_format)
+            raise ValueError(
+                f"{type(self).__name__}: expected {self._rank}D input, got "
+                f"{input.ndim}D input of shape {list(input.shape)}"
+            )
+        return F.instance_norm(
+            input,
+            weight=self.scale,
+            bias=self.bias,
+            eps=self._epsilon,
+            data_format=self._data_format,
+        )
 
     def extra_repr(self) -> str:
         return f"num_features={self._num_features}, epsilon={self._epsilon}"

@@ -14,17 +14,30 @@ __all__ = ["MaxPool2D", "AvgPool2D", "AdaptiveAvgPool2D", "AdaptiveMaxPool2D"]
 class MaxPool2D(Layer):
     """Max over ``kernel_size`` windows (``stride`` defaults to ``kernel_size``)."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, return_mask: bool = False, data_format: str = "NCHW",
-                 name: str | None = None):
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        return_mask: bool = False,
+        data_format: str = "NCHW",
+        name: str | None = None,
+    ):
         super().__init__()
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.return_mask, self.data_format = ceil_mode, return_mask, data_format
 
     def forward(self, x: Any) -> Any:
-        return F.max_pool2d(x, kernel_size=self.ksize, stride=self.stride, padding=self.padding,
-                            return_mask=self.return_mask, ceil_mode=self.ceil_mode,
-                            data_format=self.data_format)
+        return F.max_pool2d(
+            x,
+            kernel_size=self.ksize,
+            stride=self.stride,
+            padding=self.padding,
+            return_mask=self.return_mask,
+            ceil_mode=self.ceil_mode,
+            data_format=self.data_format,
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
@@ -33,18 +46,33 @@ class MaxPool2D(Layer):
 class AvgPool2D(Layer):
     """Mean over ``kernel_size`` windows; ``exclusive`` leaves padding out of the count."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                 ceil_mode: bool = False, exclusive: bool = True, divisor_override: Any = None,
-                 data_format: str = "NCHW", name: str | None = None):
+    def __init__(
+        self,
+        kernel_size: Any,
+        stride: Any = None,
+        padding: Any = 0,
+        ceil_mode: bool = False,
+        exclusive: bool = True,
+        divisor_override: Any = None,
+        data_format: str = "NCHW",
+        name: str | None = None,
+    ):
         super().__init__()
         self.ksize, self.stride, self.padding = kernel_size, stride, padding
         self.ceil_mode, self.exclusive = ceil_mode, exclusive
         self.divisor, self.data_format = divisor_override, data_format
 
     def forward(self, x: Any) -> Any:
-        return F.avg_pool2d(x, kernel_size=self.ksize, stride=self.stride, padding=self.padding,
-                            ceil_mode=self.ceil_mode, exclusive=self.exclusive,
-                            divisor_override=self.divisor, data_format=self.data_format)
+        return F.avg_pool2d(
+            x,
+            kernel_size=self.ksize,
+            stride=self.stride,
+            padding=self.padding,
+            ceil_mode=self.ceil_mode,
+            exclusive=self.exclusive,
+            divisor_override=self.divisor,
+            data_format=self.data_format,
+        )
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.ksize}, stride={self.stride}, padding={self.padding}"
@@ -58,8 +86,9 @@ class AdaptiveAvgPool2D(Layer):
         self._output_size, self._data_format = output_size, data_format
 
     def forward(self, x: Any) -> Any:
-        return F.adaptive_avg_pool2d(x, output_size=self._output_size,
-                                     data_format=self._data_format)
+        return F.adaptive_avg_pool2d(
+            x, output_size=self._output_size, data_format=self._data_format
+        )
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}"
@@ -73,8 +102,9 @@ class AdaptiveMaxPool2D(Layer):
         self._output_size, self._return_mask = output_size, return_mask
 
     def forward(self, x: Any) -> Any:
-        return F.adaptive_max_pool2d(x, output_size=self._output_size,
-                                     return_mask=self._return_mask)
+        return F.adaptive_max_pool2d(
+            x, output_size=self._output_size, return_mask=self._return_mask
+        )
 
     def extra_repr(self) -> str:
         return f"output_size={self._output_size}, return_mask={self._return_mask}"

@@ -36,38 +36,59 @@ class RNNCellBase(Layer):
 
     _gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None,
-                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+    ):
         super().__init__(dtype=dtypes.get_default_dtype())
         if input_size <= 0 or hidden_size <= 0:
-            raise ValueError(f"{type(self).__name__}: input_size ({input_size}) and hidden_size "
-                             f"({hidden_size}) must be positive")
+            raise ValueError(
+                f"{type(self).__name__}: input_size ({input_size}) and hidden_size "
+                f"({hidden_size}) must be positive"
+            )
         self.input_size, self.hidden_size = input_size, hidden_size
         bound = 1.0 / math.sqrt(hidden_size)
         init = Uniform(-bound, bound)
         rows = self._gates * hidden_size
-        self.weight_ih = self.create_parameter([rows, input_size], weight_ih_attr,
-                                               default_initializer=init)
-        self.weight_hh = self.create_parameter([rows, hidden_size], weight_hh_attr,
-                                               default_initializer=init)
-        self.bias_ih = self.create_parameter([rows], bias_ih_attr, is_bias=True,
-                                             default_initializer=init)
-        self.bias_hh = self.create_parameter([rows], bias_hh_attr, is_bias=True,
-                                             default_initializer=init)
+        self.weight_ih = self.create_parameter(
+            [rows, input_size], weight_ih_attr, default_initializer=init
+        )
+        self.weight_hh = self.create_parameter(
+            [rows, hidden_size], weight_hh_attr, default_initializer=init
+        )
+        self.bias_ih = self.create_parameter(
+            [rows], bias_ih_attr, is_bias=True, default_initializer=init
+        )
+        self.bias_hh = self.create_parameter(
+            [rows], bias_hh_attr, is_bias=True, default_initializer=init
+        )
 
     @property
     def state_shape(self) -> Any:
         return (self.hidden_size,)
 
-    def get_initial_states(self, batch_ref: Any, shape: Any = None, dtype: Any = None,
-                           init_value: float = 0.0, batch_dim_idx: int = 0) -> Any:
+    def get_initial_states(
+        self,
+        batch_ref: Any,
+        shape: Any = None,
+        dtype: Any = None,
+        init_value: float = 0.0,
+        batch_dim_idx: int = 0,
+    ) -> Any:
         """Zero (or ``init_value``) states of ``shape`` for the batch size of ``batch_ref``."""
         rt = _ops()
         shape = self.state_shape if shape is None else shape
         batch = batch_ref.shape[batch_dim_idx]
         if isinstance(shape[0], (tuple, list)):
-            return tuple(self.get_initial_states(batch_ref, s, dtype, init_value, batch_dim_idx)
-                         for s in shape)
+            return tuple(
+                self.get_initial_states(batch_ref, s, dtype, init_value, batch_dim_idx)
+                for s in shape
+            )
         return rt.full([batch, *shape], init_value, dtype=dtype or batch_ref.dtype)
 
     def _project(self, x: Any, weight: Any, bias: Any) -> Any:
@@ -81,21 +102,32 @@ class RNNCellBase(Layer):
 class SimpleRNNCell(RNNCellBase):
     """``h' = act(x @ W_ih + b_ih + h @ W_hh + b_hh)``, ``activation`` 'tanh' or 'relu'."""
 
-    def __init__(self, input_size: int, hidden_size: int, activation: str = "tanh",
-                 weight_ih_attr: Any = None, weight_hh_attr: Any = None,
-                 bias_ih_attr: Any = None, bias_hh_attr: Any = None, name: str | None = None):
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        activation: str = "tanh",
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        name: str | None = None,
+    ):
         if activation not in ("tanh", "relu"):
-            raise ValueError(f"SimpleRNNCell: activation must be 'tanh' or 'relu', got "
-                             f"{activation!r}")
+            raise ValueError(
+                f"SimpleRNNCell: activation must be 'tanh' or 'relu', got {activation!r}"
+            )
         self.activation = activation
-        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
-                         bias_hh_attr)
+        super().__init__(
+            input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr
+        )
 
     def forward(self, inputs: Any, states: Any = None) -> tuple[Any, Any]:
         if states is None:
             states = self.get_initial_states(inputs)
-        pre = (self._project(inputs, self.weight_ih, self.bias_ih)
-               + self._project(states, self.weight_hh, self.bias_hh))
+        pre = self._project(inputs, self.weight_ih, self.bias_ih) + self._project(
+            states, self.weight_hh, self.bias_hh
+        )
         h = F.tanh(pre) if self.activation == "tanh" else F.relu(pre)
         return h, h
 
@@ -108,11 +140,19 @@ class LSTMCell(RNNCellBase):
 
     _gates = 4
 
-    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None,
-                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
-                 name: str | None = None):
-        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
-                         bias_hh_attr)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        name: str | None = None,
+    ):
+        super().__init__(
+            input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr
+        )
 
     @property
     def state_shape(self) -> Any:
@@ -122,8 +162,9 @@ class LSTMCell(RNNCellBase):
         if states is None:
             states = self.get_initial_states(inputs)
         pre_h, pre_c = states
-        gates = (self._project(inputs, self.weight_ih, self.bias_ih)
-                 + self._project(pre_h, self.weight_hh, self.bias_hh))
+        gates = self._project(inputs, self.weight_ih, self.bias_ih) + self._project(
+            pre_h, self.weight_hh, self.bias_hh
+        )
         i, f, g, o = _ops().split(gates, 4, axis=-1)
         c = F.sigmoid(f) * pre_c + F.sigmoid(i) * F.tanh(g)
         h = F.sigmoid(o) * F.tanh(c)
@@ -135,11 +176,19 @@ class GRUCell(RNNCellBase):
 
     _gates = 3
 
-    def __init__(self, input_size: int, hidden_size: int, weight_ih_attr: Any = None,
-                 weight_hh_attr: Any = None, bias_ih_attr: Any = None, bias_hh_attr: Any = None,
-                 name: str | None = None):
-        super().__init__(input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr,
-                         bias_hh_attr)
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        weight_ih_attr: Any = None,
+        weight_hh_attr: Any = None,
+        bias_ih_attr: Any = None,
+        bias_hh_attr: Any = None,
+        name: str | None = None,
+    ):
+        super().__init__(
+            input_size, hidden_size, weight_ih_attr, weight_hh_attr, bias_ih_attr, bias_hh_attr
+        )
 
     def forward(self, inputs: Any, states: Any = None) -> tuple[Any, Any]:
         if states is None:
