@@ -64,6 +64,7 @@ class Node:
 
 
 def is_grad_enabled() -> bool:
+    """True when ops record gradients (outside ``no_grad``)."""
     return _grad_enabled[0]
 
 
@@ -105,6 +106,7 @@ class no_grad:
 
 @contextmanager
 def enable_grad():
+    """Record gradients inside the block, even within ``no_grad``."""
     prev = _grad_enabled[0]
     _grad_enabled[0] = True
     try:

@@ -282,14 +282,17 @@ def full_like(x: TensorLike, fill_value: Any, dtype: Any = None, name: str | Non
 
 
 def zeros_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Zeros shaped like ``x`` (``x``'s dtype by default)."""
     return full_like(x, 0, dtype)
 
 
 def ones_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:
+    """Ones shaped like ``x`` (``x``'s dtype by default)."""
     return full_like(x, 1, dtype)
 
 
 def empty_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:
+    """An uninitialised tensor shaped like ``x`` (zeros here)."""
     return full_like(x, 0, dtype)
 
 

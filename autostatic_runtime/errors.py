@@ -11,8 +11,8 @@ _INTERNAL = (_RUNTIME_DIR + os.sep, _COMPILER_DIR + os.sep)
 
 
 def is_internal_file(filename: str) -> bool:
-    """True for files of autostatic and autostatic_runtime (frames hidden from users)."""
-    return filename.startswith(_INTERNAL)
+    """True for autostatic's own files and generated code (frames hidden from users)."""
+    return filename.startswith(_INTERNAL) or filename.startswith("<autostatic")
 
 
 def user_frame(depth: int = 1):

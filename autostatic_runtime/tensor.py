@@ -73,10 +73,12 @@ class Tensor(TensorLike):
     # -- metadata ------------------------------------------------------------------------
     @property
     def shape(self) -> list[int]:
+        """The dims as a list of ints."""
         return list(self._data.shape)
 
     @property
     def dtype(self) -> dtypes.DType:
+        """The element type (``rt.float32``, ...)."""
         d = self._data.dtype
         entry = _dtype_cache.get(id(d))
         if entry is None or entry[0] is not d:
@@ -86,13 +88,16 @@ class Tensor(TensorLike):
 
     @property
     def ndim(self) -> int:
+        """The number of dims."""
         return self._data.ndim
 
     def dim(self) -> int:
+        """The number of dims (Paddle's ``dim()``)."""
         return self._data.ndim
 
     @property
     def size(self) -> int:
+        """The number of elements."""
         n = 1
         for d in self._data.shape:
             n *= d
@@ -100,6 +105,7 @@ class Tensor(TensorLike):
 
     @property
     def place(self) -> str:
+        """The device the data lives on: ``'cpu'``, ``'gpu:0'``, or a backend's name."""
         from autostatic_runtime.backends import backend_of
 
         b = backend_of(self._data)
@@ -107,10 +113,12 @@ class Tensor(TensorLike):
 
     @property
     def is_leaf(self) -> bool:
+        """True for tensors no recorded op produced (inputs, parameters)."""
         return self._node is None
 
     @property
     def T(self) -> Tensor:
+        """The tensor with its dims reversed."""
         return self.transpose(list(range(self.ndim))[::-1])
 
     # -- conversion ----------------------------------------------------------------------
@@ -135,6 +143,7 @@ class Tensor(TensorLike):
         return a.item(*index)
 
     def tolist(self) -> Any:
+        """The values as nested Python lists."""
         return self.numpy().tolist()
 
     def __bool__(self) -> bool:

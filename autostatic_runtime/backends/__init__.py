@@ -40,6 +40,7 @@ def register_backend(cls: type[Backend]) -> None:
 
 
 def list_backends() -> list[str]:
+    """Names of the registered backends (built-in and from entry points)."""
     _discover()
     return sorted(_classes)
 

@@ -555,26 +555,32 @@ IsInf = _no_grad_unary("isinf", "isinf", _bool_spec)
 
 
 def equal(x: Any, y: Any, name: str | None = None):
+    """Elementwise ``x == y`` (bool)."""
     return _binary(Equal, x, y)
 
 
 def not_equal(x: Any, y: Any, name: str | None = None):
+    """Elementwise ``x != y`` (bool)."""
     return _binary(NotEqual, x, y)
 
 
 def less_than(x: Any, y: Any, name: str | None = None):
+    """Elementwise ``x < y`` (bool)."""
     return _binary(LessThan, x, y)
 
 
 def less_equal(x: Any, y: Any, name: str | None = None):
+    """Elementwise ``x <= y`` (bool)."""
     return _binary(LessEqual, x, y)
 
 
 def greater_than(x: Any, y: Any, name: str | None = None):
+    """Elementwise ``x > y`` (bool)."""
     return _binary(GreaterThan, x, y)
 
 
 def greater_equal(x: Any, y: Any, name: str | None = None):
+    """Elementwise ``x >= y`` (bool)."""
     return _binary(GreaterEqual, x, y)
 
 
@@ -592,14 +598,17 @@ def logical_and(x: Any, y: Any, out: Any = None, name: str | None = None):
 
 
 def logical_or(x: Any, y: Any, out: Any = None, name: str | None = None):
+    """Elementwise ``x or y`` (inputs are read as booleans)."""
     return LogicalOr(_as_bool(x), _as_bool(y))
 
 
 def logical_xor(x: Any, y: Any, out: Any = None, name: str | None = None):
+    """Elementwise exclusive or (inputs are read as booleans)."""
     return LogicalXor(_as_bool(x), _as_bool(y))
 
 
 def logical_not(x: Any, out: Any = None, name: str | None = None):
+    """Elementwise ``not x`` (input read as booleans)."""
     return LogicalNot(_as_bool(x))
 
 
@@ -612,34 +621,41 @@ def _require_int_or_bool(name: str, *values: Any) -> None:
 
 
 def bitwise_and(x: Any, y: Any, out: Any = None, name: str | None = None):
+    """Bitwise ``x & y`` of integer (or bool) tensors."""
     _require_int_or_bool("bitwise_and", x, y)
     return _binary(BitwiseAnd, x, y)
 
 
 def bitwise_or(x: Any, y: Any, out: Any = None, name: str | None = None):
+    """Bitwise ``x | y`` of integer (or bool) tensors."""
     _require_int_or_bool("bitwise_or", x, y)
     return _binary(BitwiseOr, x, y)
 
 
 def bitwise_xor(x: Any, y: Any, out: Any = None, name: str | None = None):
+    """Bitwise ``x ^ y`` of integer (or bool) tensors."""
     _require_int_or_bool("bitwise_xor", x, y)
     return _binary(BitwiseXor, x, y)
 
 
 def bitwise_not(x: Any, out: Any = None, name: str | None = None):
+    """Bitwise ``~x`` of an integer (or bool) tensor."""
     _require_int_or_bool("bitwise_not", x)
     return BitwiseNot(x)
 
 
 def isnan(x: Any, name: str | None = None):
+    """True where ``x`` is NaN."""
     return IsNan(x)
 
 
 def isfinite(x: Any, name: str | None = None):
+    """True where ``x`` is neither infinite nor NaN."""
     return IsFinite(x)
 
 
 def isinf(x: Any, name: str | None = None):
+    """True where ``x`` is +inf or -inf."""
     return IsInf(x)
 
 

@@ -24,7 +24,8 @@ nansum nanmean norm dist count_nonzero
 reshape transpose squeeze unsqueeze flatten concat split chunk unbind expand expand_as
 broadcast_to tile flip roll gather gather_nd scatter scatter_nd_add index_select masked_fill
 masked_select nonzero take_along_axis put_along_axis topk sort argsort numel tril triu
-moveaxis repeat_interleave unique diagonal kron trace
+moveaxis repeat_interleave unique unique_consecutive diagonal kron trace kthvalue unstack
+bucketize
 dot bmm mm mv inner outer cross t cholesky inverse
 """.split()
 
@@ -114,8 +115,16 @@ def attach(namespace: Any) -> None:
     T.__invert__ = lambda self: (
         ns.logical_not(self) if self.dtype == dtypes.bool_ else ns.bitwise_not(self)
     )
-    T.astype = lambda self, dtype: ns.cast(self, dtype)
-    T.clone = lambda self: ns.assign(self)
+
+    def astype(self, dtype):
+        """A copy converted to ``dtype`` (``rt.cast``)."""
+        return ns.cast(self, dtype)
+
+    def clone(self):
+        """A copy that gradients flow through (``rt.assign``)."""
+        return ns.assign(self)
+
+    T.astype, T.clone = astype, clone
     T.__getitem__ = lambda self, key: ns.getitem(self, key)
     T.__setitem__ = lambda self, key, value: ns.setitem(self, key, value)
     T.__hash__ = lambda self: id(self)

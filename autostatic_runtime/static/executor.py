@@ -44,6 +44,7 @@ _global_scope = [Scope()]
 
 
 def global_scope() -> Scope:
+    """The scope Executors use when ``run`` gets none."""
     return _global_scope[0]
 
 
