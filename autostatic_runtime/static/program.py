@@ -118,14 +118,16 @@ class Variable(TensorLike):
     def __index__(self) -> int:
         raise TypeError(f"symbolic variable {self.name!r} cannot be used as a Python index")
 
-    def numpy(self):
-        raise TypeError(
-            f"variable {self.name!r} has no value while the program is being built; "
-            "fetch it with Executor.run(..., fetch_list=[var])"
-        )
+    def numpy(self) -> Variable:
+        """The variable itself: dygraph code that reads values with ``.numpy()`` (``if
+        x.numpy()[0] > 5:``) stays symbolic while tracing, so it converts unchanged."""
+        return self
 
-    def item(self):
-        return self.numpy()
+    def item(self, *index: int) -> Variable:
+        """The element as a 0-D variable (symbolic, like ``numpy()``)."""
+        from autostatic_runtime.ops.manipulation import reshape
+
+        return self[index] if index else reshape(self, [])
 
     def detach(self) -> Variable:
         from autostatic_runtime.ops.elementwise import assign

@@ -1,0 +1,60 @@
+"""The converter's public API: ``convert``, ``to_code``, ``not_to_static`` and settings."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+from autostatic import conversion
+from autostatic.conversion import set_code_level, set_verbosity
+
+__all__ = ["convert", "to_code", "not_to_static", "set_code_level", "set_verbosity"]
+
+
+def not_to_static(fn: Callable) -> Callable:
+    """Decorator: leave ``fn`` unconverted (``convert`` returns it as it is)."""
+    target = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
+    target.__autostatic_not_to_static__ = True
+    return fn
+
+
+def convert(fn: Any) -> Any:
+    """The converted form of ``fn``: same behaviour on Python values and eager tensors, and
+    ``cond``/``while`` ops where a condition is a symbolic tensor.
+
+    Accepts functions, nested functions, lambdas, bound methods, ``staticmethod`` and
+    ``classmethod`` objects and ``functools.partial``; returns ``fn`` itself for callables
+    without Python source (builtins) and for functions marked ``@not_to_static``.
+    """
+    if isinstance(fn, staticmethod):
+        return staticmethod(convert(fn.__func__))
+    if isinstance(fn, classmethod):
+        return classmethod(convert(fn.__func__))
+    if isinstance(fn, functools.partial):
+        return functools.partial(convert(fn.func), *fn.args, **(fn.keywords or {}))
+    if inspect.ismethod(fn):
+        return types.MethodType(convert(fn.__func__), fn.__self__)
+    if not inspect.isfunction(fn):
+        call = getattr(type(fn), "__call__", None)  # noqa: B004  (the method, not callability)
+        if not isinstance(fn, type) and inspect.isfunction(call):
+            return types.MethodType(convert(call), fn)
+        return fn
+    if (
+        getattr(fn, "__autostatic_not_to_static__", False)
+        or getattr(fn, "__autostatic_original__", None) is not None
+    ):
+        return fn
+    return conversion.convert_function(fn)
+
+
+def to_code(fn: Any) -> str:
+    """The converted source of ``fn`` as a string (readable, via ``ast.unparse``)."""
+    if isinstance(fn, (staticmethod, classmethod)):
+        fn = fn.__func__
+    if inspect.ismethod(fn):
+        fn = fn.__func__
+    original = getattr(fn, "__autostatic_original__", fn)
+    return conversion.convert_code(original).source

@@ -1,0 +1,9 @@
+"""The converter's passes, one per file; ``PIPELINE`` lists them in the order they run."""
+
+from autostatic.transformers.ifelse import IfElseTransformer
+from autostatic.transformers.logical import LogicalTransformer
+from autostatic.transformers.loops import WhileTransformer
+
+PIPELINE = (LogicalTransformer, IfElseTransformer, WhileTransformer)
+
+__all__ = ["PIPELINE", "IfElseTransformer", "LogicalTransformer", "WhileTransformer"]

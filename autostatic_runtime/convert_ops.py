@@ -1,0 +1,153 @@
+"""What converted code calls at run time (``_jst.<name>`` in generated source).
+
+Converted code keeps every statement as the user wrote it for Python values and eager
+tensors; it calls these functions only when a condition turned out to be *symbolic* (a
+static ``Variable`` while a program is being traced). Each ``convert_*`` docstring shows the
+plain Python it stands for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from autostatic_runtime import dtypes
+from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.static.program import Variable
+
+__all__ = [
+    "is_symbolic", "convert_ifelse", "convert_while_loop", "logical_and", "logical_or",
+    "logical_not", "select", "UNDEFINED", "Undefined", "unsupported",
+]  # fmt: skip
+
+
+def is_symbolic(value: Any) -> bool:
+    """True for a static Variable: the statement must become an op. (One type test.)"""
+    return value.__class__ is Variable or isinstance(value, Variable)
+
+
+class Undefined:
+    """Stands for a variable that is not bound on the path taken (``UNDEFINED``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<undefined>"
+
+    def __bool__(self) -> bool:
+        raise NameError("a variable is used before it is defined on this path")
+
+
+UNDEFINED = Undefined()
+
+
+def convert_ifelse(
+    pred: Variable,
+    true_fn: Callable,
+    false_fn: Callable,
+    inputs: tuple,
+    names: tuple,
+    location: tuple | None = None,
+) -> tuple:
+    """The symbolic path of
+
+        if pred:
+            <true branch>        # true_fn(*inputs) returns the branch's outputs
+        else:
+            <false branch>
+
+    as a ``cond`` op. Returns the values of ``names`` after the statement.
+    """
+    from autostatic_runtime.static.control_flow import cond
+
+    def branch(fn: Callable, label: str) -> Callable:
+        def run() -> tuple:
+            outs = tuple(fn(*inputs))
+            for name, value in zip(names, outs):
+                if value is UNDEFINED:
+                    raise StaticBuildError(
+                        f"'{name}' is set in only one branch of this tensor-dependent 'if' but "
+                        f"used after it; '{name}' must also be initialized in the {label} "
+                        "branch (or before the 'if')",
+                        location,
+                    )
+            return outs
+
+        return run
+
+    outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+    return tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+
+
+def convert_while_loop(
+    cond_fn: Callable,
+    body_fn: Callable,
+    loop_vars: tuple,
+    consts: tuple,
+    names: tuple,
+    location: tuple | None = None,
+) -> tuple:
+    """The symbolic path of
+
+        while cond_fn(*loop_vars, *consts):
+            loop_vars = body_fn(*loop_vars, *consts)
+
+    as a ``while`` op (entered at the first iteration whose condition is symbolic). Python
+    numbers among the loop variables become tensors; ``consts`` are the other values the
+    loop reads.
+    """
+    from autostatic_runtime.static.control_flow import while_loop
+
+    for name, value in zip(names, loop_vars):
+        if value is UNDEFINED:
+            raise StaticBuildError(
+                f"'{name}' is used by this tensor-dependent loop before it is initialized; "
+                "the loop must iterate at least once to initialize it, so set it before the "
+                "loop",
+                location,
+            )
+    try:
+        out = while_loop(
+            lambda *v: cond_fn(*v, *consts), lambda *v: tuple(body_fn(*v, *consts)), list(loop_vars)
+        )
+    except StaticBuildError as exc:
+        raise StaticBuildError(f"{exc}; loop variables are {', '.join(names)}", location) from None
+    return tuple(out)
+
+
+# ---- expressions ------------------------------------------------------------------------
+
+
+def logical_and(lhs: Variable, rhs: Any) -> Any:
+    """``lhs and rhs`` once ``lhs`` is symbolic (both sides are evaluated)."""
+    from autostatic_runtime.ops.elementwise import logical_and as op
+
+    return op(lhs, rhs)
+
+
+def logical_or(lhs: Variable, rhs: Any) -> Any:
+    """``lhs or rhs`` once ``lhs`` is symbolic (both sides are evaluated)."""
+    from autostatic_runtime.ops.elementwise import logical_or as op
+
+    return op(lhs, rhs)
+
+
+def logical_not(value: Variable) -> Any:
+    """``not value`` for a symbolic value."""
+    from autostatic_runtime.ops.elementwise import logical_not as op
+
+    return op(value)
+
+
+def select(pred: Variable, if_true: Any, if_false: Any) -> Any:
+    """``if_true if pred else if_false`` for a symbolic ``pred`` (both sides evaluated)."""
+    from autostatic_runtime.ops.elementwise import cast, where
+
+    if pred.dtype != dtypes.bool_:
+        pred = cast(pred, dtypes.bool_)
+    return where(pred, if_true, if_false)
+
+
+def unsupported(message: str, location: tuple | None = None) -> StaticBuildError:
+    """The error for a construct the symbolic path cannot express (raised by converted code)."""
+    return StaticBuildError(message, location)

@@ -1,0 +1,240 @@
+"""Converted functions traced with symbolic inputs build cond/while ops and give eager results."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import autostatic
+import autostatic_runtime as paddle
+import autostatic_runtime as rt
+from autostatic_runtime import static
+from autostatic_runtime.errors import StaticBuildError
+
+
+def trace(fn, *arrays):
+    """Run converted ``fn`` on data Variables for ``arrays``; return (program, outputs)."""
+    converted = autostatic.convert(fn)
+    main = static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main):
+            args = [static.data(f"a{i}", list(a.shape), str(a.dtype)) for i, a in enumerate(arrays)]
+            out = converted(*args)
+    finally:
+        rt.disable_static()
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return main, outs
+
+
+def run(main, outs, *arrays):
+    feed = {f"a{i}": a for i, a in enumerate(arrays)}
+    return static.Executor().run(main, feed, outs)
+
+
+def op_types(program) -> set[str]:
+    return {op.type for b in program.blocks for op in b.ops}
+
+
+def eager(fn, *arrays):
+    out = fn(*[rt.to_tensor(a) for a in arrays])
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [np.asarray(o) for o in outs]
+
+
+# ---- the seeds' examples ---------------------------------------------------------------
+
+
+def dyfunc_with_ifElse(x_v):
+    if x_v.numpy()[0] > 5:
+        x_v = x_v - 1
+    else:
+        x_v = x_v + 1
+    return x_v
+
+
+def dyfunc_with_nested_ifElse(x_v):
+    batch_size = 10
+    if x_v.numpy()[0] > 1:
+        x_v = x_v + 1
+        if x_v.numpy()[0] > 3:
+            x_v = x_v * 2
+    if batch_size > 5:  # a Python condition stays Python
+        x_v = x_v - 1
+    return x_v
+
+
+def not_depend_tensor_if(x, label=None):
+    out = x + 1
+    if label is not None:
+        out = paddle.nn.functional.cross_entropy(out, label)
+    return out
+
+
+def depend_tensor_if(x):
+    if paddle.mean(x) > 5.0:
+        out = x - 1
+    else:
+        out = x + 1
+    return out
+
+
+def not_depend_tensor_while(x):
+    a = 1
+    while a < 10:
+        x = x + 1
+        a += 1
+    return x
+
+
+def depend_tensor_while(x):
+    i = paddle.full([], 0, "int64")
+    n = paddle.shape(x)[0]
+    while i < n:
+        x = x + 1
+        i += 1
+    return x
+
+
+@pytest.mark.parametrize("value", [0.0, 2.0, 4.0, 7.0])
+def test_seed_if_else_examples(value):
+    x = np.full(3, value, np.float32)
+    for fn in (dyfunc_with_ifElse, dyfunc_with_nested_ifElse, depend_tensor_if):
+        main, outs = trace(fn, x)
+        assert "cond" in op_types(main)
+        np.testing.assert_allclose(run(main, outs, x)[0], eager(fn, x)[0])
+
+
+def test_python_conditions_stay_python():
+    x = np.ones(3, np.float32)
+    for fn in (not_depend_tensor_if, not_depend_tensor_while):
+        main, outs = trace(fn, x)
+        assert not op_types(main) & {"cond", "while"}
+        np.testing.assert_allclose(run(main, outs, x)[0], eager(fn, x)[0])
+
+
+def test_tensor_while_becomes_a_while_op():
+    x = np.zeros((4, 2), np.float32)
+    main, outs = trace(depend_tensor_while, x)
+    assert "while" in op_types(main)
+    np.testing.assert_allclose(run(main, outs, x)[0], eager(depend_tensor_while, x)[0])
+
+
+# ---- more shapes of control flow -------------------------------------------------------
+
+
+def elif_chain(x):
+    m = rt.mean(x)
+    if m > 1:
+        y = x * 3
+    elif m > 0:
+        y = x * 2
+    elif m > -1:
+        y = x
+    else:
+        y = -x
+    return y
+
+
+def logic_in_conditions(x):
+    m = rt.mean(x)
+    if m > 0 and rt.max(x) < 1.5 or not m > -0.5:
+        y = x + 10
+    else:
+        y = x - 10
+    z = y if m > 0.2 else -y
+    return z
+
+
+def python_scalar_promoted_in_loop(x):
+    total = 0.0
+    i = 0
+    while rt.sum(x) > total:
+        total = total + 1.5
+        i += 1
+    return total, i
+
+
+def loop_then_if(x):
+    s = x
+    while rt.mean(s) < 5:
+        s = rt.abs(s) * 2 + 1
+    if rt.max(s) > 20:
+        s = s / 2
+    return s
+
+
+CASES = [elif_chain, logic_in_conditions, python_scalar_promoted_in_loop, loop_then_if]
+
+
+@pytest.mark.parametrize("fn", CASES, ids=[f.__name__ for f in CASES])
+@settings(max_examples=15, deadline=None)
+@given(x=hnp.arrays(np.float32, (3,), elements=st.floats(-3, 3, width=32)))
+def test_static_program_agrees_with_eager(fn, x):
+    main, outs = trace(fn, x)
+    got = run(main, outs, x)
+    want = eager(fn, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_converted_function_still_runs_eagerly():
+    x = rt.to_tensor([1.0, 2.0])
+    for fn in CASES:
+        got = autostatic.convert(fn)(x)
+        want = fn(x)
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w))
+
+
+def test_variable_defined_in_one_branch_is_a_clear_error():
+    def one_branch(x):
+        if rt.mean(x) > 0:
+            y = x + 1
+        return y
+
+    with pytest.raises(StaticBuildError, match="'y' is set in only one branch"):
+        trace(one_branch, np.ones(2, np.float32))
+    assert autostatic.convert(one_branch)(rt.to_tensor([1.0])).numpy()[0] == 2.0
+
+
+def test_return_inside_a_tensor_if_is_reported_not_miscompiled():
+    def early(x):
+        if rt.mean(x) > 0:
+            return x
+        return -x
+
+    with pytest.raises(
+        StaticBuildError, match="'return' inside an 'if' whose condition is a tensor"
+    ) as info:
+        trace(early, np.ones(2, np.float32))
+    assert info.value.location[1] == early.__code__.co_firstlineno + 1
+    assert autostatic.convert(early)(rt.to_tensor([-1.0])).numpy()[0] == 1.0
+
+
+def test_loop_var_changing_dtype_names_the_variable():
+    def widen(x):
+        n = rt.full([], 0, "int64")
+        while n < 3:
+            n = n + 0.5
+        return n
+
+    with pytest.raises(StaticBuildError, match="dtype int64 before the loop, but float32"):
+        trace(widen, np.ones(1, np.float32))
+
+
+def test_loop_must_initialize_variables_it_defines():
+    def defined_in_loop(x):
+        i = rt.full([], 0, "int64")
+        while i < 3:
+            last = x * 2
+            i = i + 1
+        return last
+
+    with pytest.raises(StaticBuildError, match="loop must iterate at least once"):
+        trace(defined_in_loop, np.ones(1, np.float32))
