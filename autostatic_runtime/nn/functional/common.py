@@ -100,6 +100,14 @@ def dropout(
     return Dropout(x, p=p, axis=axes, mode=mode)[0]
 
 
+def _channel_dropout(x: Any, p: float, training: bool, data_format: str, ndim: int, op: str):
+    """Dropout of whole channels of an ``ndim``-D input (shared by dropout2d/3d)."""
+    if x.ndim != ndim:
+        raise shape_error(op, f"expects a {ndim}-D input, got shape {list(x.shape)}")
+    axis = [0, ndim - 1] if channel_last(data_format, op) else [0, 1]
+    return dropout(x, p, axis=axis, training=training)
+
+
 def dropout2d(
     x: Any,
     p: float = 0.5,
@@ -108,10 +116,7 @@ def dropout2d(
     name: str | None = None,
 ):
     """Drop whole channels of a 4-D input."""
-    if x.ndim != 4:
-        raise shape_error("dropout2d", f"expects a 4-D input, got shape {list(x.shape)}")
-    axis = [0, 3] if channel_last(data_format, "dropout2d") else [0, 1]
-    return dropout(x, p, axis=axis, training=training)
+    return _channel_dropout(x, p, training, data_format, 4, "dropout2d")
 
 
 def dropout3d(
@@ -122,10 +127,7 @@ def dropout3d(
     name: str | None = None,
 ):
     """Drop whole channels of a 5-D input."""
-    if x.ndim != 5:
-        raise shape_error("dropout3d", f"expects a 5-D input, got shape {list(x.shape)}")
-    axis = [0, 4] if channel_last(data_format, "dropout3d") else [0, 1]
-    return dropout(x, p, axis=axis, training=training)
+    return _channel_dropout(x, p, training, data_format, 5, "dropout3d")
 
 
 # ---- pad -------------------------------------------------------------------------------------
