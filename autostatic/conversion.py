@@ -22,9 +22,10 @@ import gast
 import autostatic_runtime.convert_ops as convert_ops
 from autostatic import pyct
 from autostatic.pyct import parser
+from autostatic.pyct import templates
 from autostatic.pyct.naming import Namer
 from autostatic.transformers import PIPELINE
-from autostatic.transformers.base import Context
+from autostatic.transformers.base import Context, clone
 from autostatic_runtime.static.program import Variable
 
 log = logging.getLogger("autostatic")
@@ -86,22 +87,7 @@ def convert_code(fn: types.FunctionType) -> Converted:
     namer = Namer.for_function(node, taken)
     jst = namer.reserve("_jst")
     sym = namer.reserve("_jst_Variable")
-    info = pyct.analyze(node)
-    for sub in gast.walk(node):  # nested functions get their own analysis
-        if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            pyct.analyze(sub)
-    ctx = Context(namer=namer, filename=src.filename, jst=jst, sym=sym, info=info)
-    stages = []
-    for i, transformer in enumerate(PIPELINE, start=1):
-        node = transformer.transform(node, ctx)
-        if _settings["code_level"] and (
-            i == _settings["code_level"]
-            or _settings["code_level"] >= len(PIPELINE)
-            and i == len(PIPELINE)
-        ):
-            print(f"# autostatic: {fn.__qualname__} after {transformer.__name__}")
-            print(_unparse(node))
-        stages.append((transformer.__name__, None))
+    node, stages = transform_function(node, namer, src.filename, jst, sym, fn.__qualname__)
     node.decorator_list = []
     code = _compile(node, fn, src.filename)
     converted = Converted(code=code, node=node, jst=jst, sym=sym, stages=stages)
@@ -114,6 +100,84 @@ def convert_code(fn: types.FunctionType) -> Converted:
             fn.__code__.co_firstlineno,
         )
     return converted
+
+
+def transform_function(
+    node: gast.FunctionDef,
+    namer: Namer,
+    filename: str,
+    jst: str = "_jst",
+    sym: str = "_jst_Variable",
+    qualname: str | None = None,
+) -> tuple[gast.FunctionDef, list]:
+    """Convert one function node; returns the new node and the transformer names run.
+
+    The new function runs its original body unless a static program is being built
+    (``_jst.tracing``); only then does the converted body run::
+
+        def f(x):
+            \"""doc\"""
+            if _jst.tracing:
+                <converted body>      # dual path: exact on Python values, ops on Variables
+            else:
+                <original body>       # eager calls pay one attribute test
+
+    ``namer`` must know every name of the enclosing module (or function globals); ``jst``
+    and ``sym`` are the global names bound to ``convert_ops`` and ``Variable``.
+    """
+    original = _without_declarations(clone(node.body))
+    info = pyct.analyze(node)
+    for sub in gast.walk(node):  # nested functions get their own analysis
+        if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            pyct.analyze(sub)
+    ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym, info=info)
+    stages = []
+    level = _settings["code_level"]
+    for i, transformer in enumerate(PIPELINE, start=1):
+        node = transformer.transform(node, ctx)
+        if level and (i == level or level >= len(PIPELINE) and i == len(PIPELINE)):
+            print(f"# autostatic: {qualname or node.name} after {transformer.__name__}")
+            print(_unparse(node))
+        stages.append(transformer.__name__)
+    docstring = _docstring(original)
+    converted = node.body[1:] if docstring else node.body
+    switch = gast.If(
+        test=gast.Attribute(value=templates.name(jst), attr="tracing", ctx=gast.Load()),
+        body=converted,
+        orelse=original[1:] if docstring else original,
+    )
+    node.body = docstring + [gast.copy_location(switch, node)]
+    return node, stages
+
+
+class _DropDeclarations(gast.NodeTransformer):
+    """Removes ``global``/``nonlocal`` of this scope (the converted copy, first, keeps them)."""
+
+    def visit_Global(self, node):
+        return gast.copy_location(gast.Pass(), node)
+
+    visit_Nonlocal = visit_Global
+
+    def _skip(self, node):
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda = _skip
+
+
+def _without_declarations(body: list) -> list:
+    drop = _DropDeclarations()
+    return [drop.visit(stmt) for stmt in body]
+
+
+def _docstring(body: list) -> list:
+    first = body[0] if body else None
+    if (
+        isinstance(first, gast.Expr)
+        and isinstance(first.value, gast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return [first]
+    return []
 
 
 def _lambda_as_def(node: gast.Lambda) -> gast.FunctionDef:

@@ -11,14 +11,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autostatic_runtime import dtypes
+from autostatic_runtime import dtypes, mode
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.program import Variable
 
 __all__ = [
-    "is_symbolic", "convert_ifelse", "convert_while_loop", "logical_and", "logical_or",
+    "tracing", "is_symbolic", "convert_ifelse", "convert_while_loop", "logical_and", "logical_or",
     "logical_not", "select", "UNDEFINED", "Undefined", "unsupported",
 ]  # fmt: skip
+
+
+tracing = False  # True while static mode is on: converted functions run their converted body
+
+
+def _follow_mode(static: bool) -> None:
+    global tracing
+    tracing = static
+
+
+mode.on_switch(_follow_mode)
 
 
 def is_symbolic(value: Any) -> bool:

@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 _static = [False]
+_listeners: list = []  # called with the new flag on every switch
+
+
+def on_switch(listener) -> None:
+    """Call ``listener(flag)`` whenever the mode changes (and once now)."""
+    _listeners.append(listener)
+    listener(_static[0])
 
 
 def in_dynamic_mode() -> bool:
@@ -13,3 +20,5 @@ def in_dynamic_mode() -> bool:
 def set_static(flag: bool) -> None:
     """Switch modes (used by ``rt.enable_static``/``rt.disable_static``)."""
     _static[0] = bool(flag)
+    for listener in _listeners:
+        listener(_static[0])

@@ -12,6 +12,8 @@ import autostatic
 from tests import programs
 from tests.programs import PROGRAMS
 
+pytestmark = pytest.mark.usefixtures("body")  # every test, on both bodies
+
 
 def outcome(fn, *args):
     try:
