@@ -21,8 +21,7 @@ import gast
 
 import autostatic_runtime.convert_ops as convert_ops
 from autostatic import pyct
-from autostatic.pyct import parser
-from autostatic.pyct import templates
+from autostatic.pyct import parser, templates
 from autostatic.pyct.naming import Namer
 from autostatic.transformers import PIPELINE
 from autostatic.transformers.base import Context, clone
