@@ -16,8 +16,8 @@ from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.program import Variable
 
 __all__ = [
-    "tracing", "is_symbolic", "convert_ifelse", "convert_while_loop", "logical_and", "logical_or",
-    "logical_not", "select", "UNDEFINED", "Undefined", "unsupported",
+    "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
+    "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined", "unsupported",
 ]  # fmt: skip
 
 
@@ -30,6 +30,18 @@ def _follow_mode(static: bool) -> None:
 
 
 mode.on_switch(_follow_mode)
+
+
+_call_converter: list = [None]  # set by the compiler (autostatic) when it is imported
+
+
+def convert_call(fn: Callable) -> Callable:
+    """``fn`` itself, or its converted form while tracing (``convert_call(f)(*args)`` is
+    ``f(*args)``). The compiler converts user functions, methods, callable objects and
+    ``Layer.forward``; builtins, the standard library, numpy and autostatic stay as they are.
+    """
+    converter = _call_converter[0]
+    return fn if converter is None else converter(fn)
 
 
 def is_symbolic(value: Any) -> bool:
