@@ -18,7 +18,8 @@ from autostatic_runtime.static.program import Variable
 
 __all__ = [
     "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
-    "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined", "PLACEHOLDER", "unsupported",
+    "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined",
+    "PLACEHOLDER", "unsupported",
 ]  # fmt: skip
 
 
