@@ -85,8 +85,14 @@ def convert_ifelse(
         else:
             <false branch>
 
-    as a ``cond`` op. Returns the values of ``names`` after the statement.
+    as a ``cond`` op, or as exactly that statement when ``pred`` is not symbolic. Returns
+    the values of ``names`` after the statement (``UNDEFINED`` where one is left unbound).
     """
+    if not isinstance(pred, Variable):
+        outs = true_fn(*inputs) if pred else false_fn(*inputs)
+        if any(v is PLACEHOLDER for v in outs):
+            return tuple(UNDEFINED if v is PLACEHOLDER else v for v in outs)
+        return outs
     from autostatic_runtime.static.control_flow import cond
 
     def branch(fn: Callable, label: str) -> Callable:
@@ -124,10 +130,18 @@ def convert_while_loop(
         while cond_fn(*loop_vars, *consts):
             loop_vars = body_fn(*loop_vars, *consts)
 
-    as a ``while`` op (entered at the first iteration whose condition is symbolic). Python
-    numbers among the loop variables become tensors; ``consts`` are the other values the
-    loop reads.
+    in Python while the condition is a Python value, then as a ``while`` op from the first
+    iteration whose condition is symbolic (Python numbers among the loop variables become
+    tensors). ``consts`` are the other values the loop reads.
     """
+    loop_vars = tuple(loop_vars)
+    while True:
+        pred = cond_fn(*loop_vars, *consts)
+        if isinstance(pred, Variable):
+            break
+        if not pred:
+            return loop_vars
+        loop_vars = tuple(body_fn(*loop_vars, *consts))
     from autostatic_runtime.static.control_flow import while_loop
 
     for name, value in zip(names, loop_vars):

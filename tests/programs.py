@@ -305,6 +305,26 @@ def return_in_finally_and_generator_like(a, b):
     return first, falls_off(b)
 
 
+def closure_sees_branch_update(a, b):
+    y = 0
+    get = lambda: y  # noqa: E731  (a closure over y, which the branch rebinds)
+    if a > b:
+        y = a
+    return get()
+
+
+def exception_after_branch_assignment(a, b):
+    y = 0
+    try:
+        if a > b:
+            y = a
+            if a > 2 * b:
+                raise ValueError(y)
+    except ValueError:
+        pass
+    return y
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -312,4 +332,5 @@ PROGRAMS = [
     comprehension_scopes, augmented_and_unpacking, loop_var_after_loop, deleted_variable,
     string_and_list_values, zero_arg_super, nested_loops_break_continue,
     for_loop_jumps_and_else, returns_in_loops_try_and_with, return_in_finally_and_generator_like,
+    closure_sees_branch_update, exception_after_branch_assignment,
 ]  # fmt: skip

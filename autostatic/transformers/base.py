@@ -36,6 +36,8 @@ class Transformer(gast.NodeTransformer):
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
+        self.protected = 0  # depth of try/with blocks around the current statement
+        self.captured: set[str] = set()  # names the current function's closures read
 
     @classmethod
     def transform(cls, node: gast.AST, ctx: Context) -> gast.AST:
@@ -44,16 +46,54 @@ class Transformer(gast.NodeTransformer):
     def visit_FunctionDef(self, node: gast.FunctionDef):
         """Nested functions are converted too, with their own analysis."""
         info = anno.get(node, anno.FUNCTION_INFO, None)
-        saved = self.ctx.info
+        saved = self.ctx.info, self.protected, self.captured
         if info is not None:
             self.ctx.info = info
+        if not anno.get(node, anno.GENERATED, False):
+            self.protected, self.captured = 0, captured_names(node)
         try:
             self.generic_visit(node)
         finally:
-            self.ctx.info = saved
+            self.ctx.info, self.protected, self.captured = saved
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Try(self, node: gast.AST):
+        self.protected += 1
+        try:
+            self.generic_visit(node)
+        finally:
+            self.protected -= 1
+        return node
+
+    visit_TryStar = visit_With = visit_AsyncWith = visit_Try
+
+    def shareable(self, stmts: list, used: set[str], risky_reads: set[str]) -> bool:
+        """Whether ``stmts`` run as a generated function (inputs in, outputs out) behave
+        exactly as inline code on Python values, so both paths can share one function.
+
+        Not when an exception could expose half-updated locals (inside ``try``/``with``), a
+        closure shares a variable they read or assign (``used``: a call could rebind it
+        behind the function's back), they read a possibly-unbound variable, or they
+        hold statements whose meaning depends on the frame (``del``, ``global``, ``yield``,
+        ``return``, nested ``def``/``lambda``/``class``, ``super()``, ``locals()``...).
+        """
+        if self.protected or used & self.captured or risky_reads:
+            return False
+        if find_jump(stmts) is not None:
+            return False
+        for stmt in stmts:
+            for node in gast.walk(stmt):
+                if isinstance(node, _UNSHAREABLE) and not anno.get(node, anno.GENERATED, False):
+                    return False
+                if (
+                    isinstance(node, gast.Call)
+                    and isinstance(node.func, gast.Name)
+                    and node.func.id in _FRAME_BUILTINS
+                ):
+                    return False
+        return True
 
     # -- helpers ---------------------------------------------------------------------------
     def jst(self, attr: str) -> gast.Attribute:
@@ -93,6 +133,14 @@ class Transformer(gast.NodeTransformer):
             for s in stmts
         )
 
+    def unbind(self, names: list[str], origin: gast.AST) -> list[gast.stmt]:
+        """``if x is _jst.UNDEFINED: del x`` for each name: a shared functional form leaves
+        a variable unbound exactly where the user's code would."""
+        stmts = []
+        for n in names:
+            stmts += replace("if v is jst.UNDEFINED:\n    del v", origin, v=n, jst=self.ctx.jst)
+        return stmts
+
     def is_local(self, symbol: str) -> bool:
         info = self.ctx.info
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals
@@ -131,6 +179,25 @@ def clone(node: Any) -> Any:
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _EXITS = (gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
+_CLOSURES = _SCOPES + (gast.GeneratorExp, gast.ListComp, gast.SetComp, gast.DictComp)
+_UNSHAREABLE = (gast.Delete, gast.Global, gast.Nonlocal, gast.Return) + _SCOPES + _EXITS
+_FRAME_BUILTINS = frozenset({"super", "locals", "vars", "dir", "eval", "exec", "globals"})
+
+
+def captured_names(fn: gast.AST) -> set[str]:
+    """Names read or written inside the nested scopes of ``fn`` (closures, lambdas,
+    comprehensions); the converter's own generated functions do not count as scopes."""
+    found: set[str] = set()
+
+    def visit(node: gast.AST, inside: bool) -> None:
+        for child in gast.iter_child_nodes(node):
+            scope = isinstance(child, _CLOSURES) and not anno.get(child, anno.GENERATED, False)
+            if (inside or scope) and isinstance(child, gast.Name):
+                found.add(child.id)
+            visit(child, inside or scope)
+
+    visit(fn, False)
+    return found
 
 
 def find_jump(stmts: list) -> gast.AST | None:

@@ -62,6 +62,9 @@ def function_def(fn_name: str, params: list[str], body: list, origin: gast.AST) 
         type_comment=None,
         type_params=[],
     )
+    anno.set(node, anno.GENERATED, True)
+    if isinstance(node.body[-1], gast.Return):
+        anno.set(node.body[-1], anno.GENERATED, True)
     return gast.copy_location(node, origin)
 
 
@@ -96,12 +99,15 @@ class IfElseTransformer(Transformer):
         self.generic_visit(node)  # inner statements first: they are dual-path already
         pred = self.ctx.namer.new("pred")
         head = replace("pred = test", node.test, pred=pred, test=node.test)
+        symbolic, shared = self._symbolic_path(node, pred)
+        if shared:  # one functional form serves both paths (convert_ifelse runs Python too)
+            return head + [copy_location_deep(s, node) for s in symbolic]
         python_if = gast.If(test=name(pred), body=node.body, orelse=node.orelse)
-        symbolic = self._symbolic_path(node, pred)
         check = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[python_if])
         return head + [copy_location_deep(check, node)]
 
-    def _symbolic_path(self, node: gast.If, pred: str) -> list:
+    def _symbolic_path(self, node: gast.If, pred: str) -> tuple[list, bool]:
+        """The symbolic path's statements, and whether they may serve the Python path too."""
         jump = find_jump(node.body) or find_jump(node.orelse)
         if jump is not None:
             kind = type(jump).__name__.lower()
@@ -109,7 +115,7 @@ class IfElseTransformer(Transformer):
                 f"'{kind}' inside an 'if' whose condition is a tensor is not supported yet "
                 f"(line {jump.lineno}); compute a value in both branches instead",
                 node,
-            )
+            ), False
         body_scope = anno.get(node, anno.BODY_SCOPE)
         orelse_scope = anno.get(node, anno.ORELSE_SCOPE)
         test_scope = anno.get(node, anno.TEST_SCOPE, None)
@@ -123,7 +129,7 @@ class IfElseTransformer(Transformer):
                 "supported yet; assign a local variable in both branches and set it after "
                 "the 'if'",
                 node,
-            )
+            ), False
         live_out = set(anno.get(node, anno.LIVE_OUT))
         tested = names_in(test_scope, "modified")
         maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
@@ -165,4 +171,8 @@ class IfElseTransformer(Transformer):
                 ),
                 node,
             )
-        return fns + reads_before + [call]
+        risky = {n for n in inputs if n not in defined} & reads
+        shared = self.shareable(node.body + node.orelse, modified | reads, risky)
+        both = names_in(body_scope, "modified") & names_in(orelse_scope, "modified")
+        unbind = [o for o in outputs if o not in defined and o not in both] if shared else []
+        return fns + reads_before + [call] + self.unbind(unbind, node), shared

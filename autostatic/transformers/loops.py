@@ -48,9 +48,11 @@ class WhileTransformer(Transformer):
     def visit_While(self, node: gast.While):
         self.generic_visit(node)
         namer = self.ctx.namer
+        symbolic, shared = self._symbolic_path(node)
+        if shared:  # one functional form serves both paths (the loop runs in Python until
+            return symbolic + node.orelse  # its condition is symbolic); no break: else runs
         pred = namer.new("pred")
         flag = namer.new("else") if node.orelse else None
-        symbolic = self._symbolic_path(node, pred)
         if flag:
             symbolic = symbolic + replace("flag = True", node, flag=flag)
         exit_ = replace("flag = True", node, flag=flag) if flag else []
@@ -82,7 +84,8 @@ class WhileTransformer(Transformer):
             + replace("if flag:\n    orelse", node, flag=flag, orelse=node.orelse)
         )
 
-    def _symbolic_path(self, node: gast.While, pred: str) -> list:
+    def _symbolic_path(self, node: gast.While) -> tuple[list, bool]:
+        """The symbolic path's statements, and whether they may serve the Python path too."""
         jump = find_jump(node.body)
         if jump is not None:
             kind = type(jump).__name__.lower()
@@ -90,7 +93,7 @@ class WhileTransformer(Transformer):
                 f"'{kind}' inside a 'while' loop whose condition is a tensor is not "
                 f"supported yet (line {jump.lineno})",
                 node,
-            )
+            ), False
         body_scope = anno.get(node, anno.BODY_SCOPE)
         test_scope = anno.get(node, anno.TEST_SCOPE, None)
         modified = names_in(body_scope, "modified") | names_in(test_scope, "modified")
@@ -101,7 +104,7 @@ class WhileTransformer(Transformer):
                 f"assigning '{(attrs or outer)[0]}' inside a 'while' loop whose condition is a "
                 "tensor is not supported yet; carry a local variable instead",
                 node,
-            )
+            ), False
         live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
         loop_vars = sorted(m for m in modified if m in live)
         reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read"))
@@ -141,4 +144,9 @@ class WhileTransformer(Transformer):
                 ),
                 node,
             )
-        return [cond_fn, body_fn] + reads_before + [call]
+        header = set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
+        risky = {v for v in loop_vars if v not in defined and v in header}
+        test = gast.copy_location(gast.Expr(value=node.test), node)
+        shared = self.shareable([test] + node.body, modified | reads, risky)
+        unbind = self.unbind([v for v in loop_vars if v not in defined], node) if shared else []
+        return [cond_fn, body_fn] + reads_before + [call] + unbind, shared

@@ -100,7 +100,17 @@ def test_not_to_static_and_builtins_are_returned_as_they_are():
     assert autostatic.convert(len) is len
 
 
-def test_to_code_shows_both_paths():
+def test_to_code_shows_both_bodies_and_the_functional_form():
     code = autostatic.to_code(programs.if_elif_else)
-    assert "__class__ is _jst_Variable" in code and "convert_ifelse" in code
+    assert "if _jst.tracing:" in code and "convert_ifelse" in code
     assert "def __true_fn" in code and "def if_elif_else(a, b):" in code
+    assert "__class__ is _jst_Variable" not in code  # plain branches share one form
+
+
+def test_branches_that_cannot_run_as_functions_keep_the_users_statement():
+    for fn in (
+        programs.closure_sees_branch_update,  # a closure reads what the branch assigns
+        programs.exception_after_branch_assignment,  # an exception would hide the update
+        programs.if_without_else_and_missing_var,  # reads a possibly-unbound variable
+    ):
+        assert "__class__ is _jst_Variable" in autostatic.to_code(fn), fn.__name__
