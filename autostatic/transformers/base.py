@@ -179,14 +179,15 @@ def clone(node: Any) -> Any:
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _EXITS = (gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
-_CLOSURES = _SCOPES + (gast.GeneratorExp, gast.ListComp, gast.SetComp, gast.DictComp)
+_CLOSURES = _SCOPES + (gast.GeneratorExp,)  # list/set/dict comprehensions run at once
 _UNSHAREABLE = (gast.Delete, gast.Global, gast.Nonlocal, gast.Return) + _SCOPES + _EXITS
 _FRAME_BUILTINS = frozenset({"super", "locals", "vars", "dir", "eval", "exec", "globals"})
 
 
 def captured_names(fn: gast.AST) -> set[str]:
-    """Names read or written inside the nested scopes of ``fn`` (closures, lambdas,
-    comprehensions); the converter's own generated functions do not count as scopes."""
+    """Names read or written inside the nested scopes of ``fn`` that may run later
+    (functions, lambdas, classes, generator expressions); the converter's own generated
+    functions do not count."""
     found: set[str] = set()
 
     def visit(node: gast.AST, inside: bool) -> None:
