@@ -1,16 +1,35 @@
 """The converter's passes, one per file; ``PIPELINE`` lists them in the order they run."""
 
+from autostatic.transformers.asserts import AssertTransformer
+from autostatic.transformers.builtin_calls import BuiltinCallTransformer
 from autostatic.transformers.calls import CallTransformer
+from autostatic.transformers.comparisons import ComparisonTransformer
 from autostatic.transformers.ifelse import IfElseTransformer
 from autostatic.transformers.logical import LogicalTransformer
 from autostatic.transformers.loops import WhileTransformer
+from autostatic.transformers.shapes import ShapeTransformer
 
-PIPELINE = (LogicalTransformer, IfElseTransformer, WhileTransformer, CallTransformer)
+# comparisons before logical (it makes their ``and`` dual-path); builtins after calls (they
+# keep its ``convert_call`` as the fallback); asserts last (their ``if`` is final code)
+PIPELINE = (
+    ComparisonTransformer,
+    LogicalTransformer,
+    IfElseTransformer,
+    WhileTransformer,
+    CallTransformer,
+    BuiltinCallTransformer,
+    ShapeTransformer,
+    AssertTransformer,
+)
 
 __all__ = [
     "PIPELINE",
+    "AssertTransformer",
+    "BuiltinCallTransformer",
     "CallTransformer",
+    "ComparisonTransformer",
     "IfElseTransformer",
     "LogicalTransformer",
+    "ShapeTransformer",
     "WhileTransformer",
 ]

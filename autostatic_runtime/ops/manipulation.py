@@ -43,6 +43,9 @@ def _host(v: Any) -> Any:
         return values if v.ndim else values[0]
     if const is not None and const.type == "fill_constant" and v.ndim <= 1:
         return [const.attrs["value"]] * numel(tuple(v.shape)) if v.ndim else const.attrs["value"]
+    dim = _static_dim(const)
+    if dim is not None:  # x.shape[i] while tracing: -1 (inferred by reshape) when unknown
+        return dim
     raise OpError(
         "shape",
         f"{getattr(v, 'name', 'a tensor')} is only computed when the program "
@@ -50,6 +53,20 @@ def _host(v: Any) -> Any:
         "Python ints (use -1 for an unknown dim)",
         user_location(),
     )
+
+
+def _static_dim(const: Any) -> int | None:
+    """The build-time value (-1 if unknown) of ``shape(x)[i]``, else None."""
+    if const is None or const.type != "getitem" or not const.inputs:
+        return None
+    source = getattr(const.inputs[0], "op", None)
+    key = const.attrs.get("key")
+    if source is None or source.type != "shape" or not isinstance(key, tuple) or not key:
+        return None
+    if not isinstance(key[0], int) or isinstance(key[0], bool) or key[1:] not in ((), ("...",)):
+        return None
+    dims = tuple(source.inputs[0].shape)
+    return dims[key[0]] if -len(dims) <= key[0] < len(dims) else None
 
 
 def _int(v: Any) -> int:
