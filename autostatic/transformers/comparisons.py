@@ -7,6 +7,8 @@ Before::
 After (this pass; the logical pass then makes the ``and`` dual-path)::
 
     ok = lo <= (__cmp_0 := x) and __cmp_0 < hi
+    # a < f() < g() < c:
+    big = (a < (__cmp_1 := f()) and __cmp_1 < (__cmp_2 := g())) and __cmp_2 < c
 
 That is Python's own definition of a chained comparison: each middle operand is evaluated
 once, the chain stops at the first false link (whose value it returns), and links after it
@@ -80,7 +82,10 @@ class ComparisonTransformer(Transformer):
                 left = name(tmp)
             else:
                 links.append(gast.Compare(left=left, ops=[op], comparators=[right]))
-        return copy_location_deep(gast.BoolOp(op=gast.And(), values=links), node)
+        chain = links[0]
+        for link in links[1:]:  # left-nested: the logical pass copies only one link each
+            chain = gast.BoolOp(op=gast.And(), values=[chain, link])
+        return copy_location_deep(chain, node)
 
     def _stable(self, node: gast.expr) -> bool:
         """Reading ``node`` twice gives the same object and has no effect."""

@@ -166,6 +166,53 @@ class ReshapeAs:
         return ReshapeAs(g, x), None
 
 
+@op("reshape_dynamic")
+class ReshapeDynamic:
+    """``x`` reshaped to the dims in the 1-D int tensor ``shape``, known only when the program
+    runs (``reshape(x, [x.shape[0], -1])`` with an unknown batch while tracing). ``static`` is
+    the target as known while building (-1 for runtime dims); 0 copies an input dim and one
+    -1 is inferred, as in ``reshape``."""
+
+    def infer(x, shape, static=()):
+        src = shape_of(x)
+        return Spec(
+            tuple(src[i] if d == 0 and i < len(src) else d for i, d in enumerate(static)),
+            dtype_of(x),
+        )
+
+    def kernel(xp, x, shape, static=()):
+        target = tuple(int(shape[i]) for i in range(shape.shape[0]))
+        return xp.reshape(x, _reshape_target(tuple(x.shape), target))
+
+    def grad(g, out, x, shape, static=()):
+        return ReshapeAs(g, x), None
+
+
+def _runtime_dim(d: Any) -> bool:
+    """A symbolic dim computed only when the program runs (not a recorded constant)."""
+    if not isinstance(d, TensorLike) or isinstance(d, Tensor):
+        return False
+    const = getattr(d, "op", None)
+    return const is None or const.type not in ("assign_value", "fill_constant")
+
+
+def _reshape_dynamic(x: Any, dims: list) -> Any:
+    from autostatic_runtime.creation import full
+    from autostatic_runtime.ops.elementwise import cast
+
+    parts, static = [], []
+    for d in dims:
+        if _runtime_dim(d):
+            if d.size not in (1, -1):
+                raise _err("reshape", f"a dim of the target shape has shape {d.shape}")
+            parts.append(Reshape(cast(d, dtypes.int64), shape=(1,)))
+            static.append(-1)
+        else:
+            static.append(_int(d))
+            parts.append(full([1], static[-1], dtypes.int64))
+    return ReshapeDynamic(x, concat(parts), static=tuple(static))
+
+
 def _flatten_shape(src: tuple, start_axis: int, stop_axis: int) -> tuple:
     if not src:
         return (1,)
@@ -598,6 +645,8 @@ class Shape:
 
 def reshape(x: Any, shape: Any, name: str | None = None):
     """``x`` with a new shape: 0 copies the input dim, one -1 is inferred from the rest."""
+    if isinstance(shape, (list, tuple)) and any(_runtime_dim(d) for d in shape):
+        return _reshape_dynamic(x, list(shape))
     target = _ints(shape)
     _reshape_target(tuple(x.shape), target)  # fail early, at the caller's line
     return Reshape(x, shape=target)
