@@ -9,16 +9,17 @@ from autostatic.transformers.logical import LogicalTransformer
 from autostatic.transformers.loops import WhileTransformer
 from autostatic.transformers.shapes import ShapeTransformer
 
-# comparisons before logical (it makes their ``and`` dual-path); builtins after calls (they
-# keep its ``convert_call`` as the fallback); asserts last (their ``if`` is final code)
+# comparisons before logical (it makes their ``and`` dual-path); shapes early (the tree is
+# smallest before if/while duplicate it); builtins after calls (they keep its ``convert_call``
+# as the fallback); asserts last (their ``if`` is final code)
 PIPELINE = (
     ComparisonTransformer,
+    ShapeTransformer,
     LogicalTransformer,
     IfElseTransformer,
     WhileTransformer,
     CallTransformer,
     BuiltinCallTransformer,
-    ShapeTransformer,
     AssertTransformer,
 )
 

@@ -30,12 +30,34 @@ from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import Transformer, clone
 
+#: statement fields holding statement lists (asserts are statements: no need to visit
+#: expressions, which keeps this pass cheap on the large converted tree)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
 
 class AssertTransformer(Transformer):
     """Dual-path ``assert`` (see the module docstring)."""
 
-    def visit_Assert(self, node: gast.Assert):
-        self.generic_visit(node)
+    @classmethod
+    def transform(cls, node: gast.AST, ctx) -> gast.AST:
+        cls(ctx)._block_of(node)
+        return node
+
+    def _block_of(self, node: gast.AST) -> None:
+        for field in _BODIES:
+            stmts = getattr(node, field, None)
+            if not stmts:
+                continue
+            out = []
+            for stmt in stmts:
+                if isinstance(stmt, gast.Assert):
+                    out.extend(self.visit_Assert(stmt))
+                else:
+                    self._block_of(stmt)
+                    out.append(stmt)
+            setattr(node, field, out)
+
+    def visit_Assert(self, node: gast.Assert) -> list:
         tmp = self.ctx.namer.new("assert")
         args = [name(tmp), clone(node.msg) if node.msg is not None else constant(None)]
         call = gast.Call(

@@ -40,39 +40,53 @@ CONVERTED = {
 }
 
 
+def _binds(node: gast.AST) -> tuple:
+    """The names ``node`` itself binds (not its children)."""
+    if isinstance(node, gast.Name):
+        return () if isinstance(node.ctx, gast.Load) else (node.id,)
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        return (node.name,)
+    if isinstance(node, gast.alias):
+        return ((node.asname or node.name).partition(".")[0],)
+    if isinstance(node, (gast.Global, gast.Nonlocal)):
+        return tuple(node.names)
+    if isinstance(node, (gast.MatchAs, gast.MatchStar)) and node.name:
+        return (node.name,)
+    if isinstance(node, gast.MatchMapping) and node.rest:
+        return (node.rest,)
+    return ()
+
+
 def bound_names(tree: gast.AST) -> set[str]:
     """Every name ``tree`` binds anywhere (any scope in it): shadows of builtins."""
-    found: set[str] = set()
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-            found.add(node.id)
-        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, gast.alias):
-            found.add((node.asname or node.name).partition(".")[0])
-        elif isinstance(node, (gast.Global, gast.Nonlocal)):
-            found.update(node.names)
-        elif isinstance(node, (gast.MatchAs, gast.MatchStar)) and node.name:
-            found.add(node.name)
-        elif isinstance(node, gast.MatchMapping) and node.rest:
-            found.add(node.rest)
-    return found
+    return {n for node in gast.walk(tree) for n in _binds(node)}
 
 
 class BuiltinCallTransformer(Transformer):
-    """Routes calls of the builtins in ``CONVERTED`` to ``_jst`` (see the module docstring)."""
+    """Routes calls of the builtins in ``CONVERTED`` to ``_jst`` (see the module docstring).
+
+    Only a call's callee changes, in place, so one walk over the tree finds both the calls
+    and the names the function binds (cheaper than a NodeTransformer pass).
+    """
 
     @classmethod
     def transform(cls, node: gast.AST, ctx) -> gast.AST:
         self = cls(ctx)
-        self.shadowed = bound_names(node)
-        return self.visit(node)
+        shadowed: set[str] = set()
+        calls = []
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.Call):
+                builtin = self._builtin_of(sub.func)
+                if builtin is not None:
+                    calls.append((sub, builtin))
+            else:
+                shadowed.update(_binds(sub))
+        for call, builtin in calls:
+            if builtin not in shadowed:
+                self._route(call, builtin)
+        return node
 
-    def visit_Call(self, node: gast.Call):
-        self.generic_visit(node)
-        builtin = self._builtin_of(node.func)
-        if builtin is None:
-            return node
+    def _route(self, node: gast.Call, builtin: str) -> None:
         test = gast.Compare(
             left=name(builtin),
             ops=[gast.Is()],
@@ -80,13 +94,12 @@ class BuiltinCallTransformer(Transformer):
         )
         select = gast.IfExp(test=test, body=self.jst(CONVERTED[builtin]), orelse=node.func)
         node.func = copy_location_deep(select, node.func)
-        return node
 
     def _builtin_of(self, func: gast.expr) -> str | None:
         """The builtin a call's callee names: ``len`` or ``_jst.convert_call(len)``."""
         if self._is_jst(func, "convert_call") and len(func.args) == 1 and not func.keywords:
             func = func.args[0]
-        if isinstance(func, gast.Name) and func.id in CONVERTED and func.id not in self.shadowed:
+        if isinstance(func, gast.Name) and func.id in CONVERTED:
             return func.id
         return None
 
