@@ -25,11 +25,13 @@ from autostatic_runtime.convert_builtins import (  # builtins in converted code
     convert_var_dtype,
 )
 from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.static.control_flow import PLACEHOLDER
 from autostatic_runtime.static.program import Variable
 
 __all__ = [
     "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
-    "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined", "unsupported",
+    "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined",
+    "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_shape", "convert_isinstance",
 ]  # fmt: skip
@@ -77,6 +79,10 @@ class Undefined:
 
 UNDEFINED = Undefined()
 
+#: Generated names that hold a function's return value start with this (the early-return
+#: lowering); a branch that has not returned yet gives a placeholder for them.
+RETURN_VALUE = "__retval"
+
 
 def convert_ifelse(
     pred: Variable,
@@ -99,17 +105,20 @@ def convert_ifelse(
 
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
-            outs = tuple(fn(*inputs))
-            for name, value in zip(names, outs):
-                if value is UNDEFINED:
+            outs = list(fn(*inputs))
+            for i, (name, value) in enumerate(zip(names, outs)):
+                if value is UNDEFINED and name.startswith(RETURN_VALUE):
+                    outs[i] = PLACEHOLDER
+                elif value is UNDEFINED:
                     raise StaticBuildError(
                         f"'{name}' is set in only one branch of this tensor-dependent 'if' but "
                         f"used after it; '{name}' must also be initialized in the {label} "
                         "branch (or before the 'if')",
                         location,
                     )
-            return outs
+            return tuple(outs)
 
+        run.__wrapped__ = fn  # errors name the branch's own lines
         return run
 
     outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
