@@ -479,3 +479,62 @@ def test_the_debugger_stops_in_converted_code_at_the_users_line(tmp_path, tracin
     assert f"{script}(8)f()" in out.stdout  # the user's file, line and function
     assert "-> y = x + 1  # the line after the breakpoint" in out.stdout
     assert "42" in out.stdout and "result 43" in out.stdout
+
+
+# ---- inside control flow -----------------------------------------------------------------
+
+
+def checks_in_branch(x):
+    if x.mean() > 0:
+        assert x.min() > 0, "mixed signs"
+        y = x
+    else:
+        y = -x
+    return y
+
+
+def test_assert_in_a_tensor_branch_checks_only_when_the_branch_runs():
+    main, outs = trace(checks_in_branch, np.ones(2, np.float32))
+    assert {"cond", "assert"} <= op_types(main)
+    run(main, [], np.array([-1.0, -2.0], np.float32))  # else branch: no check
+    np.testing.assert_allclose(run(main, outs, np.array([1.0, 2.0], np.float32))[0], [1, 2])
+    with pytest.raises(AssertionFailedError, match="mixed signs"):
+        run(main, [], np.array([3.0, -1.0], np.float32))
+
+
+def prints_in_loop(x):
+    i = x.sum() * 0
+    while i < 3:
+        print("step", i)
+        i = i + 1
+    return i
+
+
+def test_print_in_a_while_op_prints_each_iteration(capsys):
+    main, outs = trace(prints_in_loop, np.ones(2, np.float32))
+    assert {"while", "print"} <= op_types(main)
+    run(main, [], np.ones(2, np.float32))  # nothing fetched: the while stays for its prints
+    assert capsys.readouterr().out.count("step") == 3
+
+
+# ---- the generated code ------------------------------------------------------------------
+
+
+def generated(x, y, s):
+    a = 0 < x < y <= s
+    s.shape = x.shape
+    n = y.shape(3)
+    assert a, "msg"
+    return n, len(x)
+
+
+def test_generated_code_reads_like_its_docstrings():
+    code = autostatic.to_code(generated)
+    tracing = code.split("    else:\n        a = 0 < x < y <= s")[0]
+    assert "__cmp_" not in tracing  # local middle operands are read twice, no temporaries
+    assert "(x < y if __v_0 else __v_0)" in tracing and "logical_and(__v_1, y <= s)" in tracing
+    assert "s.shape = _jst.convert_shape(x)" in tracing  # loads only
+    assert "convert_call(y.shape)(3)" in tracing  # a called .shape stays an attribute
+    assert "if __debug__:" in tracing and "_jst.convert_assert(__assert_" in tracing
+    assert "'msg', 'a')" in tracing  # message and source text
+    assert "len is _jst.builtins.len else _jst.convert_call(len)" in tracing
