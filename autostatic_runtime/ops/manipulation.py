@@ -44,7 +44,7 @@ def _host(v: Any) -> Any:
     if const is not None and const.type == "fill_constant" and v.ndim <= 1:
         return [const.attrs["value"]] * numel(tuple(v.shape)) if v.ndim else const.attrs["value"]
     dim = _static_dim(const)
-    if dim is not None:  # x.shape[i] while tracing: -1 (inferred by reshape) when unknown
+    if dim is not None and dim >= 0:  # shape(x)[i] of a dim known while building
         return dim
     raise OpError(
         "shape",
@@ -56,7 +56,8 @@ def _host(v: Any) -> Any:
 
 
 def _static_dim(const: Any) -> int | None:
-    """The build-time value (-1 if unknown) of ``shape(x)[i]``, else None."""
+    """The build-time value (-1 if unknown) of ``shape(x)[i]``, else None. An unknown dim is
+    not folded to -1: ``split``/``tile`` would silently read it as "infer"/"-1 times"."""
     if const is None or const.type != "getitem" or not const.inputs:
         return None
     source = getattr(const.inputs[0], "op", None)
@@ -193,7 +194,10 @@ def _runtime_dim(d: Any) -> bool:
     if not isinstance(d, TensorLike) or isinstance(d, Tensor):
         return False
     const = getattr(d, "op", None)
-    return const is None or const.type not in ("assign_value", "fill_constant")
+    if const is None:
+        return True
+    dim = _static_dim(const)
+    return const.type not in ("assign_value", "fill_constant") and (dim is None or dim < 0)
 
 
 def _reshape_dynamic(x: Any, dims: list) -> Any:
