@@ -12,6 +12,18 @@ from collections.abc import Callable
 from typing import Any
 
 from autostatic_runtime import dtypes, mode
+from autostatic_runtime.convert_builtins import (  # builtins in converted code
+    builtins,
+    convert_assert,
+    convert_bool,
+    convert_float,
+    convert_int,
+    convert_isinstance,
+    convert_len,
+    convert_print,
+    convert_shape,
+    convert_var_dtype,
+)
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.control_flow import PLACEHOLDER
 from autostatic_runtime.static.program import Variable
@@ -20,6 +32,8 @@ __all__ = [
     "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
     "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
+    "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
+    "convert_float", "convert_bool", "convert_len", "convert_shape", "convert_isinstance",
 ]  # fmt: skip
 
 

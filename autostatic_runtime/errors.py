@@ -95,3 +95,13 @@ class ExecutionError(AutostaticError):
         super().__init__(
             f"{op_type} failed{format_location(location)}: {type(cause).__name__}: {cause}"
         )
+
+
+class AssertionFailedError(ExecutionError, AssertionError):
+    """An ``assert`` on a symbolic tensor (an ``assert`` op) failed when the program ran;
+    names the user's file and line (also an ``AssertionError``, as Python's would be)."""
+
+    def __init__(self, message: str, location: tuple[str, int, str] | None = None):
+        self.op_type = "assert"
+        self.location = location
+        Exception.__init__(self, f"{message}{format_location(location)}")

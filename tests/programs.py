@@ -213,6 +213,76 @@ def zero_arg_super(a, b):
     return Child().value(a) + b
 
 
+def _count(value):
+    global COUNTER
+    COUNTER += 1
+    return value
+
+
+def chained_comparisons(a, b):
+    r1 = a < _count(b) < 10  # the middle operand is evaluated once
+    r2 = 0 <= a < b <= _count(20)  # later links only when earlier ones hold
+    r3 = a == b == _count(a) != 3
+    r4 = [x for x in range(4) if 0 < x < a]
+    r5 = a < b > _count(0) is not None
+    r6 = (a > 0) < (b > 0) < _count(2)
+    return r1, r2, r3, r4, r5, r6
+
+
+def builtins_on_python_values(a, b):
+    items = list(range(abs(a) % 5))
+    n = len(items) + len(str(b)) + len({a: b})
+    f = float(a) / (b or 1) + float("1.5")
+    i = int(f) + int("12") + int(str(abs(b)), 8 if abs(b) < 8 else 10) + int()  # noqa: UP018
+    t = bool(a) + bool(items) + bool()  # noqa: UP018
+    k = isinstance(a, int) + isinstance(f, (str, float)) + isinstance(b, int | None)
+    if a > 15:
+        return len(a)  # TypeError, as in Python
+    if b < -15:
+        return int("x")  # ValueError
+    return n, f, i, t, k
+
+
+def asserts(a, b):
+    assert a > -15, f"a={a} is too small"
+    assert -15 < b < 15
+    assert a != b or a == 0, (a, b)
+    return a + b
+
+
+class _Shaped:
+    def __init__(self, a):
+        self.shape = (a, 2)
+
+
+def shape_attribute(a, b):
+    s = _Shaped(a)
+    s.shape = (s.shape[0] + b,) + s.shape[1:]  # a store stays a store
+    if a > 15:
+        return a.shape  # AttributeError, as in Python
+    return s.shape, len(s.shape)
+
+
+def printing(a, b):
+    import io
+
+    buf = io.StringIO()
+    print(a, b, sep="-", end="!\n", file=buf, flush=True)
+    print("x", None, [a], file=buf)
+    print(*range(abs(a) % 3), file=buf, sep=None, end=None)
+    if b > 15:
+        print(a, file=buf, bad=1)  # TypeError, as in Python
+    return buf.getvalue()
+
+
+def shadowed_builtins(a, b):
+    def len(x):  # noqa: A001  (on purpose: a local shadows the builtin)
+        return 42
+
+    print = lambda *args: sum(args)  # noqa: A001, E731
+    return len([a]), print(a, b)
+
+
 def nested_loops_break_continue(a, b):
     hits = []
     i = 0
@@ -333,4 +403,6 @@ PROGRAMS = [
     string_and_list_values, zero_arg_super, nested_loops_break_continue,
     for_loop_jumps_and_else, returns_in_loops_try_and_with, return_in_finally_and_generator_like,
     closure_sees_branch_update, exception_after_branch_assignment,
+    chained_comparisons, builtins_on_python_values, asserts, shape_attribute, printing,
+    shadowed_builtins,
 ]  # fmt: skip

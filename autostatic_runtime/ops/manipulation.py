@@ -43,6 +43,9 @@ def _host(v: Any) -> Any:
         return values if v.ndim else values[0]
     if const is not None and const.type == "fill_constant" and v.ndim <= 1:
         return [const.attrs["value"]] * numel(tuple(v.shape)) if v.ndim else const.attrs["value"]
+    dim = _static_dim(const)
+    if dim is not None and dim >= 0:  # shape(x)[i] of a dim known while building
+        return dim
     raise OpError(
         "shape",
         f"{getattr(v, 'name', 'a tensor')} is only computed when the program "
@@ -50,6 +53,21 @@ def _host(v: Any) -> Any:
         "Python ints (use -1 for an unknown dim)",
         user_location(),
     )
+
+
+def _static_dim(const: Any) -> int | None:
+    """The build-time value (-1 if unknown) of ``shape(x)[i]``, else None. An unknown dim is
+    not folded to -1: ``split``/``tile`` would silently read it as "infer"/"-1 times"."""
+    if const is None or const.type != "getitem" or not const.inputs:
+        return None
+    source = getattr(const.inputs[0], "op", None)
+    key = const.attrs.get("key")
+    if source is None or source.type != "shape" or not isinstance(key, tuple) or not key:
+        return None
+    if not isinstance(key[0], int) or isinstance(key[0], bool) or key[1:] not in ((), ("...",)):
+        return None
+    dims = tuple(source.inputs[0].shape)
+    return dims[key[0]] if -len(dims) <= key[0] < len(dims) else None
 
 
 def _int(v: Any) -> int:
@@ -147,6 +165,56 @@ class ReshapeAs:
 
     def grad(g, out, x, target):
         return ReshapeAs(g, x), None
+
+
+@op("reshape_dynamic")
+class ReshapeDynamic:
+    """``x`` reshaped to the dims in the 1-D int tensor ``shape``, known only when the program
+    runs (``reshape(x, [x.shape[0], -1])`` with an unknown batch while tracing). ``static`` is
+    the target as known while building (-1 for runtime dims); 0 copies an input dim and one
+    -1 is inferred, as in ``reshape``."""
+
+    def infer(x, shape, static=()):
+        src = shape_of(x)
+        return Spec(
+            tuple(src[i] if d == 0 and i < len(src) else d for i, d in enumerate(static)),
+            dtype_of(x),
+        )
+
+    def kernel(xp, x, shape, static=()):
+        target = tuple(int(shape[i]) for i in range(shape.shape[0]))
+        return xp.reshape(x, _reshape_target(tuple(x.shape), target))
+
+    def grad(g, out, x, shape, static=()):
+        return ReshapeAs(g, x), None
+
+
+def _runtime_dim(d: Any) -> bool:
+    """A symbolic dim computed only when the program runs (not a recorded constant)."""
+    if not isinstance(d, TensorLike) or isinstance(d, Tensor):
+        return False
+    const = getattr(d, "op", None)
+    if const is None:
+        return True
+    dim = _static_dim(const)
+    return const.type not in ("assign_value", "fill_constant") and (dim is None or dim < 0)
+
+
+def _reshape_dynamic(x: Any, dims: list) -> Any:
+    from autostatic_runtime.creation import full
+    from autostatic_runtime.ops.elementwise import cast
+
+    parts, static = [], []
+    for d in dims:
+        if _runtime_dim(d):
+            if d.size not in (1, -1):
+                raise _err("reshape", f"a dim of the target shape has shape {d.shape}")
+            parts.append(Reshape(cast(d, dtypes.int64), shape=(1,)))
+            static.append(-1)
+        else:
+            static.append(_int(d))
+            parts.append(full([1], static[-1], dtypes.int64))
+    return ReshapeDynamic(x, concat(parts), static=tuple(static))
 
 
 def _flatten_shape(src: tuple, start_axis: int, stop_axis: int) -> tuple:
@@ -581,6 +649,8 @@ class Shape:
 
 def reshape(x: Any, shape: Any, name: str | None = None):
     """``x`` with a new shape: 0 copies the input dim, one -1 is inferred from the rest."""
+    if isinstance(shape, (list, tuple)) and any(_runtime_dim(d) for d in shape):
+        return _reshape_dynamic(x, list(shape))
     target = _ints(shape)
     _reshape_target(tuple(x.shape), target)  # fail early, at the caller's line
     return Reshape(x, shape=target)

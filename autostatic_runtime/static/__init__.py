@@ -10,6 +10,7 @@ exe.run(startup)
 (out,) = exe.run(main, feed={"x": batch}, fetch_list=[y])
 """
 
+from autostatic_runtime.ops.debugging import Print
 from autostatic_runtime.static import nn
 from autostatic_runtime.static.backward import append_backward, gradients
 from autostatic_runtime.static.builder import (
@@ -26,5 +27,5 @@ from autostatic_runtime.static.program import Block, Operator, Parameter, Progra
 __all__ = [
     "Program", "Block", "Operator", "Variable", "Parameter", "program_guard", "data",
     "default_main_program", "default_startup_program", "name_scope", "Executor", "Scope",
-    "global_scope", "scope_guard", "InputSpec", "append_backward", "gradients", "nn",
+    "global_scope", "scope_guard", "InputSpec", "append_backward", "gradients", "nn", "Print",
 ]  # fmt: skip

@@ -20,6 +20,7 @@ from autostatic_runtime.autograd import computing_grads_for
 from autostatic_runtime.errors import StaticBuildError, user_location
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.builder import program_guard, static_guard
+from autostatic_runtime.static.compiler import has_side_effect
 from autostatic_runtime.static.program import Block, Literal, Parameter, Program, Variable
 
 __all__ = ["append_backward", "gradients", "backward_block"]
@@ -120,11 +121,15 @@ def replay(source: Block, target: Block) -> dict[str, Variable]:
         return mapping.get(x.name, x) if isinstance(x, Variable) else x
 
     for op in source.ops:
+        # a replayed print/assert runs only if its output is needed: it acted in the forward
+        attrs = dict(op.attrs)
+        if has_side_effect(op):
+            attrs["side_effect"] = False
         target.append_op(
             op.type,
             [local(x) for x in op.inputs],
             [local(v) for v in op.outputs],
-            dict(op.attrs),
+            attrs,
             location=op.location,
         )
     return mapping

@@ -159,6 +159,9 @@ class CodeWriter:
         )
         k = self.const(kernel, "K")
         outs = [self.write(v) for v in op.outputs]
+        if not outs:  # an op run for its side effect only (assert)
+            self.emit(f"{k}({', '.join(args)})")
+            return
         target = ", ".join(outs) + ("," if opdef.multi_output and len(outs) == 1 else "")
         self.emit(f"{target} = {k}({', '.join(args)})")
 
@@ -200,17 +203,27 @@ class PythonCodegen:
 
 
 def prune(block: Block, results: list[str]) -> list:
-    """The ops needed for ``results`` plus every op that writes a persistable variable."""
+    """The ops needed for ``results`` plus every op that writes a persistable variable or has
+    a side effect (``print``/``assert``, or a ``cond``/``while`` holding one)."""
     needed = set(results)
     kept = []
     for op in reversed(block.ops):
         writes = {v.name for v in op.outputs}
         persistent = any(v.persistable for v in op.outputs)
-        if persistent or writes & needed or op.attrs.get("side_effect"):
+        if persistent or writes & needed or has_side_effect(op):
             kept.append(op)
             needed |= {x.name for x in op.inputs if isinstance(x, Variable)}
     kept.reverse()
     return kept
+
+
+def has_side_effect(op) -> bool:
+    """True for an op marked ``side_effect`` or owning a sub-block with such an op (unless
+    marked ``side_effect=False``, as the gradient's replay of a forward op is)."""
+    flag = op.attrs.get("side_effect")
+    if flag is not None:
+        return bool(flag)
+    return any(has_side_effect(inner) for sub in op.sub_blocks() for inner in sub.ops)
 
 
 def _load(scope: dict, name: str):

@@ -50,7 +50,12 @@ def format_op(op: Operator, with_location: bool = True) -> str:
         v.name if isinstance(v, Variable) else repr(v.value if isinstance(v, Literal) else v)
         for v in op.inputs
     )
-    text = f"{outs} = {op.type}" + (f"[{attrs}]" if attrs else "") + (f" {args}" if args else "")
+    text = (
+        (f"{outs} = " if outs else "")
+        + op.type
+        + (f"[{attrs}]" if attrs else "")
+        + (f" {args}" if args else "")
+    )
     if with_location and op.location and op.location[0]:
         text = f"{text:<60s} # {os.path.basename(op.location[0])}:{op.location[1]}"
     return text

@@ -371,9 +371,12 @@ def test_static_programs_keep_unknown_dims_and_explain_ambiguity():
             with pytest.raises(rt.ShapeError, match="pass axis explicitly"):
                 rt.squeeze(x)
             with pytest.raises(rt.OpError, match="known while building"):
-                rt.reshape(x, [rt.shape(x)[0], 12])
+                rt.tile(x, [rt.shape(x)[0], 1, 1])
+            w = rt.reshape(x, [rt.shape(x)[0], 12])  # a run-time dim: reshape_dynamic
+            assert w.op.type == "reshape_dynamic" and w.shape == [-1, 12]
     finally:
         rt.disable_static()
-    got_y, got_z = static.Executor().run(main, feed={"x": A}, fetch_list=[y, z])
+    got_y, got_z, got_w = static.Executor().run(main, feed={"x": A}, fetch_list=[y, z, w])
     np.testing.assert_array_equal(got_y, A.reshape(2, 2, 6))
     np.testing.assert_array_equal(got_z, A.reshape(2, 12)[:, 5:])
+    np.testing.assert_array_equal(got_w, A.reshape(2, 12))

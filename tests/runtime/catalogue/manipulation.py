@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import autostatic_runtime as rt
+from autostatic_runtime.ops.manipulation import ReshapeDynamic
 from tests.runtime.harness import F, I, Sample
 
 S = Sample
@@ -38,6 +39,11 @@ SAMPLES = [
     ),
     S("reshape", lambda x: rt.reshape(x, []), [F(1, 1)], name="reshape_to_0d"),
     S("reshape_as", grad_of(lambda x: rt.reshape(x, [6])), [F(2, 3)], also=("pow",)),
+    S(
+        "reshape_dynamic",
+        lambda x: ReshapeDynamic(x, rt.to_tensor([3, 2, -1]), static=(-1, 2, -1)),
+        [F(6, 2)],
+    ),
     S("flatten", lambda x: rt.flatten(x, 1, 2), [F(2, 3, 4)]),
     S("flatten", lambda x: x.flatten(), [F()], name="flatten_0d"),
     S("squeeze", lambda x: rt.squeeze(x), [F(1, 3, 1)]),

@@ -1,0 +1,103 @@
+"""``assert``: the user's statement for Python values, an ``assert`` op when symbolic.
+
+Before::
+
+    assert x.sum() > 0, "empty batch"
+
+After::
+
+    if __debug__:
+        __assert_0 = x.sum() > 0
+        if __assert_0.__class__ is _jst_Variable:    # checked each time the program runs
+            _jst.convert_assert(__assert_0, "empty batch", 'x.sum() > 0')
+        else:
+            assert __assert_0, "empty batch"          # the message is evaluated only on failure
+
+Under ``python -O`` the whole statement disappears, as the user's ``assert`` does. On the
+symbolic path the message is evaluated while building (a tensor message is shown with its
+values when the assertion fails); the op's error names the user's file and line and the
+asserted expression. Runs after the statement passes, so the ``if`` it makes is final.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+
+import gast
+
+from autostatic.pyct.origin import copy_location_deep
+from autostatic.pyct.templates import constant, name, replace
+from autostatic.transformers.base import Transformer, clone
+
+#: statement fields holding statement lists (asserts are statements: no need to visit
+#: expressions, which keeps this pass cheap on the large converted tree)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+class AssertTransformer(Transformer):
+    """Dual-path ``assert`` (see the module docstring)."""
+
+    @classmethod
+    def transform(cls, node: gast.AST, ctx) -> gast.AST:
+        cls(ctx)._block_of(node)
+        return node
+
+    def _block_of(self, node: gast.AST) -> None:
+        for field in _BODIES:
+            stmts = getattr(node, field, None)
+            if not stmts:
+                continue
+            out = []
+            for stmt in stmts:
+                if isinstance(stmt, gast.Assert):
+                    out.extend(self.visit_Assert(stmt))
+                else:
+                    self._block_of(stmt)
+                    out.append(stmt)
+            setattr(node, field, out)
+
+    def visit_Assert(self, node: gast.Assert) -> list:
+        tmp = self.ctx.namer.new("assert")
+        args = [name(tmp), clone(node.msg) if node.msg is not None else constant(None)]
+        call = gast.Call(
+            func=self.jst("convert_assert"),
+            args=args + [constant(self._source(node))],
+            keywords=[],
+        )
+        python = gast.Assert(test=name(tmp), msg=node.msg)
+        stmts = replace(
+            """
+            if __debug__:
+                tmp = test
+                if symbolic:
+                    call
+                else:
+                    python
+            """,
+            node,
+            tmp=tmp,
+            test=node.test,
+            symbolic=self.is_symbolic(name(tmp)),
+            call=[gast.Expr(value=call)],
+            python=[python],
+        )
+        return [copy_location_deep(s, node) for s in stmts]
+
+    def _source(self, node: gast.Assert) -> str:
+        """The asserted expression as the user wrote it (from the file), or ''."""
+        lines = linecache.getlines(self.ctx.filename)
+        end = getattr(node, "end_lineno", None)
+        if not lines or end is None or end > len(lines):
+            return ""
+        chunk = [line.encode() for line in lines[node.lineno - 1 : end]]
+        chunk[-1] = chunk[-1][: node.end_col_offset]
+        chunk[0] = chunk[0][node.col_offset :]
+        text = b"".join(chunk).decode(errors="replace")
+        try:
+            stmt = ast.parse(text).body[0]
+        except SyntaxError:
+            return ""
+        if not isinstance(stmt, ast.Assert):
+            return ""
+        return ast.get_source_segment(text, stmt.test) or ""
