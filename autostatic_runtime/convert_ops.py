@@ -12,12 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from autostatic_runtime import dtypes, mode
+from autostatic_runtime.convert_loops import *  # noqa: F403  (``for`` loops: convert_range...)
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.program import Variable
 
 __all__ = [
     "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
     "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined", "unsupported",
+    "convert_range", "convert_enumerate", "convert_zip", "is_symbolic_iterable", "loop_length",
+    "loop_item", "loop_placeholder", "check_loop_list",
 ]  # fmt: skip
 
 
