@@ -12,7 +12,16 @@ from collections.abc import Callable
 from typing import Any
 
 from autostatic_runtime import dtypes, mode
-from autostatic_runtime.convert_loops import *  # noqa: F403  (``for`` loops: convert_range...)
+from autostatic_runtime.convert_loops import (  # ``for`` loops
+    check_loop_list,
+    convert_enumerate,
+    convert_range,
+    convert_zip,
+    is_symbolic_iterable,
+    loop_item,
+    loop_length,
+    loop_placeholder,
+)
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.program import Variable
 
