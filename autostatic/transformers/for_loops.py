@@ -33,8 +33,10 @@ list bound before the loop is reported (not supported yet) instead of silently k
 traced iteration's values.
 
 This pass runs after ``IfElseTransformer`` (its dispatch ``if`` is on a Python bool) and
-before ``WhileTransformer``; it re-runs the dataflow analysis so the generated loops, and
-statements ``IfElseTransformer`` moved into branch functions, have their facts.
+before ``WhileTransformer``. It runs the dataflow analysis again on the functions whose loops
+it rewrote, and on functions with loops that have none yet (branch functions
+``IfElseTransformer`` generated, copies of nested functions), so every loop
+``WhileTransformer`` sees has its facts.
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ import gast
 
 from autostatic import pyct
 from autostatic.pyct import anno
-from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import Transformer, clone
 
@@ -61,17 +62,38 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 class ForTransformer(Transformer):
     """Dual-path ``for`` (see the module docstring)."""
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._functions: list = []  # the enclosing function nodes
+        self.changed: list = []  # functions whose loops were rewritten (to analyze again)
+
     @classmethod
     def transform(cls, node: gast.AST, ctx) -> gast.AST:
         if not any(type(n) is gast.For for n in gast.walk(node)):
             return node
-        reanalyze(node, ctx)  # loops IfElseTransformer cloned into branch functions
-        node = cls(ctx).visit(node)
-        reanalyze(node, ctx)  # the generated while loops
+        self = cls(ctx)
+        node = self.visit(node)
+        for fn in self.changed:  # the generated while loops need their dataflow facts
+            info = pyct.analyze(fn)
+            if fn is node:
+                ctx.info = info
         return node
+
+    def visit_FunctionDef(self, node):
+        if anno.get(node, anno.FUNCTION_INFO, None) is None and _has_loop(node.body):
+            pyct.analyze(node)  # a branch function IfElseTransformer generated
+        self._functions.append(node)
+        try:
+            return super().visit_FunctionDef(node)
+        finally:
+            self._functions.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_For(self, node: gast.For):
         self.generic_visit(node)  # inner loops first
+        if self._functions and self._functions[-1] not in self.changed:
+            self.changed.append(self._functions[-1])
         namer = self.ctx.namer
         it, length, index = namer.new("iter"), namer.new("len"), namer.new("index")
         head = replace("it = iterable", node, it=it, iterable=self._route(node.iter))
@@ -86,10 +108,12 @@ class ForTransformer(Transformer):
             it=it,
             index=index,
         )
+        body, orelse = clone(node.body), clone(node.orelse)
+        analyze_new_functions(body + orelse)  # copies of nested functions lose their facts
         loop = gast.While(
             test=replace("index < length", node, index=index, length=length)[0].value,
-            body=step + clone(node.body),
-            orelse=clone(node.orelse),
+            body=step + body,
+            orelse=orelse,
         )
         symbolic = (
             replace(
@@ -103,7 +127,7 @@ class ForTransformer(Transformer):
             + self._init_target(node, it)
             + self._list_checks(node)
             + replace("index = 0", node, index=index)
-            + [copy_location_deep(loop, node)]
+            + [gast.copy_location(loop, node)]
         )
         node.iter = gast.copy_location(name(it), node.iter)
         dispatch = gast.If(
@@ -111,7 +135,7 @@ class ForTransformer(Transformer):
             body=symbolic,
             orelse=[node],
         )
-        return head + [copy_location_deep(dispatch, node)]
+        return head + [gast.copy_location(dispatch, node)]
 
     # -- the iterable ------------------------------------------------------------------------
     def _route(self, expr: gast.expr) -> gast.expr:
@@ -243,9 +267,23 @@ def _calls(stmts: list) -> list[gast.Call]:
     return found
 
 
-def reanalyze(node: gast.AST, ctx) -> None:
-    """Run the dataflow analyses again on ``node`` and every function inside it."""
-    ctx.info = pyct.analyze(node)
-    for sub in gast.walk(node):
-        if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            pyct.analyze(sub)
+def analyze_new_functions(stmts: list) -> None:
+    """Run the dataflow analyses on the functions in ``stmts`` that have loops but no
+    analysis (copies of nested functions: ``clone`` drops annotations)."""
+    for stmt in stmts:
+        for sub in gast.walk(stmt):
+            if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
+                if anno.get(sub, anno.FUNCTION_INFO, None) is None and _has_loop(sub.body):
+                    pyct.analyze(sub)
+
+
+def _has_loop(stmts: list) -> bool:
+    """Whether ``stmts`` hold a ``for``/``while`` outside nested function and class bodies."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.For, gast.While)):
+            return True
+        if not isinstance(node, _SCOPES):
+            todo.extend(gast.iter_child_nodes(node))
+    return False
