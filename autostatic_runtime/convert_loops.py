@@ -24,6 +24,7 @@ Items are int64 tensors for ranges and enumerate counters, and rows (``x[i]``) f
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from autostatic_runtime import dtypes
@@ -100,12 +101,9 @@ class SymbolicRange(SymbolicIterable):
     __slots__ = ("start", "stop", "step")
     name = "range"
 
-    def __init__(self, start: Any, stop: Any, step: Any, location: tuple | None = None):
-        self.start, self.stop, self.step = (
-            _range_bound(v, n, location) for v, n in ((start, 1), (stop, 2), (step, 3))
-        )
-        if isinstance(self.step, int) and self.step == 0:
-            raise ValueError("range() arg 3 must not be zero")
+    def __init__(self, start: Any, stop: Any, step: Any):
+        """Bounds are Python ints or int64 0-d Variables (see ``convert_range``)."""
+        self.start, self.stop, self.step = start, stop, step
 
     def length(self) -> Variable:
         from autostatic_runtime.ops.elementwise import maximum
@@ -180,9 +178,12 @@ def convert_range(fn: Any, *args: Any) -> Any:
     if not 1 <= len(args) <= 3:
         return fn(*args)  # the builtin's own TypeError
     location = user_location()
-    if len(args) == 1:
-        return SymbolicRange(0, args[0], 1, location)
-    return SymbolicRange(args[0], args[1], args[2] if len(args) == 3 else 1, location)
+    bounds = [_range_bound(a, i, location) for i, a in enumerate(args, start=1)]
+    if len(bounds) == 1:
+        bounds.insert(0, 0)
+    if len(bounds) == 3 and isinstance(bounds[2], int) and bounds[2] == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return SymbolicRange(bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
 
 
 def convert_enumerate(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -316,7 +317,7 @@ def _range_bound(value: Any, index: int, location: tuple | None) -> Any:
 
             value = reshape(value, [])
         return _int64(value)
-    return value.__index__() if not isinstance(value, int) else value  # TypeError as Python's
+    return operator.index(value)  # Python's TypeError for a float or a str
 
 
 def _bind(names: tuple, args: tuple, kwargs: dict) -> dict | None:
