@@ -345,6 +345,34 @@ def test_python_loops_while_tracing_build_no_while_op():
     assert_close(run(program, x), eager(unrolled, x))
 
 
+def weighted_rows(x, w):
+    h = rt.zeros([3])
+    for i, row in enumerate(x):
+        h = rt.tanh(h * w + row * i)
+    return rt.sum(h * h)
+
+
+@settings(max_examples=10, deadline=None)
+@given(values=rows.filter(bool), w=st.floats(-1, 1, width=32))
+def test_gradients_flow_through_a_symbolic_for(values, w):
+    x, wa = as_rows(values), np.array(w, np.float32)
+    main = static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main):
+            xv, wv = static.data("a0", [None, 3], "float32"), static.data("a1", [], "float32")
+            xv.stop_gradient = wv.stop_gradient = False
+            loss = autostatic.convert(weighted_rows)(xv, wv)
+            grads = static.gradients(loss, [xv, wv])
+    finally:
+        rt.disable_static()
+    got = static.Executor().run(main, {"a0": x, "a1": wa}, [loss, *grads])
+    xt, wt = rt.to_tensor(x, stop_gradient=False), rt.to_tensor(wa, stop_gradient=False)
+    eloss = weighted_rows(xt, wt)
+    want = [eloss.numpy(), *(g.numpy() for g in rt.grad(eloss, [xt, wt]))]
+    assert_close([np.asarray(g) for g in got], want)
+
+
 # ---- symbolic: what is not supported (clear errors at the user's line) -------------------------
 
 
