@@ -26,7 +26,9 @@ After (the ``while`` is then made dual-path by ``WhileTransformer``)::
             done = True
 
 ``range``/``enumerate``/``zip`` are routed only where the name is not a local of the
-function; the runtime also checks that the name still means the builtin. A loop target that
+function; the runtime also checks that the name still means the builtin. A loop over an
+iterable that is never symbolic (a list display, a comprehension, ``range(3)``...) is left
+as written. A loop target that
 is read after the loop and may be unbound before it starts from ``loop_placeholder`` (a
 value shaped like the items), so it can be a ``while`` loop variable. ``x.append(...)`` on a
 list bound before the loop is reported (not supported yet) instead of silently keeping one
@@ -92,6 +94,8 @@ class ForTransformer(Transformer):
 
     def visit_For(self, node: gast.For):
         self.generic_visit(node)  # inner loops first
+        if _python_only(node.iter):
+            return node
         if self._functions and self._functions[-1] not in self.changed:
             self.changed.append(self._functions[-1])
         namer = self.ctx.namer
@@ -225,6 +229,34 @@ class ForTransformer(Transformer):
                 where=self.location(call),
             )
         return stmts
+
+
+_DISPLAYS = (
+    gast.List, gast.Tuple, gast.Set, gast.Dict, gast.ListComp, gast.SetComp, gast.DictComp,
+    gast.GeneratorExp, gast.JoinedStr, gast.Constant,
+)  # fmt: skip
+
+
+def _python_only(iterable: gast.expr) -> bool:
+    """An iterable that is never symbolic: a display, a comprehension, a constant, or
+    ``range``/``enumerate``/``zip`` of those and int constants (the loop stays as written)."""
+    if isinstance(iterable, _DISPLAYS):
+        return True
+    if (
+        isinstance(iterable, gast.Call)
+        and isinstance(iterable.func, gast.Name)
+        and iterable.func.id in ROUTED
+        and iterable.args
+        and not iterable.keywords
+    ):
+        return all(_python_only(a) or _int_constant(a) for a in iterable.args)
+    return False
+
+
+def _int_constant(node: gast.expr) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 class _RenameTargets(gast.NodeTransformer):

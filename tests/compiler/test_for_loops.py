@@ -91,6 +91,23 @@ def test_generated_code_keeps_the_users_loop_and_adds_a_while():
     assert "for i in __iter_" in code  # the Python path: the user's loop over the temporary
 
 
+def test_loops_over_iterables_that_are_never_symbolic_stay_as_written():
+    def literal_loops(a):
+        for k in range(3):
+            a += k
+        for w in [1, 2]:
+            a += w
+        for i, c in enumerate("ab"):
+            a += i
+        for v in (x * 2 for x in range(-2, 2)):
+            a += v
+        return a
+
+    code = autostatic.to_code(literal_loops)
+    assert "is_symbolic_iterable" not in code and "for k in range(3):" in code
+    assert autostatic.convert(literal_loops)(1) == literal_loops(1)
+
+
 def test_a_local_named_range_is_not_routed():
     def local_range(n):
         range = list  # noqa: A001
