@@ -98,7 +98,7 @@ def test_loops_over_iterables_that_are_never_symbolic_stay_as_written():
         for w in [1, 2]:
             a += w
         for i, c in enumerate("ab"):
-            a += i
+            a += i * len(c)
         for v in (x * 2 for x in range(-2, 2)):
             a += v
         return a
