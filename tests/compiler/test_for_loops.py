@@ -166,6 +166,40 @@ def test_eager_tensors_are_iterated_by_python_in_the_converted_body(monkeypatch)
     assert got[1:] == want[1:] == (1, 2)
 
 
+def test_runtime_functions_return_the_builtins_results_for_python_values():
+    assert convert_ops.convert_range(range, 1, 9, 3) == range(1, 9, 3)
+    assert list(convert_ops.convert_enumerate(enumerate, "ab", start=4)) == [(4, "a"), (5, "b")]
+    zipped = convert_ops.convert_zip(zip, [1, 2], "xyz")
+    assert type(zipped) is zip and list(zipped) == [(1, "x"), (2, "y")]
+    t = rt.to_tensor([1.0, 2.0])
+    assert type(convert_ops.convert_enumerate(enumerate, t)) is enumerate
+    assert convert_ops.convert_range(lambda *a: ("mine", a), 3) == ("mine", (3,))
+    for value in ([1], "s", t, range(2), {"k": 1}, iter([])):
+        assert not convert_ops.is_symbolic_iterable(value)
+    with pytest.raises(TypeError, match="'float' object cannot be interpreted as an integer"):
+        convert_ops.convert_range(range, 1.5)
+    with pytest.raises(TypeError, match="range expected at least 1 argument"):
+        convert_ops.convert_range(range)
+    with pytest.raises(ValueError, match="must not be zero"):
+        convert_ops.convert_range(range, 0, 3, 0)
+
+
+def test_range_with_a_tensor_bound_checks_the_python_ones_as_python_does():
+    rt.enable_static()
+    try:
+        with static.program_guard(static.Program()):
+            n = static.data("n", [], "int64")
+            assert convert_ops.is_symbolic_iterable(convert_ops.convert_range(range, n))
+            with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
+                convert_ops.convert_range(range, 0, n, 0)
+            with pytest.raises(TypeError, match="'float' object cannot be interpreted"):
+                convert_ops.convert_range(range, 0.5, n)
+            with pytest.raises(StaticBuildError, match="only be iterated by a 'for' statement"):
+                list(convert_ops.convert_range(range, n))
+    finally:
+        rt.disable_static()
+
+
 # ---- symbolic: range -------------------------------------------------------------------------
 
 
