@@ -201,34 +201,47 @@ class ForTransformer(Transformer):
         return stmts
 
     def _list_checks(self, node: gast.For) -> list:
-        """``check_loop_list(xs, 'xs', 'append', where)`` for ``xs.append(...)`` in the body on
-        a variable bound before the loop and not rebound in it."""
+        """``check_loop_list(xs, 'xs', 'append', where)`` for ``xs.append(...)`` (or
+        ``self.xs.append(...)``) in the body on a value bound before the loop and not rebound
+        in it: a list the traced body appends to would hold one iteration's values."""
         body_scope = anno.get(node, anno.BODY_SCOPE, None)
         rebound = set(getattr(body_scope, "modified", ()))
         defined = set(anno.get(node, anno.DEFINED_IN, ()))
         stmts, seen = [], set()
-        for call in _calls(node.body + node.orelse):
+        for call in _calls(node.body):
             func = call.func
-            if not (
-                isinstance(func, gast.Attribute)
-                and func.attr in MUTATORS
-                and isinstance(func.value, gast.Name)
-            ):
+            if not isinstance(func, gast.Attribute) or func.attr not in MUTATORS:
                 continue
-            var = func.value.id
-            if var in seen or var in rebound or var not in defined or not self.is_local(var):
+            dotted = _dotted(func.value)
+            if dotted is None or dotted in seen:
                 continue
-            seen.add(var)
+            root = dotted.split(".")[0]
+            if root in rebound or dotted in rebound:
+                continue
+            if self.is_local(root) and root not in defined:
+                continue
+            seen.add(dotted)
             stmts += replace(
-                "jst.check_loop_list(var, var_name, method, where)",
+                "jst.check_loop_list(value, text, method, where)",
                 call,
                 jst=self.ctx.jst,
-                var=var,
-                var_name=constant(var),
+                value=clone(func.value),
+                text=constant(dotted),
                 method=constant(func.attr),
                 where=self.location(call),
             )
         return stmts
+
+
+def _dotted(node: gast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 _DISPLAYS = (

@@ -459,6 +459,38 @@ def test_list_append_in_a_symbolic_for_is_not_supported_yet():
     assert len(autostatic.convert(collect)(x)) == 2  # eager: as written
 
 
+class Collector:
+    def __init__(self):
+        self.outs = []
+
+    def run(self, x):
+        for row in x:
+            self.outs.append(row)
+        return x
+
+
+def test_appending_to_an_attribute_list_is_not_supported_yet_either():
+    with pytest.raises(StaticBuildError, match=r"'self.outs.append\(...\)' inside a 'for'"):
+        build(Collector().run, ROWS)
+
+
+def test_lists_built_inside_the_body_or_in_the_else_are_fine():
+    def fine(x):
+        s = rt.zeros([3])
+        log = []
+        for row in x:
+            parts = []
+            parts.append(row)
+            s = s + parts[0]
+        else:
+            log.append("done")
+        return s
+
+    program = build(fine, ROWS)
+    x = np.ones((4, 3), np.float32)
+    assert_close(run(program, x), eager(fine, x))
+
+
 def break_in_loop(n):
     s = rt.full([], 0, "int64")
     for i in range(n):
