@@ -341,6 +341,22 @@ def test_nested_for_loops_are_nested_while_ops(values, n):
     assert_close(run(program, x, k), eager(nested, x, k))
 
 
+def triangle(n):
+    s = rt.full([], 0, "int64")
+    for i in range(n):
+        for j in range(i, 0, -1):  # bounds from the outer loop's target
+            s = s + i * j
+    return s
+
+
+def test_an_inner_range_bounded_by_the_outer_target():
+    program = build(triangle, SCALAR_INT)
+    assert op_types(program).count("while") == 2
+    for n in range(6):
+        want = sum(i * j for i in range(n) for j in range(i, 0, -1))
+        assert int(run(program, np.array(n, np.int64))[0]) == want
+
+
 def for_in_tensor_if(x, n):
     s = rt.sum(x, axis=0)
     if rt.mean(x) > 0:
