@@ -440,6 +440,44 @@ def test_gradients_flow_through_a_symbolic_for(values, w):
     assert_close([np.asarray(g) for g in got], want)
 
 
+class TinyRNN(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.cell = rt.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = rt.zeros([1, 3])
+        for row in x:
+            h = rt.tanh(self.cell(rt.concat([rt.unsqueeze(row, 0), h], axis=1)))
+        return rt.sum(h * h)
+
+
+def test_parameter_gradients_through_an_rnn_over_tensor_rows():
+    rt.seed(0)
+    net = TinyRNN()
+    x = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+    main, startup = static.Program(), static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main, startup):
+            xv = static.data("x", [None, 3], "float32")
+            loss = autostatic.convert(net.forward)(xv)
+            pairs = static.append_backward(loss)
+    finally:
+        rt.disable_static()
+    assert "while" in op_types((main, []))
+    exe = static.Executor()
+    exe.run(startup)
+    got = exe.run(main, {"x": x}, [loss] + [g for _, g in pairs])
+    eager_loss = net(rt.to_tensor(x))
+    eager_loss.backward()
+    grads = {p.name: p.grad.numpy() for p in net.parameters()}
+    assert_close([np.asarray(got[0])], [eager_loss.numpy()])
+    assert len(pairs) == 2
+    for (param, _), g in zip(pairs, got[1:]):
+        np.testing.assert_allclose(g, grads[param.name], rtol=1e-5, atol=1e-6)
+
+
 # ---- symbolic: what is not supported (clear errors at the user's line) -------------------------
 
 
