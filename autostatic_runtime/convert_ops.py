@@ -24,6 +24,17 @@ from autostatic_runtime.convert_builtins import (  # builtins in converted code
     convert_shape,
     convert_var_dtype,
 )
+from autostatic_runtime.convert_loops import (  # ``for`` loops
+    check_loop_list,
+    convert_enumerate,
+    convert_range,
+    convert_zip,
+    is_symbolic_iterable,
+    loop_continues,
+    loop_item,
+    loop_length,
+    loop_placeholder,
+)
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.control_flow import PLACEHOLDER
 from autostatic_runtime.static.program import Variable
@@ -34,6 +45,8 @@ __all__ = [
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_shape", "convert_isinstance",
+    "convert_range", "convert_enumerate", "convert_zip", "is_symbolic_iterable", "loop_length", "loop_continues",
+    "loop_item", "loop_placeholder", "check_loop_list",
 ]  # fmt: skip
 
 

@@ -395,6 +395,155 @@ def exception_after_branch_assignment(a, b):
     return y
 
 
+# ---- for loops ---------------------------------------------------------------------------
+
+
+def for_range_forms(a, b):
+    step = b % 5 - 2 or 3  # negative, positive; never 0
+    seen = []
+    for i in range(a % 9):
+        seen.append(i)
+    for j in range(b, a, step):
+        seen.append(j)
+    for k in range(a, b):
+        if k > a + 4:
+            break
+    return seen, j, k  # UnboundLocalError when a range is empty, as in Python
+
+
+def for_range_errors(a, b):
+    total = 0
+    for i in range(a, b, a % 3):  # ValueError when the step is 0
+        total += i
+    for j in range(a / 2 if b > 0 else a):  # TypeError for a float
+        total += j
+    return total
+
+
+def for_enumerate_zip_targets(a, b):
+    xs = [a, b, a + b, a - b]
+    ys = "wxyz"[: abs(b) % 5]
+    out = []
+    for i, (x, y) in enumerate(zip(xs, ys), start=a % 4):
+        out.append((i, x, y))
+    for n, *rest in [(a, b, 1), (b, a)]:
+        out.append((n, rest))
+    for pair in zip(xs, range(abs(a) % 6), strict=False):
+        out.append(pair)
+    return out
+
+
+def for_else_break_continue(a, b):
+    found = None
+    for i in range(abs(a) % 12):
+        if i % 3 == 1:
+            continue
+        if i == abs(b) % 7:
+            found = i
+            break
+    else:
+        found = "none"
+    for _j in []:
+        pass
+    else:
+        found = (found, "empty-else")
+    return found, i  # i unbound when the first loop does not run
+
+
+def _counted(items):
+    global COUNTER
+    COUNTER += 1
+    return items
+
+
+def for_iterable_once_generators_dicts(a, b):
+    total = 0
+    for v in _counted(x * a for x in range(abs(b) % 5)):  # a generator, evaluated once
+        total += v
+    d = {"p": a, "q": b}
+    for key in d:
+        total += d[key]
+    for key, value in d.items():
+        total += len(key) * value
+    for ch in "ab" * (abs(a) % 3):
+        total += ord(ch)
+    it = iter([a, b, a * b])
+    for first in it:  # the loop and the body share one iterator
+        total += next(it, 0) - first
+    return total, key, value
+
+
+def for_mutating_list_and_targets(a, b):
+    items = [a, b]
+    for x in items:  # the list grows while it is iterated
+        if len(items) < 6:
+            items.append(x + 1)
+    box = {}
+    holder = type("Holder", (), {})()
+    for box["k"] in range(abs(a) % 3 + 1):
+        pass
+    for holder.attr in (b, a):
+        pass
+    return items, box, holder.attr
+
+
+def for_shadowed_builtins(a, b):
+    def range(n):  # a local named range: not the builtin
+        return [n, n]
+
+    out = [i for i in range(a)]
+    for i in range(b):
+        out.append(i)
+
+    def enumerate(xs, start=0):
+        return [(start, x) for x in xs][:1]
+
+    for i, x in enumerate([a, b], start=5):
+        out.append((i, x))
+    return out
+
+
+def for_closure_shadowed_zip(a, b):
+    zip = lambda *xs: [xs]  # noqa: E731  (a local the nested function reads)
+
+    def inner():
+        out = []
+        for pair in zip(a, b):
+            out.append(pair)
+        return out
+
+    return inner()
+
+
+def for_nested_loops_and_yield(a, b):
+    def pairs(n):
+        for i in range(n):
+            for j in range(i):
+                if (i + j) % 3 == 0:
+                    continue
+                yield i, j
+
+    total = 0
+    for i, j in pairs(abs(a) % 7):
+        total += i * j - b
+    return total, list(pairs(abs(b) % 4))
+
+
+def for_exception_in_body(a, b):
+    results = []
+    for i in range(abs(a) % 6):
+        try:
+            results.append(b // (i - 2))
+        except ZeroDivisionError:
+            results.append("div0")
+        finally:
+            results.append(i)
+    for i in range(3):
+        if i == abs(b) % 5:
+            raise KeyError(i)
+    return results
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -405,4 +554,8 @@ PROGRAMS = [
     closure_sees_branch_update, exception_after_branch_assignment,
     chained_comparisons, builtins_on_python_values, asserts, shape_attribute, printing,
     shadowed_builtins,
+    string_and_list_values, zero_arg_super, for_range_forms, for_range_errors,
+    for_enumerate_zip_targets, for_else_break_continue, for_iterable_once_generators_dicts,
+    for_mutating_list_and_targets, for_shadowed_builtins, for_closure_shadowed_zip,
+    for_nested_loops_and_yield, for_exception_in_body,
 ]  # fmt: skip

@@ -49,6 +49,7 @@ DECORATORS = "decorators"  # FunctionDef parsed by parser: tuple of its decorato
 IS_DECORATOR = "is_decorator"  # True on each such decorator expression
 FUNCTION_INFO = "function_info"  # function node: the analyze() FunctionInfo
 GENERATED = "generated"  # FunctionDef the converter made (branch/loop functions)
+BREAK_CHECK = "break_check"  # the `if <flag> is True: break` ending a lowered for body: flag
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
 
 

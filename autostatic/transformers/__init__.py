@@ -10,6 +10,7 @@ from autostatic.transformers.builtin_calls import BuiltinCallTransformer
 from autostatic.transformers.calls import CallTransformer
 from autostatic.transformers.comparisons import ComparisonTransformer
 from autostatic.transformers.early_return import ReturnTransformer
+from autostatic.transformers.for_loops import ForTransformer
 from autostatic.transformers.ifelse import IfElseTransformer
 from autostatic.transformers.logical import LogicalTransformer
 from autostatic.transformers.loops import WhileTransformer
@@ -17,7 +18,8 @@ from autostatic.transformers.shapes import ShapeTransformer
 
 # comparisons before logical (it makes their ``and`` dual-path); shapes early (the tree is
 # smallest before if/while duplicate it); builtins after calls (they keep its ``convert_call``
-# as the fallback); asserts last (their ``if`` is final code)
+# as the fallback); for loops after if/else (their dispatch ``if`` tests a Python bool) and
+# before while (which converts the ``while`` they make); asserts last (their ``if`` is final)
 PIPELINE = (
     ReturnTransformer,
     BreakContinueTransformer,
@@ -25,6 +27,7 @@ PIPELINE = (
     ShapeTransformer,
     LogicalTransformer,
     IfElseTransformer,
+    ForTransformer,  # after IfElse (its dispatch `if` is on a Python bool), before While
     WhileTransformer,
     CallTransformer,
     BuiltinCallTransformer,
@@ -38,6 +41,7 @@ __all__ = [
     "BuiltinCallTransformer",
     "CallTransformer",
     "ComparisonTransformer",
+    "ForTransformer",
     "IfElseTransformer",
     "LogicalTransformer",
     "ReturnTransformer",

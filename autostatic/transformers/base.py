@@ -23,6 +23,7 @@ class Context:
     info: Any = None  # pyct FunctionInfo
     notes: list = field(default_factory=list)
     jump_flags: set = field(default_factory=set)  # flags the lowering passes set on a jump
+    temporaries: set = field(default_factory=set)  # walrus temporaries: set, then read at once
 
 
 class Transformer(gast.NodeTransformer):
@@ -96,6 +97,13 @@ class Transformer(gast.NodeTransformer):
         return True
 
     # -- helpers ---------------------------------------------------------------------------
+    def temporary(self, prefix: str) -> str:
+        """A new name for a value an expression binds (``:=``) and reads right away: never
+        a branch output or a loop variable."""
+        tmp = self.ctx.namer.new(prefix)
+        self.ctx.temporaries.add(tmp)
+        return tmp
+
     def jst(self, attr: str) -> gast.Attribute:
         return gast.Attribute(value=name(self.ctx.jst), attr=attr, ctx=gast.Load())
 

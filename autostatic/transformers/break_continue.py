@@ -106,7 +106,9 @@ class BreakContinueTransformer(Transformer):
         if brk:
             guard = replace("if not flag:\n    body", node, flag=brk, body=body)
             anno.set(guard[0], anno.JUMP_GUARD, True)
-            body = guard + replace("if flag is True:\n    break", node, flag=brk)
+            check = replace("if flag is True:\n    break", node, flag=brk)
+            anno.set(check[0], anno.BREAK_CHECK, brk)  # a for made a while drops it (below)
+            body = guard + check
             head = replace("flag = False", node, flag=brk)
             if node.orelse:
                 tail = replace("if not flag:\n    orelse", node, flag=brk, orelse=node.orelse)

@@ -75,7 +75,7 @@ class ComparisonTransformer(Transformer):
                 links.append(gast.Compare(left=left, ops=[op], comparators=[right]))
                 left = _copy(right)
             elif i < last:  # a middle operand: evaluate once, reuse in the next link
-                tmp = self.ctx.namer.new("cmp")
+                tmp = self.temporary("cmp")
                 target = gast.Name(id=tmp, ctx=gast.Store(), annotation=None, type_comment=None)
                 right_expr = gast.NamedExpr(target=target, value=right)
                 links.append(gast.Compare(left=left, ops=[op], comparators=[right_expr]))

@@ -97,6 +97,8 @@ class IfElseTransformer(Transformer):
 
     def visit_If(self, node: gast.If):
         self.generic_visit(node)  # inner statements first: they are dual-path already
+        if anno.get(node, anno.BREAK_CHECK, None):  # `if <flag> is True: break`: Python bool
+            return node
         pred = self.ctx.namer.new("pred")
         head = replace("pred = test", node.test, pred=pred, test=node.test)
         symbolic, shared = self._symbolic_path(node, pred)
@@ -119,7 +121,8 @@ class IfElseTransformer(Transformer):
         body_scope = anno.get(node, anno.BODY_SCOPE)
         orelse_scope = anno.get(node, anno.ORELSE_SCOPE)
         test_scope = anno.get(node, anno.TEST_SCOPE, None)
-        modified = names_in(body_scope, "modified") | names_in(orelse_scope, "modified")
+        temps = self.ctx.temporaries
+        modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
         attrs = sorted(modified - bare(modified))
         outer = sorted(m for m in bare(modified) if not self.is_local(m))
         if attrs or outer:
@@ -135,7 +138,7 @@ class IfElseTransformer(Transformer):
         maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
         defined = set(anno.get(node, anno.DEFINED_IN)) | tested
         outputs = sorted(m for m in modified if m in live_out)
-        reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read"))
+        reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read")) - temps
         inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
         fns = []
         guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped

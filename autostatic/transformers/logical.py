@@ -43,7 +43,7 @@ class LogicalTransformer(Transformer):
         return node
 
     def _temp(self, value: gast.expr):
-        tmp = self.ctx.namer.new("v")
+        tmp = self.temporary("v")
         walrus = gast.NamedExpr(
             target=gast.Name(id=tmp, ctx=gast.Store(), annotation=None, type_comment=None),
             value=value,

@@ -96,7 +96,8 @@ class WhileTransformer(Transformer):
             ), False
         body_scope = anno.get(node, anno.BODY_SCOPE)
         test_scope = anno.get(node, anno.TEST_SCOPE, None)
-        modified = names_in(body_scope, "modified") | names_in(test_scope, "modified")
+        temps = self.ctx.temporaries
+        modified = (names_in(body_scope, "modified") | names_in(test_scope, "modified")) - temps
         attrs = sorted(modified - bare(modified))
         outer = sorted(m for m in bare(modified) if not self.is_local(m))
         if attrs or outer:
@@ -107,7 +108,7 @@ class WhileTransformer(Transformer):
             ), False
         live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
         loop_vars = sorted(m for m in modified if m in live)
-        reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read"))
+        reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read")) - temps
         consts = sorted(n for n in reads - modified if self.is_local(n))  # body temporaries
         # (assigned before they are read in every iteration) stay local to the body
         params = loop_vars + consts

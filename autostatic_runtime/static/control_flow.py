@@ -327,11 +327,12 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
     init = [_to_var(parent, program, v) for v in leaves]
     shapes = [list(v._shape) for v in init]
     body_loc = _fn_location(body_fn)
+    stops = [v.stop_gradient for v in init]
     for _attempt in range(8):
         first_block = len(program.blocks)
-        cblock, cparams, cout = _trace_loop_block(program, cond_fn, init, shapes, structure)
+        cblock, cparams, cout = _trace_loop_block(program, cond_fn, init, shapes, structure, stops)
         bblock, bparams, bouts = _trace_loop_block(
-            program, body_fn, init, shapes, structure, is_body=True
+            program, body_fn, init, shapes, structure, stops, is_body=True
         )
         out_leaves, out_struct = flatten(bouts)
         if _erase_sequence_kind(out_struct) != _erase_sequence_kind(structure):
@@ -342,10 +343,12 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
             )
         body_vars = [_to_var(bblock, program, v) for v in out_leaves]
         relaxed = _relax(init, body_vars, shapes, body_loc)
-        if relaxed == shapes:
+        # a loop var that starts constant but takes a gradient in the body must carry it
+        flowing = [s and b.stop_gradient for s, b in zip(stops, body_vars)]
+        if relaxed == shapes and flowing == stops:
             break
-        del program.blocks[first_block:]  # retrace with the relaxed shapes
-        shapes = relaxed
+        del program.blocks[first_block:]  # retrace with the relaxed shapes / gradient flags
+        shapes, stops = relaxed, flowing
     cvar = cout[0] if isinstance(cout, list) else cout
     if not isinstance(cvar, Variable):
         raise StaticBuildError(
@@ -385,14 +388,12 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
     return list(unflatten(structure, outs))
 
 
-def _trace_loop_block(program, fn, init, shapes, structure, is_body=False):
+def _trace_loop_block(program, fn, init, shapes, structure, stops, is_body=False):
     block = program._create_block()
     try:
         params = [
-            block.create_var(
-                program.unique_name("loop_var"), s, v.dtype, stop_gradient=v.stop_gradient
-            )
-            for v, s in zip(init, shapes)
+            block.create_var(program.unique_name("loop_var"), s, v.dtype, stop_gradient=stop)
+            for v, s, stop in zip(init, shapes, stops)
         ]
         args = unflatten(structure, params)
         out = fn(*args)

@@ -244,3 +244,20 @@ def test_deeply_nested_control_flow_runs():
     np.testing.assert_allclose(got[0], want[0])
     np.testing.assert_allclose(got[1], want[1])
     assert main.num_blocks > 5
+
+
+def test_a_loop_var_starting_constant_carries_gradients_from_the_body():
+    """``h = zeros; while ...: h = h + x[i]``: the carried h needs the gradient of x."""
+
+    def fn(x):
+        def body(i, h):
+            return i + 1, h + x[i] * 2.0
+
+        n = rt.shape(x)[0]
+        _, h = while_loop(lambda i, h: i < n, body, [rt.full([], 0, "int64"), rt.zeros([3])])
+        return h
+
+    x = np.arange(9, dtype=np.float32).reshape(3, 3)
+    (out, grad), _ = run_static(fn, x, grad_of=[0])
+    np.testing.assert_allclose(out, x.sum(0) * 2)
+    np.testing.assert_allclose(grad, np.full((3, 3), 2.0))

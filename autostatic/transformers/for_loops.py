@@ -1,0 +1,342 @@
+"""``for`` loops: the user's loop for Python values, an index-driven ``while`` when symbolic.
+
+Before::
+
+    for i, row in enumerate(x):
+        s = s + row * i
+    else:
+        done = True
+
+After (the ``while`` is then made dual-path by ``WhileTransformer``)::
+
+    __iter_0 = _jst.convert_enumerate(enumerate, x)   # the iterable, evaluated once
+    if _jst.is_symbolic_iterable(__iter_0):           # a tensor, or enumerate/zip/range of one
+        __len_1 = _jst.loop_length(__iter_0, where)   # an int64 Variable
+        __index_2 = 0
+        while __index_2 < __len_1:                    # symbolic test: a while op
+            i, row = _jst.loop_item(__iter_0, __index_2)
+            __index_2 = __index_2 + 1                 # before the body: `continue` still steps
+            s = s + row * i
+        else:
+            done = True
+    else:
+        for i, row in __iter_0:                       # exactly the user's loop
+            s = s + row * i
+        else:
+            done = True
+
+``range``/``enumerate``/``zip`` are routed only where the name is not a local of the
+function; the runtime also checks that the name still means the builtin. A loop over an
+iterable that is never symbolic (a list display, a comprehension, ``range(3)``...) is left
+as written. A loop target that
+is read after the loop and may be unbound before it starts from ``loop_placeholder`` (a
+value shaped like the items), so it can be a ``while`` loop variable. ``x.append(...)`` on a
+list bound before the loop is reported (not supported yet) instead of silently keeping one
+traced iteration's values.
+
+This pass runs after ``IfElseTransformer`` (its dispatch ``if`` is on a Python bool) and
+before ``WhileTransformer``. It runs the dataflow analysis again on the functions whose loops
+it rewrote, and on functions with loops that have none yet (branch functions
+``IfElseTransformer`` generated, copies of nested functions), so every loop
+``WhileTransformer`` sees has its facts.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autostatic import pyct
+from autostatic.pyct import anno
+from autostatic.pyct.templates import constant, name, replace
+from autostatic.transformers.base import Transformer, clone
+
+#: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
+ROUTED = {"range": "convert_range", "enumerate": "convert_enumerate", "zip": "convert_zip"}
+
+#: Methods that mutate a Python container in place (rejected in a symbolic ``for``).
+MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "add", "update", "setdefault"}
+)
+
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+
+
+class ForTransformer(Transformer):
+    """Dual-path ``for`` (see the module docstring)."""
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._functions: list = []  # the enclosing function nodes
+        self.changed: list = []  # functions whose loops were rewritten (to analyze again)
+
+    @classmethod
+    def transform(cls, node: gast.AST, ctx) -> gast.AST:
+        if not any(type(n) is gast.For for n in gast.walk(node)):
+            return node
+        self = cls(ctx)
+        node = self.visit(node)
+        for fn in self.changed:  # the generated while loops need their dataflow facts
+            info = pyct.analyze(fn)
+            if fn is node:
+                ctx.info = info
+        return node
+
+    def visit_FunctionDef(self, node):
+        if anno.get(node, anno.FUNCTION_INFO, None) is None and _has_loop(node.body):
+            pyct.analyze(node)  # a branch function IfElseTransformer generated
+        self._functions.append(node)
+        try:
+            return super().visit_FunctionDef(node)
+        finally:
+            self._functions.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_For(self, node: gast.For):
+        self.generic_visit(node)  # inner loops first
+        if _python_only(node.iter):
+            return node
+        if self._functions and self._functions[-1] not in self.changed:
+            self.changed.append(self._functions[-1])
+        namer = self.ctx.namer
+        it, length, index = namer.new("iter"), namer.new("len"), namer.new("index")
+        head = replace("it = iterable", node, it=it, iterable=self._route(node.iter))
+        step = replace(
+            """
+            target = jst.loop_item(it, index)
+            index = index + 1
+            """,
+            node,
+            target=clone(node.target),
+            jst=self.ctx.jst,
+            it=it,
+            index=index,
+        )
+        body, orelse = clone(node.body), clone(node.orelse)
+        analyze_new_functions(body + orelse)  # copies of nested functions lose their facts
+        test = replace("index < length", node, index=index, length=length)[0].value
+        for stmt in [s for s in body if anno.get(s, anno.BREAK_CHECK, None)]:
+            body.remove(stmt)  # a lowered `break`: the while's test stops at the flag
+            flag = anno.get(stmt, anno.BREAK_CHECK)
+            test = replace(
+                "jst.loop_continues(flag, index, length)",
+                node,
+                jst=self.ctx.jst,
+                flag=flag,
+                index=index,
+                length=length,
+            )[0].value
+        loop = gast.While(test=test, body=step + body, orelse=orelse)
+        symbolic = (
+            replace(
+                "length = jst.loop_length(it, where)",
+                node,
+                length=length,
+                jst=self.ctx.jst,
+                it=it,
+                where=self.location(node),
+            )
+            + self._init_target(node, it)
+            + self._list_checks(node)
+            + replace("index = 0", node, index=index)
+            + [gast.copy_location(loop, node)]
+        )
+        node.iter = gast.copy_location(name(it), node.iter)
+        dispatch = gast.If(
+            test=replace("jst.is_symbolic_iterable(it)", node, jst=self.ctx.jst, it=it)[0].value,
+            body=symbolic,
+            orelse=[node],
+        )
+        return head + [gast.copy_location(dispatch, node)]
+
+    # -- the iterable ------------------------------------------------------------------------
+    def _route(self, expr: gast.expr) -> gast.expr:
+        """``range(a)`` -> ``_jst.convert_range(range, a)``; into enumerate/zip arguments."""
+        if not (
+            isinstance(expr, gast.Call)
+            and isinstance(expr.func, gast.Name)
+            and expr.func.id in ROUTED
+            and not self._bound_here(expr.func.id)
+        ):
+            return expr
+        kind = expr.func.id
+        args = list(expr.args)
+        if kind == "zip":
+            args = [self._route(a) for a in args]
+        elif kind == "enumerate" and args and not isinstance(args[0], gast.Starred):
+            args[0] = self._route(args[0])
+        call = gast.Call(
+            func=self.jst(ROUTED[kind]), args=[expr.func] + args, keywords=expr.keywords
+        )
+        return gast.copy_location(call, expr)
+
+    def _bound_here(self, symbol: str) -> bool:
+        info = self.ctx.info
+        return info is not None and (
+            symbol in info.locals or symbol in info.globals or symbol in info.nonlocals
+        )
+
+    # -- the symbolic path -----------------------------------------------------------------
+    def _init_target(self, node: gast.For, it: str) -> list:
+        """Bind target names read after the loop that may be unbound before it."""
+        live = set(anno.get(node, anno.LIVE_OUT, ()))
+        defined = set(anno.get(node, anno.DEFINED_IN, ()))
+        maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN, ()))
+        names = _store_names(node.target)
+        needed = [n for n in names if n in live and n not in defined]
+        if not needed:
+            return []
+        temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
+        target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(clone(node.target))
+        stmts = replace(
+            "target = jst.loop_placeholder(it)", node, target=target, jst=self.ctx.jst, it=it
+        )
+        for n in needed:
+            if n in maybe:  # bound on some paths: keep its value there, as Python would
+                stmts += replace(
+                    """
+                    try:
+                        n
+                    except NameError:
+                        n = temp
+                    """,
+                    node,
+                    n=n,
+                    temp=temps[n],
+                )
+            else:
+                stmts += replace("n = temp", node, n=n, temp=temps[n])
+        return stmts
+
+    def _list_checks(self, node: gast.For) -> list:
+        """``check_loop_list(xs, 'xs', 'append', where)`` for ``xs.append(...)`` (or
+        ``self.xs.append(...)``) in the body on a value bound before the loop and not rebound
+        in it: a list the traced body appends to would hold one iteration's values."""
+        body_scope = anno.get(node, anno.BODY_SCOPE, None)
+        rebound = set(getattr(body_scope, "modified", ()))
+        defined = set(anno.get(node, anno.DEFINED_IN, ()))
+        stmts, seen = [], set()
+        for call in _calls(node.body):
+            func = call.func
+            if not isinstance(func, gast.Attribute) or func.attr not in MUTATORS:
+                continue
+            dotted = _dotted(func.value)
+            if dotted is None or dotted in seen:
+                continue
+            root = dotted.split(".")[0]
+            if root in rebound or dotted in rebound:
+                continue
+            if self.is_local(root) and root not in defined:
+                continue
+            seen.add(dotted)
+            stmts += replace(
+                "jst.check_loop_list(value, text, method, where)",
+                call,
+                jst=self.ctx.jst,
+                value=clone(func.value),
+                text=constant(dotted),
+                method=constant(func.attr),
+                where=self.location(call),
+            )
+        return stmts
+
+
+def _dotted(node: gast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts = []
+    while isinstance(node, gast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, gast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+_DISPLAYS = (
+    gast.List, gast.Tuple, gast.Set, gast.Dict, gast.ListComp, gast.SetComp, gast.DictComp,
+    gast.GeneratorExp, gast.JoinedStr, gast.Constant,
+)  # fmt: skip
+
+
+def _python_only(iterable: gast.expr) -> bool:
+    """An iterable that is never symbolic: a display, a comprehension, a constant, or
+    ``range``/``enumerate``/``zip`` of those and int constants (the loop stays as written)."""
+    if isinstance(iterable, _DISPLAYS):
+        return True
+    if (
+        isinstance(iterable, gast.Call)
+        and isinstance(iterable.func, gast.Name)
+        and iterable.func.id in ROUTED
+        and iterable.args
+        and not iterable.keywords
+    ):
+        return all(_python_only(a) or _int_constant(a) for a in iterable.args)
+    return False
+
+
+def _int_constant(node: gast.expr) -> bool:
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+class _RenameTargets(gast.NodeTransformer):
+    """A target with each name in ``temps`` renamed and every other binding discarded."""
+
+    def __init__(self, temps: dict[str, str], unused: str):
+        self.temps, self.unused = temps, unused
+
+    def visit_Name(self, node: gast.Name):
+        return gast.copy_location(name(self.temps.get(node.id, self.unused), store=True), node)
+
+    def visit_Attribute(self, node):
+        return gast.copy_location(name(self.unused, store=True), node)
+
+    visit_Subscript = visit_Attribute
+
+
+def _store_names(target: gast.AST) -> list[str]:
+    out = []
+    for sub in gast.walk(target):
+        if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store) and sub.id not in out:
+            out.append(sub.id)
+    return out
+
+
+def _calls(stmts: list) -> list[gast.Call]:
+    """Calls in ``stmts``, outside nested function and class bodies."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, _SCOPES):
+            return
+        if isinstance(node, gast.Call):
+            found.append(node)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    for stmt in stmts:
+        visit(stmt)
+    return found
+
+
+def analyze_new_functions(stmts: list) -> None:
+    """Run the dataflow analyses on the functions in ``stmts`` that have loops but no
+    analysis (copies of nested functions: ``clone`` drops annotations)."""
+    for stmt in stmts:
+        for sub in gast.walk(stmt):
+            if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
+                if anno.get(sub, anno.FUNCTION_INFO, None) is None and _has_loop(sub.body):
+                    pyct.analyze(sub)
+
+
+def _has_loop(stmts: list) -> bool:
+    """Whether ``stmts`` hold a ``for``/``while`` outside nested function and class bodies."""
+    todo = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.For, gast.While)):
+            return True
+        if not isinstance(node, _SCOPES):
+            todo.extend(gast.iter_child_nodes(node))
+    return False
