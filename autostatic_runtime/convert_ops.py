@@ -45,8 +45,8 @@ __all__ = [
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_shape", "convert_isinstance",
-    "convert_range", "convert_enumerate", "convert_zip", "is_symbolic_iterable", "loop_length", "loop_continues",
-    "loop_item", "loop_placeholder", "check_loop_list",
+    "convert_range", "convert_enumerate", "convert_zip", "is_symbolic_iterable", "loop_length",
+    "loop_continues", "loop_item", "loop_placeholder", "check_loop_list",
 ]  # fmt: skip
 
 
