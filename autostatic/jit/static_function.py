@@ -98,8 +98,17 @@ class StaticFunction:
     def _converted_function(self) -> Callable:
         if self._converted is None:
             from autostatic.api import convert  # the converter (gast) only when tracing
+            from autostatic.pyct.errors import SourceUnavailableError
 
-            self._converted = convert(self._function)
+            try:
+                self._converted = convert(self._function)
+            except SourceUnavailableError as exc:
+                warnings.warn(
+                    f"to_static: {exc}; it is traced as written, so a tensor-dependent "
+                    "if/while in it cannot become a cond/while op",
+                    stacklevel=4,
+                )
+                self._converted = self._function
         return self._converted
 
     @property
