@@ -117,8 +117,7 @@ def _key_part(value: Any, spec: Any, where: str, notes: list) -> Any:
         return (
             dict,
             tuple(
-                (k, _key_part(v, specs.get(k), f"{where}[{k!r}]", notes))
-                for k, v in value.items()
+                (k, _key_part(v, specs.get(k), f"{where}[{k!r}]", notes)) for k, v in value.items()
             ),
         )
     if isinstance(value, rt.nn.Layer):
@@ -145,9 +144,7 @@ def build_key(
     for i, a in enumerate(args):
         where = f"argument {names[i] if i < len(names) else i!r}"
         parts.append(_key_part(a, specs[i] if i < len(specs) else None, where, notes))
-    kw = tuple(
-        sorted((k, _key_part(v, None, f"argument {k!r}", notes)) for k, v in kwargs.items())
-    )
+    kw = tuple(sorted((k, _key_part(v, None, f"argument {k!r}", notes)) for k, v in kwargs.items()))
     return (tuple(parts), kw, training), notes
 
 

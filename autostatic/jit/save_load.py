@@ -32,8 +32,10 @@ def save(layer_or_function: Any, path: str | os.PathLike, input_spec: Any = None
     layer = target if isinstance(target, rt.nn.Layer) else None
     if layer is not None:
         fn = layer.forward
-        sf = fn if isinstance(fn, StaticFunction) else StaticFunction(
-            fn.__func__, None, True, instance=layer
+        sf = (
+            fn
+            if isinstance(fn, StaticFunction)
+            else StaticFunction(fn.__func__, None, True, instance=layer)
         )
     elif isinstance(target, StaticFunction):
         sf = target

@@ -196,7 +196,10 @@ def decode_structure(data: Any, leaves: Any, n_outputs: int, path: str = "model"
         if isinstance(s, dict) and len(s) == 1:
             ((kind, items),) = s.items()
             if kind in ("list", "tuple") and isinstance(items, list):
-                return (list if kind == "list" else tuple, tuple(build(x, depth + 1) for x in items))
+                return (
+                    list if kind == "list" else tuple,
+                    tuple(build(x, depth + 1) for x in items),
+                )
             if kind == "dict" and isinstance(items, list):
                 if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
                            for p in items):  # fmt: skip

@@ -98,7 +98,7 @@ def loads(data: bytes, what: str = "weights file") -> dict[str, np.ndarray]:
         out[name] = arr
         spans.append(span)
     spans.sort()
-    for (b0, e0), (b1, _e1) in zip(spans, spans[1:]):
+    for (_b0, e0), (b1, _e1) in zip(spans, spans[1:]):
         if b1 < e0:
             raise ProgramFormatError(f"{what}: tensors overlap in the file")
     return out
@@ -111,9 +111,7 @@ def _read_entry(name: str, entry: Any, body: memoryview, what: str):
     if dtype is None:
         raise ProgramFormatError(f"{what}: {name!r} has unknown dtype {entry.get('dtype')!r}")
     shape = entry.get("shape")
-    if not isinstance(shape, list) or not all(
-        type(d) is int and 0 <= d < 2**40 for d in shape
-    ):
+    if not isinstance(shape, list) or not all(type(d) is int and 0 <= d < 2**40 for d in shape):
         raise ProgramFormatError(f"{what}: {name!r} has a bad shape {shape!r}")
     offsets = entry.get("data_offsets")
     if (

@@ -74,9 +74,7 @@ class ProgramRunner:
         self.param_tensors = list(params.values())
         self.written = sorted(_written_persistables(program) & set(params))
         out_vars = [block.var(n) for n in self.outputs]
-        self.diff_outputs = tuple(
-            not v.stop_gradient and v.dtype.is_floating for v in out_vars
-        )
+        self.diff_outputs = tuple(not v.stop_gradient and v.dtype.is_floating for v in out_vars)
         self._infer: dict[str, Any] = {}
         self._train: dict[tuple, _TrainProgram] = {}
         self._float_inputs = tuple(block.var(n).dtype.is_floating for n in self.inputs)
@@ -84,9 +82,7 @@ class ProgramRunner:
     # -- running -------------------------------------------------------------------------------
     def __call__(self, inputs: Sequence[Any]) -> list[Tensor]:
         arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
-        backend = (
-            backends.backend_of(arrays[0]) if arrays else backends.current_backend()
-        )
+        backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
         params = self.param_tensors
         scope = {name: t._data for name, t in zip(self.param_names, params)}
         mask = None
@@ -190,9 +186,9 @@ class _TrainProgram:
         self.saved_names = list(saved)
         self.program = program
         self.block1 = gb
-        self.op = _RunProgramOp(self, frozenset(
-            i for i, d in enumerate(runner.diff_outputs) if not d
-        ))
+        self.op = _RunProgramOp(
+            self, frozenset(i for i, d in enumerate(runner.diff_outputs) if not d)
+        )
         self._fwd: dict[str, Any] = {}
         self._bwd: dict[str, Any] = {}
 
@@ -228,9 +224,7 @@ class _TrainProgram:
 
 
 def _written_persistables(program: Program) -> set[str]:
-    return {
-        v.name for b in program.blocks for op in b.ops for v in op.outputs if v.persistable
-    }
+    return {v.name for b in program.blocks for op in b.ops for v in op.outputs if v.persistable}
 
 
 _SUFFIX = re.compile(r"_(\d+)$")

@@ -182,7 +182,7 @@ def test_concrete_program_before_any_trace_is_a_clear_error():
         return x
 
     with pytest.raises(ToStaticError, match="not been traced yet"):
-        f.concrete_program
+        _ = f.concrete_program
 
 
 def test_rollback_restores_the_eager_forward():

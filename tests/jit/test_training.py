@@ -220,7 +220,5 @@ def test_dropout_trains_through_the_program(steps):
         out.sum().backward()
         mask = out.numpy() != 0
         # d(sum)/d(bias) counts the kept entries, scaled by 1/(1-p)
-        np.testing.assert_allclose(
-            net.fc.bias.grad.numpy(), mask.sum(0) / 0.7, rtol=1e-5
-        )
+        np.testing.assert_allclose(net.fc.bias.grad.numpy(), mask.sum(0) / 0.7, rtol=1e-5)
         net.clear_gradients(False)
