@@ -177,7 +177,9 @@ class ConcreteProgram:
             params,
         )
 
-    def __call__(self, tensors: list) -> Any:
+    def __call__(self, tensors: list | tuple) -> Any:
+        if self.output_structure is None and self.outputs:  # one tensor: the common case
+            return self.runner(tensors)[0]
         outs = iter(self.runner(tensors))
         leaves = [next(outs) if isinstance(v, Variable) else v for v in self.output_leaves]
         return unflatten(self.output_structure, leaves)
@@ -267,6 +269,7 @@ class ProgramCache:
 
     def __init__(self) -> None:
         self._programs: dict[tuple, Any] = {}
+        self.fast: dict[tuple, ConcreteProgram] = {}  # exact tensor signature -> program
         self.hits = 0
         self.misses = 0
         self.last: ConcreteProgram | None = None
@@ -297,6 +300,7 @@ class ProgramCache:
 
     def clear(self) -> None:
         self._programs.clear()
+        self.fast.clear()
         self.last = None
 
     def __repr__(self) -> str:

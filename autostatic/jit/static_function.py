@@ -35,10 +35,12 @@ from autostatic.jit.program_cache import (
     warn_unhashable,
 )
 from autostatic_runtime.static.input_spec import InputSpec
+from autostatic_runtime.tensor import Tensor
 
 __all__ = ["to_static", "StaticFunction", "enable_to_static"]
 
 _enabled = [True]
+_FAST_ENTRIES = 256
 
 
 def enable_to_static(enable: bool = True) -> None:
@@ -128,6 +130,15 @@ class StaticFunction:
             return self.dygraph_function(*args, **kwargs)
         if _convert_ops.tracing:  # called while another program is traced: inline it
             return self._call_converted(args, kwargs)
+        if not kwargs:  # fast path: tensors only, seen before with these exact shapes
+            sig = self._signature(args)
+            if sig is not None:
+                program = self.program_cache.fast.get(sig)
+                if program is not None:
+                    self.program_cache.hits += 1
+                    return program(args)
+        else:
+            sig = None
         key, notes = self._key(args, kwargs)
         found = self.program_cache.get(key)
         if found is None:
@@ -136,7 +147,23 @@ class StaticFunction:
             found = self._trace(args, kwargs, key)
         if found is EAGER:
             return self.dygraph_function(*args, **kwargs)
+        if sig is not None:
+            if len(self.program_cache.fast) >= _FAST_ENTRIES:
+                self.program_cache.fast.clear()
+            self.program_cache.fast[sig] = found
         return found(feed_values(args, kwargs, key))
+
+    def _signature(self, args: tuple) -> tuple | None:
+        """Exact shapes and dtypes of all-tensor arguments (None if any is not a tensor)."""
+        parts = []
+        for a in args:
+            if not isinstance(a, Tensor):
+                return None
+            data = a._data
+            parts.append((data.shape, data.dtype))
+        inst = self._instance
+        training = inst.training if isinstance(inst, rt.nn.Layer) else None
+        return (training, *parts)
 
     def _call_converted(self, args: tuple, kwargs: dict) -> Any:
         fn = self._converted_function()

@@ -33,6 +33,8 @@ from autostatic_runtime.tensor import Tensor
 __all__ = ["ProgramRunner"]
 
 _rebuild = Tensor._rebuild
+_by_array_type = backends._by_array_type
+_grad_enabled = autograd._grad_enabled
 
 
 class _RunProgramOp:
@@ -75,9 +77,9 @@ class ProgramRunner:
         self.written = sorted(_written_persistables(program) & set(params))
         out_vars = [block.var(n) for n in self.outputs]
         self.diff_outputs = tuple(not v.stop_gradient and v.dtype.is_floating for v in out_vars)
+        self._float_inputs = tuple(block.var(n).dtype.is_floating for n in self.inputs)
         self._infer: dict[str, Any] = {}
         self._train: dict[tuple, _TrainProgram] = {}
-        self._float_inputs = tuple(block.var(n).dtype.is_floating for n in self.inputs)
 
     # -- running -------------------------------------------------------------------------------
     def __call__(self, inputs: Sequence[Any]) -> list[Tensor]:
@@ -101,7 +103,8 @@ class ProgramRunner:
                     self.program.global_block(), self.inputs, self.outputs, backend
                 )
             outs = fn(scope, *arrays)
-            self._write_back(scope)
+            if self.written:
+                self._write_back(scope)
             return [_rebuild(o, None, 0) for o in outs]
         train = self._train.get(mask)
         if train is None:
