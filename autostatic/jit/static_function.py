@@ -280,9 +280,7 @@ def _check_specs(input_spec: Any) -> list | None:
     return list(walk(list(input_spec)))
 
 
-def to_static(
-    function: Any = None, input_spec: Any = None, full_graph: bool = True, **kwargs: Any
-) -> Any:
+def to_static(function: Any = None, input_spec: Any = None, full_graph: bool = True) -> Any:
     """Run ``function`` as a cached static program (decorator with or without arguments).
 
     Args:
