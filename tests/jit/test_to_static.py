@@ -404,3 +404,48 @@ def test_numpy_arrays_are_tensor_inputs():
     np.testing.assert_allclose(f(np.ones(3, "float32")).numpy(), [2.0, 2.0, 2.0])
     np.testing.assert_allclose(f(np.zeros(3, "float32")).numpy(), [1.0, 1.0, 1.0])
     assert len(f.program_cache) == 1
+
+
+def test_rollback_of_a_decorated_forward_and_to_static_of_such_a_layer():
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        @autostatic.to_static
+        def forward(self, x):
+            return self.fc(x)
+
+    net = Net()
+    x = rt.ones([1, 2])
+    y = net(x)
+    assert len(net.forward.program_cache) == 1
+    eager = net.forward.rollback()
+    assert not isinstance(net.forward, StaticFunction)
+    np.testing.assert_allclose(net(x).numpy(), y.numpy())
+    np.testing.assert_allclose(eager(x).numpy(), y.numpy())
+    other = autostatic.to_static(Net(), input_spec=[InputSpec.from_tensor(x)])
+    assert isinstance(other.forward, StaticFunction)
+    assert other.forward.input_spec == [InputSpec([1, 2], "float32")]
+    other(x)
+    with pytest.raises(ToStaticError, match="dimension 0 must be 1"):
+        other(rt.ones([3, 2]))
+
+
+def test_a_layer_argument_is_keyed_by_identity_and_mode():
+    traces = []
+
+    @autostatic.to_static
+    def apply(layer, x):
+        traces.append(1)
+        return layer(x)
+
+    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+    x = rt.ones([1, 2])
+    np.testing.assert_allclose(apply(a, x).numpy(), a(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(apply(b, x).numpy(), b(x).numpy(), rtol=1e-6)
+    apply(a, x)
+    assert len(traces) == 2
+    a.eval()
+    apply(a, x)
+    assert len(traces) == 3

@@ -222,3 +222,44 @@ def test_dropout_trains_through_the_program(steps):
         # d(sum)/d(bias) counts the kept entries, scaled by 1/(1-p)
         np.testing.assert_allclose(net.fc.bias.grad.numpy(), mask.sum(0) / 0.7, rtol=1e-5)
         net.clear_gradients(False)
+
+
+class NestedLoopNet(nn.Layer):
+    """A tensor-dependent ``if`` nested inside a tensor ``while``, both touching parameters."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.scale = self.create_parameter([4], default_initializer=nn.initializer.Constant(0.5))
+
+    def forward(self, x, n):
+        i = rt.zeros([], dtype="int64")
+        h = x  # the converter still passes body-local temporaries into the loop
+        while i < n:
+            h = rt.tanh(self.fc(x))
+            if rt.mean(h) > 0.0:
+                x = h * self.scale
+            else:
+                x = h + self.scale
+            i = i + 1
+        return rt.mean(x * x)
+
+
+def test_gradients_through_an_if_nested_in_a_while_match_eager():
+    eager, static = _same_init(NestedLoopNet)
+    autostatic.to_static(static, input_spec=[InputSpec.from_tensor(rt.ones([3, 4])), None])
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 3, 6):
+        x = rt.to_tensor(rng.normal(size=(3, 4)).astype("float32"))
+        nt = rt.to_tensor(n, dtype="int64")
+        le, ls = eager(x, nt), static(x, nt)
+        np.testing.assert_allclose(ls.numpy(), le.numpy(), rtol=1e-5, atol=1e-7)
+        if n == 0:
+            continue  # the loss does not depend on the parameters
+        le.backward()
+        ls.backward()
+        for p, q in zip(eager.parameters(), static.parameters()):
+            np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-6)
+        eager.clear_gradients(False)
+        static.clear_gradients(False)
+    assert len(static.forward.program_cache) == 1
