@@ -8,8 +8,10 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from autostatic import conversion
+from autostatic import callables, conversion
 from autostatic.conversion import set_code_level, set_verbosity
+
+callables.install()
 
 __all__ = ["convert", "to_code", "not_to_static", "set_code_level", "set_verbosity"]
 

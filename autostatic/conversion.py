@@ -125,14 +125,12 @@ def transform_function(
     and ``sym`` are the global names bound to ``convert_ops`` and ``Variable``.
     """
     original = _without_declarations(clone(node.body))
-    info = pyct.analyze(node)
-    for sub in gast.walk(node):  # nested functions get their own analysis
-        if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            pyct.analyze(sub)
-    ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym, info=info)
+    ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym)
     stages = []
     level = _settings["code_level"]
     for i, transformer in enumerate(PIPELINE, start=1):
+        if transformer.needs_analysis and ctx.info is None:  # after the lowering passes
+            ctx.info = _analyze(node)
         node = transformer.transform(node, ctx)
         if level and (i == level or level >= len(PIPELINE) and i == len(PIPELINE)):
             print(f"# autostatic: {qualname or node.name} after {transformer.__name__}")
@@ -166,6 +164,14 @@ class _DropDeclarations(gast.NodeTransformer):
 def _without_declarations(body: list) -> list:
     drop = _DropDeclarations()
     return [drop.visit(stmt) for stmt in body]
+
+
+def _analyze(node: gast.FunctionDef):
+    info = pyct.analyze(node)
+    for sub in gast.walk(node):  # nested functions get their own analysis
+        if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            pyct.analyze(sub)
+    return info
 
 
 def _docstring(body: list) -> list:

@@ -13,11 +13,13 @@ from typing import Any
 
 from autostatic_runtime import dtypes, mode
 from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.static.control_flow import PLACEHOLDER
 from autostatic_runtime.static.program import Variable
 
 __all__ = [
-    "tracing", "is_symbolic", "convert_ifelse", "convert_while_loop", "logical_and", "logical_or",
-    "logical_not", "select", "UNDEFINED", "Undefined", "unsupported",
+    "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
+    "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined",
+    "PLACEHOLDER", "unsupported",
 ]  # fmt: skip
 
 
@@ -30,6 +32,18 @@ def _follow_mode(static: bool) -> None:
 
 
 mode.on_switch(_follow_mode)
+
+
+_call_converter: list = [None]  # set by the compiler (autostatic) when it is imported
+
+
+def convert_call(fn: Callable) -> Callable:
+    """``fn`` itself, or its converted form while tracing (``convert_call(f)(*args)`` is
+    ``f(*args)``). The compiler converts user functions, methods, callable objects and
+    ``Layer.forward``; builtins, the standard library, numpy and autostatic stay as they are.
+    """
+    converter = _call_converter[0]
+    return fn if converter is None else converter(fn)
 
 
 def is_symbolic(value: Any) -> bool:
@@ -50,6 +64,10 @@ class Undefined:
 
 
 UNDEFINED = Undefined()
+
+#: Generated names that hold a function's return value start with this (the early-return
+#: lowering); a branch that has not returned yet gives a placeholder for them.
+RETURN_VALUE = "__retval"
 
 
 def convert_ifelse(
@@ -73,17 +91,20 @@ def convert_ifelse(
 
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
-            outs = tuple(fn(*inputs))
-            for name, value in zip(names, outs):
-                if value is UNDEFINED:
+            outs = list(fn(*inputs))
+            for i, (name, value) in enumerate(zip(names, outs)):
+                if value is UNDEFINED and name.startswith(RETURN_VALUE):
+                    outs[i] = PLACEHOLDER
+                elif value is UNDEFINED:
                     raise StaticBuildError(
                         f"'{name}' is set in only one branch of this tensor-dependent 'if' but "
                         f"used after it; '{name}' must also be initialized in the {label} "
                         "branch (or before the 'if')",
                         location,
                     )
-            return outs
+            return tuple(outs)
 
+        run.__wrapped__ = fn  # errors name the branch's own lines
         return run
 
     outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))

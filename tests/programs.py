@@ -213,10 +213,103 @@ def zero_arg_super(a, b):
     return Child().value(a) + b
 
 
+def nested_loops_break_continue(a, b):
+    hits = []
+    i = 0
+    while i < abs(a) + 2:
+        i += 1
+        if i % 3 == 0:
+            continue
+        j = 0
+        while j < abs(b) + 1:
+            j += 1
+            if j > i:
+                break
+            if (i + j) % 2:
+                continue
+            hits.append((i, j))
+        else:
+            hits.append("inner-done")
+        if len(hits) > 6:
+            break
+    else:
+        hits.append("outer-done")
+    return hits, i
+
+
+def for_loop_jumps_and_else(a, b):
+    seen = []
+    for k in range(abs(a) + 3):
+        if k == b:
+            break
+        if k % 2 == 0:
+            continue
+        seen.append(k)
+    else:
+        seen.append("else")
+    it = iter(range(10))
+    for v in it:
+        if v >= abs(b) % 5:
+            break
+    return seen, k, v, next(it, "exhausted")
+
+
+def returns_in_loops_try_and_with(a, b):
+    import contextlib
+
+    log = []
+
+    @contextlib.contextmanager
+    def cm():
+        log.append("enter")
+        try:
+            yield
+        finally:
+            log.append("exit")
+
+    for i in range(abs(a) + 1):
+        with cm():
+            if i == b:
+                return "with", i, log
+    try:
+        if a > b:
+            return "try", a // (b or 1), log
+    finally:
+        log.append("finally")
+    while a < 50:
+        a += 7
+        for j in range(3):
+            if a + j == 30:
+                return "nested", a, j, log
+    return None
+
+
+def return_in_finally_and_generator_like(a, b):
+    def inner(x):
+        try:
+            if x > 0:
+                raise ValueError("positive")
+            return "body"
+        finally:
+            if x > 5:
+                return "finally wins"  # noqa: B012 (swallows the exception, as Python does)
+
+    def falls_off(x):
+        if x > 0:
+            return x
+
+    try:
+        first = inner(a)
+    except ValueError as exc:
+        first = str(exc)
+    return first, falls_off(b)
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
     closures_and_nonlocal, generator_sum, uses_global, recursion, default_args_evaluated_once,
     comprehension_scopes, augmented_and_unpacking, loop_var_after_loop, deleted_variable,
-    string_and_list_values, zero_arg_super,
+    string_and_list_values, zero_arg_super, nested_loops_break_continue,
+    for_loop_jumps_and_else, returns_in_loops_try_and_with, return_in_finally_and_generator_like,
 ]  # fmt: skip

@@ -48,6 +48,7 @@ LOOP_MAYBE_DEFINED_IN_HEADER = "loop_maybe_defined_in_header"
 DECORATORS = "decorators"  # FunctionDef parsed by parser: tuple of its decorator nodes
 IS_DECORATOR = "is_decorator"  # True on each such decorator expression
 FUNCTION_INFO = "function_info"  # function node: the analyze() FunctionInfo
+JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
 
 
 def set(node: Any, key: str, value: Any) -> None:

@@ -6,18 +6,17 @@ from typing import Any
 
 import gast
 
-_FIELDS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
-
 
 def copy_location_deep(node: Any, origin: Any) -> Any:
     """Give ``node`` and every descendant without a location the location of ``origin``."""
-    if origin is None or not hasattr(origin, "lineno"):
+    if origin is None or getattr(origin, "lineno", None) is None:
         return node
+    # Generated code spans the origin's first line only: tracebacks, f_lineno and error
+    # locations show the statement's line, not the end of a multi-line statement.
+    line, col = origin.lineno, getattr(origin, "col_offset", 0)
     for sub in gast.walk(node):
-        if not hasattr(sub, "lineno") or getattr(sub, "lineno", None) is None:
-            for field in _FIELDS:
-                if hasattr(origin, field):
-                    setattr(sub, field, getattr(origin, field))
+        if getattr(sub, "lineno", None) is None:
+            sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset = line, col, line, col
     return node
 
 

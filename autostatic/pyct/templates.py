@@ -68,7 +68,13 @@ def _clone(node: Any) -> Any:
 
 @functools.lru_cache(maxsize=256)
 def _parsed(template: str) -> gast.Module:
-    return gast.parse(textwrap.dedent(template))
+    """The parsed template without locations (its nodes take the origin's)."""
+    tree = gast.parse(textwrap.dedent(template))
+    for node in gast.walk(tree):
+        for field in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            if hasattr(node, field):
+                delattr(node, field)
+    return tree
 
 
 def replace(template: str, origin: Any = None, **replacements: Any) -> list:

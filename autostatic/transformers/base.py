@@ -22,10 +22,17 @@ class Context:
     sym: str  # the global bound to the Variable class (the symbolic-value check)
     info: Any = None  # pyct FunctionInfo
     notes: list = field(default_factory=list)
+    jump_flags: set = field(default_factory=set)  # flags the lowering passes set on a jump
 
 
 class Transformer(gast.NodeTransformer):
-    """Base class: ``transform(node, ctx)`` runs the pass on a function node."""
+    """Base class: ``transform(node, ctx)`` runs the pass on a function node.
+
+    Passes with ``needs_analysis = False`` rewrite statements before the dataflow analysis
+    runs (the lowering passes); the others read its annotations.
+    """
+
+    needs_analysis = True
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
@@ -74,6 +81,18 @@ class Transformer(gast.NodeTransformer):
             where=self.location(node),
         )
 
+    def jumps(self, stmts: list) -> bool:
+        """Whether ``stmts`` end in a lowered ``return``/``break``/``continue`` (they set a
+        jump flag at their top level): outputs they leave unset are never read after."""
+        return any(
+            isinstance(s, gast.Assign)
+            and isinstance(s.targets[0], gast.Name)
+            and s.targets[0].id in self.ctx.jump_flags
+            and isinstance(s.value, gast.Constant)
+            and s.value.value is True
+            for s in stmts
+        )
+
     def is_local(self, symbol: str) -> bool:
         info = self.ctx.info
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals
@@ -93,7 +112,7 @@ def bare(symbols: set[str]) -> set[str]:
 
 
 def clone(node: Any) -> Any:
-    """A deep copy of AST nodes (or lists of them) without their analysis annotations."""
+    """A deep copy of AST nodes (or lists of them); annotations are shared, not copied."""
     if isinstance(node, list):
         return [clone(n) for n in node]
     if not isinstance(node, gast.AST):
@@ -104,6 +123,9 @@ def clone(node: Any) -> Any:
     for attr in node._attributes:
         if hasattr(node, attr):
             setattr(new, attr, getattr(node, attr))
+    annotations = node.__dict__.get("_as_anno")
+    if annotations is not None:
+        new.__dict__["_as_anno"] = dict(annotations)
     return new
 
 

@@ -132,16 +132,16 @@ class IfElseTransformer(Transformer):
         reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read"))
         inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
         fns = []
+        guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped
         for branch, scope, label in (
             (node.body, body_scope, "true_fn"),
             (node.orelse, orelse_scope, "false_fn"),
         ):
             assigned = names_in(scope, "modified")
+            jumped = self.jumps(branch) or (guard and branch is node.orelse)
+            unset = "PLACEHOLDER" if jumped else "UNDEFINED"
             results = [
-                name(o)
-                if o in assigned or o in inputs
-                else gast.Attribute(value=name(self.ctx.jst), attr="UNDEFINED", ctx=gast.Load())
-                for o in outputs
+                name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs
             ]
             ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
             body = clone(branch) + [gast.copy_location(ret, node)]

@@ -105,7 +105,8 @@ class WhileTransformer(Transformer):
         live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
         loop_vars = sorted(m for m in modified if m in live)
         reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read"))
-        consts = sorted(n for n in reads - set(loop_vars) if self.is_local(n))
+        consts = sorted(n for n in reads - modified if self.is_local(n))  # body temporaries
+        # (assigned before they are read in every iteration) stay local to the body
         params = loop_vars + consts
         cond_fn = function_def(
             self.ctx.namer.new("cond"),

@@ -77,8 +77,12 @@ def _describe(structure: Any) -> str:
 
 
 def _fn_location(fn: Callable) -> tuple | None:
-    code = getattr(fn, "__code__", None)
+    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
     return (code.co_filename, code.co_firstlineno, code.co_name) if code else None
+
+
+def _kind(value: Any) -> str:
+    return "a tensor" if isinstance(value, TensorLike) else repr(value)[:40]
 
 
 def _where(loc: tuple | None) -> str:
@@ -138,6 +142,33 @@ def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, A
     return block, leaves, structure
 
 
+class _Placeholder:
+    """A branch output that is never read on that branch's path (``PLACEHOLDER``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<placeholder>"
+
+
+#: Returned by a ``cond`` branch for an output its path never reads (a function's return
+#: value before it returns): the op gets zeros shaped like the other branch's value.
+PLACEHOLDER = _Placeholder()
+
+
+def _placeholder_like(block: Block, program: Program, like: Any) -> Any:
+    if not isinstance(like, TensorLike):
+        return like
+    from autostatic_runtime.creation import zeros
+
+    saved = program.current_block_idx
+    program.current_block_idx = block.idx
+    try:
+        return zeros([1 if d == -1 else d for d in like.shape], dtype=like.dtype)
+    finally:
+        program.current_block_idx = saved
+
+
 def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Variable:
     """Turn a branch/loop leaf into a Variable visible from ``block``; a Python number
     takes the shape and dtype of ``like`` (the other branch's value) when that is known."""
@@ -192,10 +223,24 @@ def cond(
         )
     results, touts, fouts = [], [], []
     for i, (t, f) in enumerate(zip(tleaves, fleaves)):
+        if t is PLACEHOLDER and f is not PLACEHOLDER:
+            t = _placeholder_like(tblock, program, f)
+        elif f is PLACEHOLDER and t is not PLACEHOLDER:
+            f = _placeholder_like(fblock, program, t)
         if not isinstance(t, TensorLike) and not isinstance(f, TensorLike):
             if t is f or (type(t) is type(f) and t == f):
                 results.append(("const", t))
                 continue
+        for value, other in ((t, f), (f, t)):
+            if not isinstance(value, (TensorLike, bool, int, float)):
+                raise StaticBuildError(
+                    f"cond: output {i} is {_kind(value)} in one branch but {_kind(other)} in "
+                    f"the other (true branch: {_where(tloc)}, "
+                    f"false branch: {_where(floc)}); a tensor-dependent branch must give "
+                    "tensors or numbers on both sides (and a function must return a tensor "
+                    "on every path)",
+                    user_location(),
+                )
         tv = _to_var(tblock, program, t, like=f)
         fv = _to_var(fblock, program, f, like=t)
         if tv.dtype != fv.dtype:

@@ -203,20 +203,6 @@ def test_variable_defined_in_one_branch_is_a_clear_error():
     assert autostatic.convert(one_branch)(rt.to_tensor([1.0])).numpy()[0] == 2.0
 
 
-def test_return_inside_a_tensor_if_is_reported_not_miscompiled():
-    def early(x):
-        if rt.mean(x) > 0:
-            return x
-        return -x
-
-    with pytest.raises(
-        StaticBuildError, match="'return' inside an 'if' whose condition is a tensor"
-    ) as info:
-        trace(early, np.ones(2, np.float32))
-    assert info.value.location[1] == early.__code__.co_firstlineno + 1
-    assert autostatic.convert(early)(rt.to_tensor([-1.0])).numpy()[0] == 1.0
-
-
 def test_loop_var_changing_dtype_names_the_variable():
     def widen(x):
         n = rt.full([], 0, "int64")

@@ -81,11 +81,15 @@ class Layer:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        return self._call_with(self.forward, *inputs, **kwargs)
+
+    def _call_with(self, forward: Callable, *inputs: Any, **kwargs: Any) -> Any:
+        """``self(*inputs)`` running ``forward`` (a converted one while tracing) with hooks."""
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, inputs)
             if result is not None:
                 inputs = result if isinstance(result, tuple) else (result,)
-        outputs = self.forward(*inputs, **kwargs)
+        outputs = forward(*inputs, **kwargs)
         for hook in list(self._forward_post_hooks.values()):
             result = hook(self, inputs, outputs)
             if result is not None:

@@ -1,0 +1,85 @@
+"""Which callables ``convert_call`` converts while tracing, and the cache of their results.
+
+Converted code calls ``_jst.convert_call(f)(*args)`` while a static program is being built,
+so a tensor-dependent ``if`` inside a helper, a method or a sublayer's ``forward`` becomes a
+``cond`` op too. User functions, methods, callable objects and ``Layer.forward`` are
+converted once and cached; builtins, classes, the standard library, numpy, autostatic and
+autostatic_runtime are returned as they are, and so is anything that cannot be converted
+(no source): it still runs, as Python.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import types
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import autostatic_runtime.convert_ops as convert_ops
+from autostatic_runtime.nn.layer.layers import Layer
+
+log = logging.getLogger("autostatic")
+
+#: Top-level packages whose functions are never converted.
+SKIPPED_PACKAGES = frozenset(sys.stdlib_module_names) | {
+    "autostatic", "autostatic_runtime", "numpy", "cupy", "gast", "google", "array_api_compat",
+    "array_api_strict", "hypothesis", "pytest", "_pytest", "pluggy", "scipy",
+}  # fmt: skip
+
+_converted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> converted
+
+
+def convert_callable(fn: Any) -> Any:
+    """The form of ``fn`` to call while tracing (see the module docstring)."""
+    kind = type(fn)
+    if kind is types.FunctionType:
+        return _function(fn)
+    if kind is types.MethodType:
+        func = _function(fn.__func__)
+        return fn if func is fn.__func__ else types.MethodType(func, fn.__self__)
+    if isinstance(fn, Layer):
+        forward = convert_callable(fn.forward)
+        if type(fn).__call__ is not Layer.__call__ or forward is fn.forward:
+            return fn
+        return functools.partial(fn._call_with, forward)
+    if isinstance(fn, (type, functools.partial)) or not callable(fn):
+        return fn
+    call = getattr(kind, "__call__", None)  # noqa: B004  (the method, not callability)
+    if type(call) is types.FunctionType:
+        converted = _function(call)
+        return fn if converted is call else types.MethodType(converted, fn)
+    return fn
+
+
+def _function(fn: types.FunctionType) -> types.FunctionType:
+    found = _converted.get(fn)
+    if found is not None:
+        return found
+    result = fn
+    if _wanted(fn):
+        from autostatic.api import convert
+
+        try:
+            result = convert(fn)
+        except Exception as exc:  # no source, or a construct conversion rejects: run as is
+            log.info("autostatic: %s runs unconverted: %s", fn.__qualname__, exc)
+    _converted[fn] = result
+    return result
+
+
+def _wanted(fn: types.FunctionType) -> bool:
+    if getattr(fn, "__autostatic_not_to_static__", False):
+        return False
+    if getattr(fn, "__autostatic_original__", None) is not None:
+        return False
+    module = fn.__module__ or ""
+    return module.partition(".")[0] not in SKIPPED_PACKAGES
+
+
+def install() -> Callable:
+    """Make ``_jst.convert_call`` convert (done when ``autostatic`` is imported)."""
+    convert_ops._call_converter[0] = convert_callable
+    return convert_callable

@@ -1,0 +1,164 @@
+"""``break``/``continue`` in ``while`` loops become flags, so they can sit under a tensor ``if``.
+
+Before::
+
+    while i < n:
+        if x[i] > 0:
+            break
+        i += 1
+    else:
+        found = False
+
+After (the converted body; the original body is untouched)::
+
+    __break_0 = False
+    while not __break_0 and i < n:
+        if x[i] > 0:
+            __break_0 = True
+        if not __break_0:
+            i += 1
+    if not __break_0:
+        found = False
+
+``continue`` sets a flag reset at the top of each iteration. Statements after one that may
+jump run under ``if not <flags>``; the test is not evaluated once the loop has broken, and
+the ``else`` runs only when it did not, as in Python. ``for`` loops over Python iterables
+keep iterating once a tensor ``break`` happened, each later body guarded by the flag (a
+``break`` on a Python value still stops them at once, before the next item is fetched).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autostatic.pyct import anno
+from autostatic.pyct.templates import name, replace
+from autostatic.transformers.base import _SCOPES, Transformer
+
+
+def _own_jumps(stmt: gast.AST) -> set[type]:
+    """The kinds of ``break``/``continue`` in ``stmt`` that leave the enclosing loop."""
+    found: set[type] = set()
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (gast.Break, gast.Continue)):
+            found.add(type(node))
+            continue
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, (gast.While, gast.For, gast.AsyncFor)):
+            stack.extend(node.orelse)  # their bodies' jumps are their own
+            continue
+        stack.extend(gast.iter_child_nodes(node))
+    return found
+
+
+class BreakContinueTransformer(Transformer):
+    """Lowers ``break``/``continue`` of ``while`` loops to flags (see the module docstring)."""
+
+    needs_analysis = False
+
+    def visit_FunctionDef(self, node):
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_While(self, node: gast.While):
+        self.generic_visit(node)  # inner loops first
+        kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
+        if not kinds:
+            return node
+        brk = self.ctx.namer.new("break") if gast.Break in kinds else None
+        cont = self.ctx.namer.new("continue") if gast.Continue in kinds else None
+        self.flags = (brk, cont)
+        self.ctx.jump_flags.update(f for f in self.flags if f)
+        body = self._block(node.body)
+        head = []
+        if cont:
+            body = replace("flag = False", node, flag=cont) + body
+        if brk:
+            head = replace("flag = False", node, flag=brk)
+            node.test = replace("not flag and test", node, flag=brk, test=node.test)[0].value
+        node.body = body
+        tail = []
+        if brk and node.orelse:
+            tail = replace("if not flag:\n    orelse", node, flag=brk, orelse=node.orelse)
+            node.orelse = []
+        return head + [node] + tail
+
+    def visit_For(self, node: gast.For):
+        """A Python ``for`` keeps iterating once a tensor ``break`` happened, its bodies
+        guarded by the flag (a Python ``break`` still stops it at once)."""
+        self.generic_visit(node)
+        kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
+        if not kinds:
+            return node
+        brk = self.ctx.namer.new("break") if gast.Break in kinds else None
+        cont = self.ctx.namer.new("continue") if gast.Continue in kinds else None
+        self.flags = (brk, cont)
+        self.ctx.jump_flags.update(f for f in self.flags if f)
+        body = self._block(node.body)
+        if cont:
+            body = replace("flag = False", node, flag=cont) + body
+        head = tail = []
+        if brk:
+            guard = replace("if not flag:\n    body", node, flag=brk, body=body)
+            anno.set(guard[0], anno.JUMP_GUARD, True)
+            body = guard + replace("if flag is True:\n    break", node, flag=brk)
+            head = replace("flag = False", node, flag=brk)
+            if node.orelse:
+                tail = replace("if not flag:\n    orelse", node, flag=brk, orelse=node.orelse)
+                node.orelse = []
+        node.body = body
+        return head + [node] + tail
+
+    def _block(self, stmts: list) -> list:
+        out = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, (gast.Break, gast.Continue)):
+                flag = self.flags[0] if isinstance(stmt, gast.Break) else self.flags[1]
+                out += replace("flag = True", stmt, flag=flag)
+                return out  # the rest of the block is unreachable
+            kinds = _own_jumps(stmt)
+            if not kinds:
+                out.append(stmt)
+                continue
+            out.append(self._lower(stmt))
+            rest = stmts[i + 1 :]
+            if rest:
+                test = self._not_jumped(kinds, stmt)
+                guarded = gast.If(test=test, body=self._block(rest), orelse=[])
+                anno.set(guarded, anno.JUMP_GUARD, True)
+                out.append(gast.copy_location(guarded, stmt))
+            return out
+        return out
+
+    def _not_jumped(self, kinds: set, origin: gast.AST) -> gast.expr:
+        flags = [f for f, k in zip(self.flags, (gast.Break, gast.Continue)) if k in kinds and f]
+        test = (
+            name(flags[0])
+            if len(flags) == 1
+            else gast.BoolOp(op=gast.Or(), values=[name(f) for f in flags])
+        )
+        return gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), origin)
+
+    def _lower(self, stmt: gast.stmt) -> gast.stmt:
+        if isinstance(stmt, (gast.While, gast.For, gast.AsyncFor)):
+            stmt.orelse = self._block(stmt.orelse)  # a jump in a loop's else is ours
+        elif isinstance(stmt, gast.If):
+            stmt.body = self._block(stmt.body)
+            stmt.orelse = self._block(stmt.orelse)
+        elif isinstance(stmt, (gast.With, gast.AsyncWith)):
+            stmt.body = self._block(stmt.body)
+        elif isinstance(stmt, gast.Try):
+            stmt.body = self._block(stmt.body)
+            stmt.orelse = self._block(stmt.orelse)
+            stmt.finalbody = self._block(stmt.finalbody)
+            for handler in stmt.handlers:
+                handler.body = self._block(handler.body)
+        elif isinstance(stmt, gast.Match):
+            for case in stmt.cases:
+                case.body = self._block(case.body)
+        return stmt

@@ -1,0 +1,50 @@
+"""Calls: ``f(args)`` becomes ``_jst.convert_call(f)(args)`` in the converted body.
+
+Before::
+
+    out = self.my_fc(x)
+    out = add_two(out, y)
+
+After::
+
+    out = _jst.convert_call(self.my_fc)(x)
+    out = _jst.convert_call(add_two)(out, y)
+
+The converted body runs only while a static program is built, so helpers, methods and
+sublayers called from it are converted too (once each, cached); the callee is evaluated
+before its arguments, as Python does. Calls the converter itself generates (``_jst.*``)
+and builtins that inspect the calling frame (``super()``, ``locals()``, ``eval``...) are
+left as they are.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autostatic.transformers.base import Transformer
+
+#: Builtins that must run in the caller's own frame.
+FRAME_BUILTINS = frozenset(
+    {"super", "locals", "globals", "vars", "dir", "eval", "exec", "breakpoint", "__import__"}
+)
+
+
+class CallTransformer(Transformer):
+    """Routes calls through ``convert_call`` (see the module docstring)."""
+
+    def visit_Call(self, node: gast.Call):
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, gast.Name) and (
+            func.id in FRAME_BUILTINS or func.id in (self.ctx.jst, self.ctx.sym)
+        ):
+            return node
+        if (
+            isinstance(func, gast.Attribute)
+            and isinstance(func.value, gast.Name)
+            and func.value.id == self.ctx.jst
+        ):
+            return node
+        wrapped = gast.Call(func=self.jst("convert_call"), args=[func], keywords=[])
+        node.func = gast.copy_location(wrapped, func)
+        return node

@@ -1,0 +1,148 @@
+"""Early ``return``: one exit per function, so a ``return`` can sit in a tensor-dependent branch.
+
+Before::
+
+    def f(x):
+        if x.mean() > 0:
+            return x * 2
+        y = x - 1
+        return y
+
+After (the converted body; the original body is untouched)::
+
+    def f(x):
+        __do_return_0 = False
+        __retval_1 = _jst.UNDEFINED
+        if x.mean() > 0:
+            __do_return_0 = True
+            __retval_1 = x * 2
+        if not __do_return_0:
+            y = x - 1
+            __do_return_0 = True
+            __retval_1 = y
+        return __retval_1
+
+Statements after one that may return run under ``if not <flag>``; inside a loop a
+``return`` also ``break``s (and an inner loop that returned breaks the outer one too), so the
+``if``/``while`` transformers that run later see only assignments and ``break``. Falling off
+the end is ``return None``. Applied only to functions with a ``return`` below their top
+level, and not to generators, coroutines or functions with a ``return`` in a ``finally``
+(Python's rules there are not expressible with flags).
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autostatic.pyct import anno
+from autostatic.pyct.templates import name, replace
+from autostatic.transformers.base import _SCOPES, Transformer
+
+RETURN_FLAG = "do_return"
+RETURN_VALUE = "retval"  # generated names start with "__retval" (see convert_ops.RETURN_VALUE)
+_LOOPS = (gast.While, gast.For)
+
+
+def _walk_own(node: gast.AST):
+    """Nodes of ``node`` that belong to its function (nested scopes skipped)."""
+    stack = [] if isinstance(node, _SCOPES) else [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in gast.iter_child_nodes(current):
+            if not isinstance(child, _SCOPES):
+                stack.append(child)
+
+
+def _has_return(node: gast.AST) -> bool:
+    return any(isinstance(n, gast.Return) for n in _walk_own(node))
+
+
+def _needs_lowering(fn: gast.FunctionDef) -> bool:
+    if isinstance(fn, gast.AsyncFunctionDef):
+        return False
+    own = [n for stmt in fn.body for n in _walk_own(stmt)]
+    if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in own):
+        return False
+    for n in own:
+        if isinstance(n, gast.Try) and any(_has_return(s) for s in n.finalbody):
+            return False
+    return any(_has_return(s) for s in fn.body if not isinstance(s, gast.Return))
+
+
+class ReturnTransformer(Transformer):
+    """Lowers early returns to flags (see the module docstring); runs before the analysis."""
+
+    needs_analysis = False
+
+    def visit_FunctionDef(self, node: gast.FunctionDef):
+        self.generic_visit(node)  # nested functions first, each on its own
+        if not _needs_lowering(node):
+            return node
+        self.flag = self.ctx.namer.new(RETURN_FLAG)
+        self.ctx.jump_flags.add(self.flag)
+        self.value = self.ctx.namer.new(RETURN_VALUE)
+        implicit = gast.copy_location(gast.Return(value=None), node.body[-1])
+        body = self._block(node.body + [implicit], in_loop=False)
+        head = replace(
+            "flag = False\nvalue = jst.UNDEFINED",
+            node.body[0],
+            flag=self.flag,
+            value=self.value,
+            jst=self.ctx.jst,
+        )
+        tail = gast.copy_location(gast.Return(value=name(self.value)), node.body[-1])
+        node.body = head + body + [tail]
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _block(self, stmts: list, in_loop: bool) -> list:
+        out = []
+        for i, stmt in enumerate(stmts):
+            if isinstance(stmt, gast.Return):
+                out += self._return(stmt, in_loop)
+                return out  # the rest is unreachable
+            if isinstance(stmt, _SCOPES) or not _has_return(stmt):
+                out.append(stmt)
+                continue
+            out.append(self._lower(stmt, in_loop))
+            rest = stmts[i + 1 :]
+            if in_loop:  # an inner loop or block returned: leave this loop too
+                out += replace("if flag:\n    break", stmt, flag=self.flag)
+                out += self._block(rest, in_loop) if rest else []
+            elif rest:
+                guarded = self._block(rest, in_loop)
+                guard = replace("if not flag:\n    guarded", stmt, flag=self.flag, guarded=guarded)
+                anno.set(guard[0], anno.JUMP_GUARD, True)
+                out += guard
+            return out
+        return out
+
+    def _return(self, node: gast.Return, in_loop: bool) -> list:
+        value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
+        stmts = replace(
+            "flag = True\nretval = value", node, flag=self.flag, retval=self.value, value=value
+        )
+        if in_loop:
+            stmts.append(gast.copy_location(gast.Break(), node))
+        return stmts
+
+    def _lower(self, stmt: gast.stmt, in_loop: bool) -> gast.stmt:
+        if isinstance(stmt, _LOOPS):
+            stmt.body = self._block(stmt.body, True)
+            stmt.orelse = self._block(stmt.orelse, in_loop)
+        elif isinstance(stmt, gast.If):
+            stmt.body = self._block(stmt.body, in_loop)
+            stmt.orelse = self._block(stmt.orelse, in_loop)
+        elif isinstance(stmt, (gast.With, gast.AsyncWith)):
+            stmt.body = self._block(stmt.body, in_loop)
+        elif isinstance(stmt, gast.Try):
+            stmt.body = self._block(stmt.body, in_loop)
+            stmt.orelse = self._block(stmt.orelse, in_loop)
+            for handler in stmt.handlers:
+                handler.body = self._block(handler.body, in_loop)
+        elif isinstance(stmt, gast.Match):
+            for case in stmt.cases:
+                case.body = self._block(case.body, in_loop)
+        return stmt

@@ -1,0 +1,124 @@
+"""Early return, break and continue under tensor conditions: lowered to flags, then ops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import autostatic
+import autostatic_runtime as rt
+from autostatic_runtime.errors import StaticBuildError
+from tests.compiler.test_symbolic_path import eager, op_types, run, trace
+
+
+def early(x):
+    if rt.mean(x) > 0:
+        return x * 2
+    return -x
+
+
+def early_nested(x):
+    if rt.sum(x) > 0:
+        if rt.max(x) > 3:
+            return x + 100
+        y = x + 1
+    else:
+        return x - 1
+    y = y * 3
+    return y
+
+
+def returns_in_elif_chain(x):
+    s = rt.sum(x)
+    if s > 10:
+        return s * 0
+    elif s > 0:
+        return s + 1
+    else:
+        return s - 1
+
+
+def search_with_break(x):
+    i = rt.full([], 0, "int64")
+    n = rt.shape(x)[0]
+    while i < n:
+        if x[i] > 2:
+            break
+        i = i + 1
+    return i
+
+
+def sum_positive_with_continue(x):
+    i = rt.full([], 0, "int64")
+    total = rt.zeros([], "float32")
+    while i < rt.shape(x)[0]:
+        v = x[i]
+        i = i + 1
+        if v < 0:
+            continue
+        total = total + v
+    return total
+
+
+def while_else_after_break(x):
+    i = rt.full([], 0, "int64")
+    found = rt.full([], -1, "int64")
+    while i < 4:
+        if x[i] > 0:
+            found = i
+            break
+        i = i + 1
+    else:
+        found = found - 10
+    return found
+
+
+def return_inside_python_loop(x):
+    for k in range(3):
+        if rt.sum(x) > k:
+            return x + k
+    return x * 0
+
+
+CASES = [early, early_nested, returns_in_elif_chain, search_with_break,
+         sum_positive_with_continue, while_else_after_break, return_inside_python_loop]  # fmt: skip
+vectors = hnp.arrays(np.float32, 4, elements=st.floats(-5, 5, width=32))
+
+
+@pytest.mark.parametrize("fn", CASES, ids=[f.__name__ for f in CASES])
+@settings(max_examples=25, deadline=None)
+@given(x=vectors)
+def test_static_result_equals_eager(fn, x):
+    main, outs = trace(fn, x)
+    assert {"cond"} <= op_types(main) or "while" in op_types(main)
+    got = run(main, outs, x)
+    for g, w in zip(got, eager(fn, x)):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_break_in_tensor_loop_builds_a_while_op_with_a_flag():
+    main, _ = trace(search_with_break, np.zeros(3, "float32"))
+    (loop,) = [op for op in main.global_block().ops if op.type == "while"]
+    assert "cond" in op_types(main)
+    code = autostatic.to_code(search_with_break)
+    assert "__break_0 = True" in code
+
+
+def test_branches_returning_a_tensor_and_none_are_a_clear_error():
+    def maybe(x):
+        if rt.mean(x) > 0:
+            return x
+        print("no value")  # falls off the end: returns None
+
+    with pytest.raises(StaticBuildError, match="return a tensor on every path"):
+        trace(maybe, np.ones(2, np.float32))
+
+
+def test_lowered_functions_still_run_eagerly():
+    x = rt.to_tensor([1.0, -2.0, 3.0, 5.0])
+    for fn in CASES:
+        got = autostatic.convert(fn)(x)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(fn(x)))
