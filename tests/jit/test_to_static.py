@@ -333,21 +333,21 @@ def test_enable_to_static_false_runs_eagerly():
 
 
 def test_full_graph_false_falls_back_to_eager_with_the_reason():
-    def early_return(x):
+    def one_branch(x):
         if x.sum() > 0:
-            return x * 2
-        return x - 1
+            y = x * 2
+        return y
 
-    strict = autostatic.to_static(early_return)
-    with pytest.raises(rt.AutostaticError):
+    strict = autostatic.to_static(one_branch)
+    with pytest.raises(rt.AutostaticError, match="only one branch"):
         strict(rt.ones([2]))
-    lenient = autostatic.to_static(early_return, full_graph=False)
-    with pytest.warns(UserWarning, match=r"runs eagerly because .*return"):
+    lenient = autostatic.to_static(one_branch, full_graph=False)
+    with pytest.warns(UserWarning, match=r"runs eagerly because .*only one branch"):
         out = lenient(rt.ones([2]))
     np.testing.assert_allclose(out.numpy(), [2.0, 2.0])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # decided once per key
-        np.testing.assert_allclose(lenient(-rt.ones([2])).numpy(), [-2.0, -2.0])
+        np.testing.assert_allclose(lenient(rt.ones([2]) * 3).numpy(), [6.0, 6.0])
 
 
 def test_nested_tensor_if_inside_a_tensor_while():
@@ -449,3 +449,48 @@ def test_a_layer_argument_is_keyed_by_identity_and_mode():
     a.eval()
     apply(a, x)
     assert len(traces) == 3
+
+
+def test_sublayers_methods_and_helpers_are_converted_through_convert_call():
+    def clip_high(h):
+        if rt.max(h) > 1.0:
+            h = h / rt.max(h)
+        return h
+
+    class Block(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            if rt.mean(h) > 0:
+                h = h * 2.0
+            return self.post(h)
+
+        def post(self, h):
+            return clip_high(h)
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.LayerList([Block(), Block()])
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    net = Net()
+    x = rt.randn([3, 4])
+    want = net(x).numpy()
+    autostatic.to_static(net)
+    np.testing.assert_allclose(net(x).numpy(), want, rtol=1e-5)
+    for sign in (-1.0, 5.0):
+        xs = x * sign
+        np.testing.assert_allclose(
+            net(xs).numpy(), net.forward.dygraph_function(xs).numpy(), rtol=1e-5
+        )
+    text = str(net.forward.concrete_program.main_program)
+    assert text.count("= cond[") == 4  # two blocks, each with two tensor ifs
+    assert len(net.forward.program_cache) == 1

@@ -234,7 +234,6 @@ class NestedLoopNet(nn.Layer):
 
     def forward(self, x, n):
         i = rt.zeros([], dtype="int64")
-        h = x  # the converter still passes body-local temporaries into the loop
         while i < n:
             h = rt.tanh(self.fc(x))
             if rt.mean(h) > 0.0:
