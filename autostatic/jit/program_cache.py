@@ -32,7 +32,7 @@ from autostatic_runtime.tensor import Tensor
 __all__ = ["ConcreteProgram", "ProgramCache", "build_key", "trace", "ToStaticError"]
 
 
-class ToStaticError(rt.AutostaticError, TypeError):
+class ToStaticError(rt.AutostaticError, TypeError, ValueError):
     """A call or spec a StaticFunction cannot handle (message says what and how to fix)."""
 
 

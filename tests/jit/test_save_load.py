@@ -363,3 +363,23 @@ def test_import_autostatic_then_load_does_not_import_the_converter():
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def test_variable_names_from_a_file_are_never_executed(tmp_path):
+    from autostatic_runtime import static
+    from autostatic_runtime.jit.model_file import save_model
+    from autostatic_runtime.static.builder import static_guard
+
+    evil = "w'); __import__('os').system('touch " + str(tmp_path / "pwned") + "'); ('"
+    main = static.Program()
+    with static_guard(), static.program_guard(main):
+        x = static.data("x", [2], "float32")
+        w = main.global_block().create_var(evil, [2], "float32", persistable=True)
+        y = x + w
+    save_model(
+        str(tmp_path / "m"), main, [{"name": "x", "shape": [2], "dtype": "float32"}],
+        [y.name], None, ["out"], {evil: np.array([1.0, 2.0], "float32")},
+    )  # fmt: skip
+    loaded = autostatic.load(str(tmp_path / "m"))
+    np.testing.assert_allclose(loaded(rt.ones([2])).numpy(), [2.0, 3.0])
+    assert not (tmp_path / "pwned").exists()
