@@ -82,8 +82,15 @@ class StaticFunction:
             return self
         try:
             bound = self._bound.get(instance)
-        except TypeError:  # not weak-referenceable: a fresh bound object (own cache)
-            return StaticFunction(self._function, self._input_spec, self._full_graph, instance)
+        except TypeError:  # unhashable or not weak-referenceable: keep it on the instance
+            slot = f"__autostatic_{self._function.__name__}"
+            store = getattr(instance, "__dict__", None)
+            bound = store.get(slot) if store is not None else None
+            if bound is None:
+                bound = StaticFunction(self._function, self._input_spec, self._full_graph, instance)
+                if store is not None:
+                    store[slot] = bound
+            return bound
         if bound is None:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph, instance)
             self._bound[instance] = bound

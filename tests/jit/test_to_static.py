@@ -494,3 +494,21 @@ def test_sublayers_methods_and_helpers_are_converted_through_convert_call():
     text = str(net.forward.concrete_program.main_program)
     assert text.count("= cond[") == 4  # two blocks, each with two tensor ifs
     assert len(net.forward.program_cache) == 1
+
+
+def test_methods_of_unhashable_objects_keep_one_cache_per_instance():
+    class Model:
+        __hash__ = None  # defines __eq__ semantics elsewhere; not usable as a dict key
+
+        def __init__(self, k):
+            self.k = k
+
+        @autostatic.to_static
+        def run(self, x):
+            return x * self.k
+
+    m = Model(3.0)
+    x = rt.ones([2])
+    np.testing.assert_allclose(m.run(x).numpy(), [3.0, 3.0])
+    m.run(x)
+    assert m.run is m.run and m.run.program_cache.hits == 1
