@@ -96,6 +96,13 @@ class StaticFunction:
             self._bound[instance] = bound
         return bound
 
+    def __deepcopy__(self, memo: dict) -> StaticFunction:
+        """A copy (of a copied layer's ``forward``) starts with an empty program cache."""
+        import copy
+
+        instance = copy.deepcopy(self._instance, memo) if self._instance is not None else None
+        return StaticFunction(self._function, self._input_spec, self._full_graph, instance)
+
     # -- the original and converted functions ------------------------------------------------
     @property
     def dygraph_function(self) -> Callable:

@@ -512,3 +512,18 @@ def test_methods_of_unhashable_objects_keep_one_cache_per_instance():
     np.testing.assert_allclose(m.run(x).numpy(), [3.0, 3.0])
     m.run(x)
     assert m.run is m.run and m.run.program_cache.hits == 1
+
+
+def test_deepcopy_of_a_converted_layer_gets_its_own_program_cache():
+    import copy
+
+    net = autostatic.to_static(SimpleNet(), input_spec=_specs())
+    x, y = rt.randn([2, 10]), rt.randn([3])
+    net(x, y)
+    twin = copy.deepcopy(net)
+    assert isinstance(twin.forward, StaticFunction) and twin.forward._instance is twin
+    assert len(twin.forward.program_cache) == 0
+    twin.linear.weight.set_value(rt.zeros([10, 3]))
+    np.testing.assert_allclose(twin(x, y).numpy(), np.broadcast_to(
+        twin.linear.bias.numpy() + y.numpy(), (2, 3)), rtol=1e-6)  # fmt: skip
+    assert not np.allclose(net(x, y).numpy(), twin(x, y).numpy())
