@@ -17,7 +17,6 @@ import functools
 import inspect
 import types
 import warnings
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -70,7 +69,7 @@ class StaticFunction:
         self._input_spec = _check_specs(input_spec)
         self._full_graph = bool(full_graph)
         self._converted: Callable | None = None
-        self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._slot = f"__autostatic_{getattr(function, '__name__', 'function')}_{id(self):x}"
         self._names = arg_names(function, instance is not None)
         self.program_cache = ProgramCache()
         self._eager_reasons: dict = {}
@@ -80,20 +79,14 @@ class StaticFunction:
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None or self._instance is not None:
             return self
-        try:
-            bound = self._bound.get(instance)
-        except TypeError:  # unhashable or not weak-referenceable: keep it on the instance
-            slot = f"__autostatic_{self._function.__name__}"
-            store = getattr(instance, "__dict__", None)
-            bound = store.get(slot) if store is not None else None
-            if bound is None:
-                bound = StaticFunction(self._function, self._input_spec, self._full_graph, instance)
-                if store is not None:
-                    store[slot] = bound
-            return bound
+        # The bound StaticFunction (with its own cache) lives on the instance, so it dies
+        # with it (a dict keyed by instances would keep them alive through the values).
+        store = getattr(instance, "__dict__", None)
+        bound = store.get(self._slot) if store is not None else None
         if bound is None:
             bound = StaticFunction(self._function, self._input_spec, self._full_graph, instance)
-            self._bound[instance] = bound
+            if store is not None:
+                store[self._slot] = bound
         return bound
 
     def __deepcopy__(self, memo: dict) -> StaticFunction:

@@ -527,3 +527,24 @@ def test_deepcopy_of_a_converted_layer_gets_its_own_program_cache():
     np.testing.assert_allclose(twin(x, y).numpy(), np.broadcast_to(
         twin.linear.bias.numpy() + y.numpy(), (2, 3)), rtol=1e-6)  # fmt: skip
     assert not np.allclose(net(x, y).numpy(), twin(x, y).numpy())
+
+
+def test_instances_with_decorated_methods_are_freed():
+    import gc
+    import weakref
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        @autostatic.to_static
+        def forward(self, x):
+            return self.fc(x)
+
+    net = Net()
+    net(rt.ones([1, 2]))
+    ref = weakref.ref(net)
+    del net
+    gc.collect()
+    assert ref() is None
