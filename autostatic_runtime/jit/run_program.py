@@ -97,11 +97,7 @@ class ProgramRunner:
             if any(need):
                 mask = tuple(need)
         if mask is None:
-            fn = self._infer.get(backend.name)
-            if fn is None:
-                fn = self._infer[backend.name] = backend_compile(
-                    self.program.global_block(), self.inputs, self.outputs, backend
-                )
+            fn = self._infer.get(backend.name) or self.prepare(backend)
             outs = fn(scope, *arrays)
             if self.written:
                 self._write_back(scope)
@@ -125,6 +121,16 @@ class ProgramRunner:
             _rebuild(o, node if d else None, i)
             for i, (o, d) in enumerate(zip(outs, self.diff_outputs))
         ]
+
+    def prepare(self, backend: Any = None) -> Any:
+        """Compile the inference function for ``backend`` (the current one by default)."""
+        backend = backend or backends.current_backend()
+        fn = self._infer.get(backend.name)
+        if fn is None:
+            fn = self._infer[backend.name] = backend_compile(
+                self.program.global_block(), self.inputs, self.outputs, backend
+            )
+        return fn
 
     def _write_back(self, scope: dict) -> None:
         for name in self.written:
@@ -197,14 +203,24 @@ class _TrainProgram:
 
     def forward(self, backend, scope: dict, arrays: list) -> tuple:
         fn = self._fwd.get(backend.name)
-        if fn is None:
+        if fn is None:  # compile both halves now, so a bad program fails in the forward call
             fn = self._fwd[backend.name] = backend_compile(
                 self.program.global_block(),
                 self.runner.inputs,
                 self.runner.outputs + self.saved_names,
                 backend,
             )
+            self._backward_fn(backend)
         return fn(scope, *arrays)
+
+    def _backward_fn(self, backend) -> Any:
+        fn = self._bwd.get(backend.name)
+        if fn is None:
+            wanted = [n for n in self.grad_names if n is not None]
+            fn = self._bwd[backend.name] = backend_compile(
+                self.block1, self.saved_names + self.seed_names, wanted, backend
+            )
+        return fn
 
     def backward(self, gs, ins, saved) -> tuple:
         runner = self.runner
@@ -214,13 +230,7 @@ class _TrainProgram:
         seeds = [g._data for g, d in zip(gs, runner.diff_outputs) if d]
         first = seeds[0] if seeds else (saved[0] if saved else None)
         backend = backends.backend_of(first) if first is not None else backends.current_backend()
-        wanted = [n for n in self.grad_names if n is not None]
-        fn = self._bwd.get(backend.name)
-        if fn is None:
-            fn = self._bwd[backend.name] = backend_compile(
-                self.block1, self.saved_names + self.seed_names, wanted, backend
-            )
-        results = iter(fn(scope, *saved, *seeds))
+        results = iter(self._backward_fn(backend)(scope, *saved, *seeds))
         return tuple(
             None if n is None else _rebuild(next(results), None, 0) for n in self.grad_names
         )

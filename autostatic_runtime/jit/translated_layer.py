@@ -10,12 +10,13 @@ reaches them).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
 
 from autostatic_runtime import backends, dtypes
-from autostatic_runtime.errors import AutostaticError
+from autostatic_runtime.errors import AutostaticError, ProgramFormatError
 from autostatic_runtime.jit.model_file import decode_structure, read_model
 from autostatic_runtime.jit.run_program import ProgramRunner
 from autostatic_runtime.nn.layer.layers import Layer
@@ -35,15 +36,18 @@ class InputMismatchError(AutostaticError, ValueError):
 def load(path: str) -> TranslatedLayer:
     """The model saved at ``path`` (the prefix given to ``autostatic.save``) as a layer."""
     program, params, meta = read_model(str(path))
-    return TranslatedLayer(program, params, meta)
+    return TranslatedLayer(program, params, meta, where=f"{path}.pdmodel")
 
 
 class TranslatedLayer(Layer):
     """A loaded static program as a layer: ``layer(*inputs)`` runs it."""
 
-    def __init__(self, program: Program, params: dict[str, np.ndarray], meta: dict):
+    def __init__(
+        self, program: Program, params: dict[str, np.ndarray], meta: dict, where: str = "program"
+    ):
         super().__init__()
         self._program = program
+        self._where = where
         backend = backends.current_backend()
         block = program.global_block()
         values: dict[str, Tensor] = {}
@@ -67,7 +71,22 @@ class TranslatedLayer(Layer):
         outputs = meta["outputs"]
         self._structure = decode_structure(meta["structure"], meta["leaves"], len(outputs))
         self._leaves = meta["leaves"]
-        self._runner = ProgramRunner(program, [s.name for s in self._specs], outputs, values)
+        with self._checked():
+            self._runner = ProgramRunner(program, [s.name for s in self._specs], outputs, values)
+            self._runner.prepare(backend)  # a program that cannot compile fails at load
+
+    @contextlib.contextmanager
+    def _checked(self):
+        """Internal failures on a loaded program mean the file is inconsistent: say so."""
+        try:
+            yield
+        except AutostaticError:
+            raise
+        except Exception as exc:
+            raise ProgramFormatError(
+                f"{self._where}: the program is inconsistent ({type(exc).__name__}: {exc}); "
+                "the file is corrupt or was not written by autostatic.save"
+            ) from exc
 
     @property
     def input_spec(self) -> list[InputSpec]:
@@ -95,7 +114,9 @@ class TranslatedLayer(Layer):
                 value = Tensor._rebuild(backends.current_backend().from_numpy(value), None, 0)
             _check_input(spec, value)
             feeds.append(value)
-        outs = iter(self._runner(feeds))
+        with self._checked():
+            results = self._runner(feeds)
+        outs = iter(results)
         leaves = [next(outs) if leaf == "out" else leaf["const"] for leaf in self._leaves]
         return unflatten(self._structure, leaves)
 

@@ -383,3 +383,37 @@ def test_variable_names_from_a_file_are_never_executed(tmp_path):
     loaded = autostatic.load(str(tmp_path / "m"))
     np.testing.assert_allclose(loaded(rt.ones([2])).numpy(), [2.0, 3.0])
     assert not (tmp_path / "pwned").exists()
+
+
+def test_random_damage_gives_format_errors_never_other_exceptions(saved):
+    """Flip bytes in the program or the weights (checksums updated so parsing is reached):
+    loading, running and differentiating either work or raise an autostatic error."""
+    import hashlib
+    import random
+
+    _, path = saved
+    orig = {s: open(path + s, "rb").read() for s in (".pdmodel", ".pdiparams")}
+    meta0 = json.load(open(path + ".pdmeta"))
+    rng = random.Random(0)
+    for _ in range(120):
+        files = dict(orig)
+        which = rng.choice(sorted(files))
+        data = bytearray(files[which])
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.2:
+            data = data[: rng.randrange(len(data))]
+        files[which] = bytes(data)
+        meta = dict(meta0)
+        for suffix, b in files.items():
+            with open(path + suffix, "wb") as f:
+                f.write(b)
+            meta[f"{suffix[1:]}_sha256"] = hashlib.sha256(b).hexdigest()
+        with open(path + ".pdmeta", "w") as f:
+            json.dump(meta, f)
+        try:
+            out = autostatic.load(path)(rt.ones([2, 10]), rt.ones([3]))
+            if not out.stop_gradient:
+                out.sum().backward()
+        except rt.AutostaticError:
+            pass
