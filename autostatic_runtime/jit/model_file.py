@@ -144,6 +144,12 @@ def _check_meta(meta: dict, program: Program, params: dict, path: str) -> None:
             raise ProgramFormatError(
                 f"{path}.pdmeta: input {spec['name']!r} is not a data variable of the program"
             )
+        shape = [-1 if d is None else d for d in spec["shape"]]
+        if spec["dtype"] != str(var.dtype) or shape != list(var._shape):
+            raise ProgramFormatError(
+                f"{path}.pdmeta: input {spec['name']!r} is {spec['dtype']}{spec['shape']} but "
+                f"the program declares {var.dtype}{list(var._shape)}"
+            )
     outputs = meta.get("outputs")
     if not isinstance(outputs, list) or not all(
         isinstance(o, str) and o in block.vars for o in outputs

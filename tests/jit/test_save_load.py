@@ -417,3 +417,19 @@ def test_random_damage_gives_format_errors_never_other_exceptions(saved):
                 out.sum().backward()
         except rt.AutostaticError:
             pass
+
+
+def test_metadata_that_disagrees_with_the_program_is_rejected(saved):
+    _, path = saved
+    meta = json.load(open(path + ".pdmeta"))
+    meta["inputs"][0]["dtype"] = "int64"
+    with open(path + ".pdmeta", "w") as f:
+        json.dump(meta, f)
+    with pytest.raises(ProgramFormatError, match="input 'x' is int64"):
+        autostatic.load(path)
+    meta["inputs"][0]["dtype"] = "float32"
+    meta["leaves"] = ["out", "out"]
+    with open(path + ".pdmeta", "w") as f:
+        json.dump(meta, f)
+    with pytest.raises(ProgramFormatError, match="leaves do not match"):
+        autostatic.load(path)
