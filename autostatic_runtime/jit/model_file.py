@@ -97,7 +97,7 @@ def read_model(path: str) -> tuple[Program, dict[str, np.ndarray], dict]:
         raise ProgramFormatError(f"{path}.pdmeta is too large to be model metadata")
     try:
         meta = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ProgramFormatError(
             f"{path}.pdmeta is not valid JSON ({exc}); it is truncated or corrupt"
         ) from None

@@ -75,7 +75,7 @@ def loads(data: bytes, what: str = "weights file") -> dict[str, np.ndarray]:
         )
     try:
         header = json.loads(bytes(view[8 : 8 + n]).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ProgramFormatError(f"{what}: the header is not valid JSON ({exc})") from None
     if not isinstance(header, dict):
         raise ProgramFormatError(f"{what}: the header is not a JSON object")

@@ -433,3 +433,14 @@ def test_metadata_that_disagrees_with_the_program_is_rejected(saved):
         json.dump(meta, f)
     with pytest.raises(ProgramFormatError, match="leaves do not match"):
         autostatic.load(path)
+
+
+def test_deeply_nested_json_is_a_format_error(saved):
+    _, path = saved
+    raw = b"[" * 200000
+    with pytest.raises(ProgramFormatError, match="not valid JSON"):
+        params_file.loads(struct.pack("<Q", len(raw)) + raw)
+    with open(path + ".pdmeta", "wb") as f:
+        f.write(raw)
+    with pytest.raises(ProgramFormatError, match="not valid JSON"):
+        autostatic.load(path)
