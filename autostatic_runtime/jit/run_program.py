@@ -24,8 +24,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from autostatic_runtime import autograd, backends
 from autostatic_runtime.static.program import Program, Variable
 from autostatic_runtime.tensor import Tensor
@@ -84,11 +82,16 @@ class ProgramRunner:
     # -- running -------------------------------------------------------------------------------
     def __call__(self, inputs: Sequence[Any]) -> list[Tensor]:
         arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
-        backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
+        backend = _by_array_type.get(type(arrays[0])) if arrays else None
+        if backend is None:
+            backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
         params = self.param_tensors
         scope = {name: t._data for name, t in zip(self.param_names, params)}
         mask = None
-        if autograd._grad_enabled[0]:
+        if _grad_enabled[0] and (
+            any([not t.stop_gradient for t in params])
+            or any([isinstance(t, Tensor) and not t.stop_gradient for t in inputs])
+        ):
             need = [
                 isinstance(t, Tensor) and not t.stop_gradient and f
                 for t, f in zip(inputs, self._float_inputs)
@@ -253,10 +256,3 @@ def _advance_names(program: Program) -> None:
             if m:
                 top = max(top, int(m.group(1)))
     program._counter = itertools.count(top + 1)
-
-
-def as_array(value: Any, backend) -> Any:
-    """An eager input as a backend array (NumPy arrays are moved to the backend)."""
-    if isinstance(value, Tensor):
-        return value._data
-    return backend.from_numpy(np.asarray(value))
