@@ -73,6 +73,9 @@ class StaticFunction:
         self._names = arg_names(function, instance is not None)
         self.program_cache = ProgramCache()
         self._eager_reasons: dict = {}
+        name = getattr(function, "__name__", None) or type(function).__name__
+        self.__name__ = name
+        self.__qualname__ = getattr(function, "__qualname__", name)
         functools.update_wrapper(self, function)
 
     # -- descriptor: ``@to_static`` on a method ----------------------------------------------

@@ -548,3 +548,27 @@ def test_instances_with_decorated_methods_are_freed():
     del net
     gc.collect()
     assert ref() is None
+
+
+def test_partials_and_callable_objects():
+    import functools
+
+    def scale(x, k):
+        if rt.mean(x) > 0:
+            return x * k
+        return x
+
+    class Shift:
+        def __call__(self, x):
+            if rt.mean(x) > 0:
+                x = x + 1
+            return x
+
+    p = autostatic.to_static(functools.partial(scale, k=3.0))
+    c = autostatic.to_static(Shift())
+    x = rt.ones([2])
+    np.testing.assert_allclose(p(x).numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(c(x).numpy(), [2.0, 2.0])
+    np.testing.assert_allclose(c(-x).numpy(), [-1.0, -1.0])
+    assert "cond" in str(c.concrete_program.main_program)
+    assert p.__name__ == "partial" and repr(c).startswith("<StaticFunction Shift")
