@@ -63,6 +63,7 @@ from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
 _methods.attach(__import__(__name__))
 
 from autostatic_runtime import (  # noqa: E402,F401
+    jit,  # noqa: E402,F401  (run_program, load)
     nn,
     optimizer,
     regularizer,

@@ -1,0 +1,337 @@
+"""Cache keys, traced programs and the program cache of a StaticFunction.
+
+A call's key is built from its arguments: a tensor (or NumPy array) contributes its spec
+(the ``InputSpec`` it is matched with when the function was given ``input_spec``, else its
+exact shape and dtype), a Python value contributes itself (by value when hashable, else by
+identity, with a warning when that forces a retrace), nested lists/tuples/dicts contribute
+their structure, and a layer contributes its ``training`` flag. The function itself is not in
+the key: each StaticFunction (and each layer instance's bound one) has its own cache.
+
+``trace`` calls the converted function inside static mode on ``data`` variables made from
+the specs and records the result as a ``ConcreteProgram``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import autostatic_runtime as rt
+from autostatic_runtime.jit.run_program import ProgramRunner
+from autostatic_runtime.static.builder import captured_values, program_guard, static_guard
+from autostatic_runtime.static.control_flow import flatten, unflatten
+from autostatic_runtime.static.input_spec import InputSpec
+from autostatic_runtime.static.program import Program, Variable
+from autostatic_runtime.tensor import Tensor
+
+__all__ = ["ConcreteProgram", "ProgramCache", "build_key", "trace", "ToStaticError"]
+
+
+class ToStaticError(rt.AutostaticError, TypeError, ValueError):
+    """A call or spec a StaticFunction cannot handle (message says what and how to fix)."""
+
+
+# ---- keys ------------------------------------------------------------------------------------
+
+
+class _Unhashable:
+    """A key part for an unhashable argument: its identity (the object is kept alive)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Unhashable) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __repr__(self) -> str:
+        return f"<{type(self.obj).__name__} at {id(self.obj):#x}>"
+
+
+def _spec_of(value: Any) -> InputSpec:
+    if isinstance(value, Tensor):
+        data = value._data
+        return InputSpec(tuple(data.shape), rt.dtypes.convert_dtype(data.dtype))
+    return InputSpec.from_numpy(value)
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, (Tensor, np.ndarray))
+
+
+def check_fits(spec: InputSpec, value: Any, where: str) -> None:
+    """Raise a ToStaticError unless tensor ``value`` matches ``spec`` (rank, dtype, fixed dims)."""
+    shape = tuple(value.shape)
+    dtype = rt.dtypes.convert_dtype(value.dtype)
+    if len(shape) != len(spec.shape):
+        raise ToStaticError(
+            f"{where}: expected a {len(spec.shape)}-D tensor of shape {list(spec.shape)} "
+            f"(None = any size), got shape {list(shape)}"
+        )
+    if dtype != spec.dtype:
+        raise ToStaticError(f"{where}: expected dtype {spec.dtype}, got {dtype}; cast it first")
+    for i, (want, got) in enumerate(zip(spec.shape, shape)):
+        if want is not None and want != got:
+            raise ToStaticError(
+                f"{where}: dimension {i} must be {want} (spec shape {list(spec.shape)}), "
+                f"got shape {list(shape)}"
+            )
+
+
+def _key_part(value: Any, spec: Any, where: str, notes: list) -> Any:
+    """The hashable key part of one argument (walking lists, tuples and dicts)."""
+    if isinstance(spec, InputSpec):
+        if isinstance(value, InputSpec):
+            return value if value == spec else _fail_spec(value, spec, where)
+        if not _is_tensor(value):
+            raise ToStaticError(
+                f"{where}: input_spec says {spec} but the argument is a "
+                f"{type(value).__name__}, not a tensor"
+            )
+        check_fits(spec, value, where)
+        return spec
+    if isinstance(value, InputSpec):
+        return value
+    if _is_tensor(value):
+        return _spec_of(value)
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        specs = spec if isinstance(spec, (list, tuple)) and len(spec) == len(value) else None
+        return (
+            type(value),
+            tuple(
+                _key_part(v, specs[i] if specs else None, f"{where}[{i}]", notes)
+                for i, v in enumerate(value)
+            ),
+        )
+    if isinstance(value, dict):
+        specs = spec if isinstance(spec, dict) else {}
+        return (
+            dict,
+            tuple(
+                (k, _key_part(v, specs.get(k), f"{where}[{k!r}]", notes)) for k, v in value.items()
+            ),
+        )
+    if isinstance(value, rt.nn.Layer):
+        return ("layer", _Unhashable(value), value.training)
+    try:
+        hash(value)
+    except TypeError:
+        notes.append(f"{where} ({type(value).__name__}) is unhashable")
+        return _Unhashable(value)
+    return (type(value), value)
+
+
+def _fail_spec(value: InputSpec, spec: InputSpec, where: str):
+    raise ToStaticError(f"{where}: got {value}, but the function was declared with {spec}")
+
+
+def build_key(
+    args: tuple, kwargs: dict, input_spec: list | None, names: list[str], training: Any
+) -> tuple[tuple, list]:
+    """(key, notes about unhashable arguments) for one call."""
+    notes: list[str] = []
+    specs = list(input_spec or ())
+    parts = []
+    for i, a in enumerate(args):
+        where = f"argument {names[i] if i < len(names) else i!r}"
+        parts.append(_key_part(a, specs[i] if i < len(specs) else None, where, notes))
+    kw = tuple(sorted((k, _key_part(v, None, f"argument {k!r}", notes)) for k, v in kwargs.items()))
+    return (tuple(parts), kw, training), notes
+
+
+# ---- traced programs -------------------------------------------------------------------------
+
+
+@dataclass
+class ConcreteProgram:
+    """One traced program: ``main_program`` with its ``inputs``/``outputs`` Variables, the
+    eager ``parameters`` (parameters and buffers, in program order) it reads, and how to run
+    it as an eager op."""
+
+    main_program: Program
+    startup_program: Program
+    inputs: list[Variable]
+    outputs: list[Variable]
+    parameters: list[Tensor]
+    output_structure: Any
+    output_leaves: list  # Variables and Python constants, in structure order
+    input_structure: Any
+    function: Callable | None = None
+    runner: ProgramRunner = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        params = captured_values(self.main_program)
+        self.runner = ProgramRunner(
+            self.main_program,
+            [v.name for v in self.inputs],
+            [v.name for v in self.outputs],
+            params,
+        )
+
+    def __call__(self, tensors: list | tuple) -> Any:
+        if self.output_structure is None and self.outputs:  # one tensor: the common case
+            return self.runner(tensors)[0]
+        outs = iter(self.runner(tensors))
+        leaves = [next(outs) if isinstance(v, Variable) else v for v in self.output_leaves]
+        return unflatten(self.output_structure, leaves)
+
+    def __repr__(self) -> str:
+        return (
+            f"<ConcreteProgram inputs={[v.name for v in self.inputs]} "
+            f"outputs={[v.name for v in self.outputs]} parameters={len(self.parameters)}>"
+        )
+
+
+def arg_names(function: Callable, bound: bool) -> list[str]:
+    try:
+        params = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return []
+    if bound and params:
+        params = params[1:]
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def trace(
+    converted: Callable, args: tuple, kwargs: dict, key: tuple, names: list[str]
+) -> ConcreteProgram:
+    """Call ``converted`` in static mode on data variables built from ``key``'s specs."""
+    main, startup = Program(), Program()
+    inputs: list[Variable] = []
+    used: set[str] = set()
+
+    def make(spec: InputSpec, base: str) -> Variable:
+        name = spec.name or base
+        while name in used:
+            name = f"{name}_{len(used)}"
+        used.add(name)
+        v = rt.static.data(name, list(spec.shape), spec.dtype)
+        v.stop_gradient = bool(spec.stop_gradient)
+        inputs.append(v)
+        return v
+
+    def symbolic(value: Any, part: Any, base: str) -> Any:
+        if isinstance(part, InputSpec):
+            return make(part, base)
+        if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+            return type(value)(
+                symbolic(v, p, f"{base}_{i}") for i, (v, p) in enumerate(zip(value, part[1]))
+            )
+        if isinstance(value, dict):
+            return {k: symbolic(value[k], p, f"{base}_{k}") for k, p in part[1]}
+        return value
+
+    arg_parts, kw_parts, _ = key
+    with static_guard(), program_guard(main, startup):
+        sym_args = [
+            symbolic(a, p, names[i] if i < len(names) else f"arg{i}")
+            for i, (a, p) in enumerate(zip(args, arg_parts))
+        ]
+        sym_kwargs = {k: symbolic(kwargs[k], p, k) for k, p in kw_parts}
+        result = converted(*sym_args, **sym_kwargs)
+        leaves, structure = flatten(result)
+        out_leaves = []
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):  # an eager tensor returned as is (a parameter)
+                leaf = rt.static.builder.capture(main, leaf)
+            out_leaves.append(leaf)
+    in_leaves, in_structure = flatten((sym_args, sym_kwargs))
+    captured = captured_values(main)
+    return ConcreteProgram(
+        main_program=main,
+        startup_program=startup,
+        inputs=inputs,
+        outputs=[v for v in out_leaves if isinstance(v, Variable)],
+        parameters=list(captured.values()),
+        output_structure=structure,
+        output_leaves=out_leaves,
+        input_structure=in_structure,
+        function=converted,
+    )
+
+
+# ---- the cache -------------------------------------------------------------------------------
+
+EAGER = object()  # cache value: this key runs eagerly (full_graph=False fallback)
+
+
+class ProgramCache:
+    """Key -> ConcreteProgram (or the eager-fallback marker), with hit and miss counts."""
+
+    def __init__(self) -> None:
+        self._programs: dict[tuple, Any] = {}
+        self.fast: dict[tuple, ConcreteProgram] = {}  # exact tensor signature -> program
+        self.hits = 0
+        self.misses = 0
+        self.last: ConcreteProgram | None = None
+
+    def __len__(self) -> int:
+        return len(self._programs)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._programs
+
+    def get(self, key: tuple) -> Any:
+        found = self._programs.get(key)
+        if found is not None:
+            self.hits += 1
+        return found
+
+    def put(self, key: tuple, value: Any) -> None:
+        self.misses += 1
+        self._programs[key] = value
+        if isinstance(value, ConcreteProgram):
+            self.last = value
+
+    def concrete_programs(self) -> list[ConcreteProgram]:
+        return [p for p in self._programs.values() if isinstance(p, ConcreteProgram)]
+
+    def keys(self) -> list[tuple]:
+        return list(self._programs)
+
+    def clear(self) -> None:
+        self._programs.clear()
+        self.fast.clear()
+        self.last = None
+
+    def __repr__(self) -> str:
+        return f"<ProgramCache {len(self)} programs, {self.hits} hits, {self.misses} misses>"
+
+
+def warn_unhashable(notes: list[str], name: str) -> None:
+    warnings.warn(
+        f"to_static({name}): {'; '.join(notes)}, so it is keyed by identity: every new object "
+        "retraces the program; pass tensors or hashable values (tuples, numbers, strings)",
+        stacklevel=4,
+    )
+
+
+def feed_values(args: tuple, kwargs: dict, key: tuple) -> list:
+    """The tensor arguments of a call, in the order ``trace`` made their data variables."""
+    out: list = []
+
+    def walk(value: Any, part: Any) -> None:
+        if isinstance(part, InputSpec):
+            out.append(value)
+        elif isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+            for v, p in zip(value, part[1]):
+                walk(v, p)
+        elif isinstance(value, dict):
+            for k, p in part[1]:
+                walk(value[k], p)
+
+    arg_parts, kw_parts, _ = key
+    for a, p in zip(args, arg_parts):
+        walk(a, p)
+    for k, p in kw_parts:
+        walk(kwargs[k], p)
+    return out

@@ -1,0 +1,104 @@
+"""``autostatic.save``: trace a layer or function and write it as a deployable model.
+
+The model is traced in eval mode (dropout off, batch norm on running statistics) and written
+by ``autostatic_runtime.jit.model_file``; ``autostatic.load`` (the runtime's) reads it back.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import autostatic_runtime as rt
+from autostatic.jit.program_cache import ConcreteProgram, ToStaticError
+from autostatic.jit.static_function import StaticFunction, to_static
+from autostatic_runtime.jit.model_file import encode_structure, save_model
+from autostatic_runtime.static.program import Variable
+
+__all__ = ["save"]
+
+
+def save(layer_or_function: Any, path: str | os.PathLike, input_spec: Any = None) -> None:
+    """Write ``path.pdmodel`` (the program), ``path.pdiparams`` (weights) and ``path.pdmeta``.
+
+    Args:
+        layer_or_function: an ``rt.nn.Layer`` (its ``forward``), a function or a
+            StaticFunction.
+        path: the file prefix (directories are created).
+        input_spec: InputSpecs of the inputs; default: the ``input_spec`` given to
+            ``to_static``, else the shapes of the most recent call.
+    """
+    target = layer_or_function
+    layer = target if isinstance(target, rt.nn.Layer) else None
+    if layer is not None:
+        fn = layer.forward
+        sf = (
+            fn
+            if isinstance(fn, StaticFunction)
+            else StaticFunction(fn.__func__, None, True, instance=layer)
+        )
+    elif isinstance(target, StaticFunction):
+        sf = target
+        layer = sf._instance if isinstance(sf._instance, rt.nn.Layer) else None
+    else:
+        sf = to_static(target)
+    modes = [(m, m.training) for m in layer.sublayers(include_self=True)] if layer else []
+    if layer is not None:
+        layer.eval()
+    try:
+        program = _program_for(sf, input_spec)
+    finally:
+        for m, training in modes:
+            object.__setattr__(m, "training", training)
+    _write(program, os.fspath(path))
+
+
+def _program_for(sf: StaticFunction, input_spec: Any) -> ConcreteProgram:
+    if input_spec is not None:
+        specs = list(input_spec) if isinstance(input_spec, (list, tuple)) else [input_spec]
+        return sf.get_concrete_program(*specs)
+    if sf.input_spec is not None:
+        return sf.get_concrete_program()
+    for program in reversed(sf.program_cache.concrete_programs()):
+        specs = [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in program.inputs]
+        return sf.get_concrete_program(*specs)
+    raise ToStaticError(
+        f"save({sf.__name__}): the input shapes are unknown; pass input_spec=[InputSpec(...)] "
+        "or call the function once first"
+    )
+
+
+def _write(program: ConcreteProgram, path: str) -> None:
+    block = program.main_program.global_block()
+    params = {}
+    captured = rt.static.builder.captured_values(program.main_program)
+    for name, var in block.vars.items():
+        if var.persistable:
+            t = captured.get(name)
+            if t is None:
+                raise ToStaticError(f"save: the persistable variable {name!r} has no value")
+            params[name] = rt.backends.backend_of(t._data).to_numpy(t._data)
+    leaves = []
+    for leaf in program.output_leaves:
+        if isinstance(leaf, Variable):
+            leaves.append("out")
+        elif leaf is None or isinstance(leaf, (bool, int, float, str)):
+            leaves.append({"const": leaf})
+        else:
+            raise ToStaticError(
+                f"save: the function returns a {type(leaf).__name__}, which a saved model "
+                "cannot hold; return tensors (and numbers or strings)"
+            )
+    inputs = [
+        {"name": v.name, "shape": [None if d < 0 else d for d in v._shape], "dtype": str(v.dtype)}
+        for v in program.inputs
+    ]
+    save_model(
+        path,
+        program.main_program,
+        inputs,
+        [v.name for v in program.outputs],
+        encode_structure(program.output_structure),
+        leaves,
+        params,
+    )

@@ -1,0 +1,327 @@
+"""``to_static`` and ``StaticFunction``: a function (or a layer's ``forward``) run as a
+cached static program.
+
+    @autostatic.to_static(input_spec=[autostatic.InputSpec([None, 10])])
+    def f(x): ...
+
+    net = autostatic.to_static(net)      # converts net.forward; net(x) runs the program
+
+The first call with a new cache key (see ``program_cache``) converts the function (once) and
+traces it into a Program; later calls with the same key run the cached program as one eager
+op (``run_program``) that joins autograd, so ``loss.backward()`` reaches the parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import autostatic_runtime as rt
+import autostatic_runtime.convert_ops as _convert_ops
+from autostatic.jit.program_cache import (
+    EAGER,
+    ConcreteProgram,
+    ProgramCache,
+    ToStaticError,
+    arg_names,
+    build_key,
+    feed_values,
+    trace,
+    warn_unhashable,
+)
+from autostatic_runtime.static.input_spec import InputSpec
+from autostatic_runtime.tensor import Tensor
+
+__all__ = ["to_static", "StaticFunction", "enable_to_static"]
+
+_enabled = [True]
+_FAST_ENTRIES = 256
+
+
+def enable_to_static(enable: bool = True) -> None:
+    """Turn every StaticFunction on or off: with ``False`` they call the original function
+    eagerly (handy for debugging with print and pdb)."""
+    _enabled[0] = bool(enable)
+
+
+class StaticFunction:
+    """A function or method that runs as a cached static program (made by ``to_static``).
+
+    Attributes:
+        program_cache: the ProgramCache (``hits``, ``misses``, ``len()``).
+    """
+
+    def __init__(
+        self,
+        function: Callable,
+        input_spec: Any = None,
+        full_graph: bool = True,
+        instance: Any = None,
+    ):
+        if isinstance(function, (staticmethod, classmethod)):
+            function = function.__func__
+        self._function = function
+        self._instance = instance
+        self._input_spec = _check_specs(input_spec)
+        self._full_graph = bool(full_graph)
+        self._converted: Callable | None = None
+        self._slot = f"__autostatic_{getattr(function, '__name__', 'function')}_{id(self):x}"
+        self._names = arg_names(function, instance is not None)
+        self.program_cache = ProgramCache()
+        self._eager_reasons: dict = {}
+        name = getattr(function, "__name__", None) or type(function).__name__
+        self.__name__ = name
+        self.__qualname__ = getattr(function, "__qualname__", name)
+        functools.update_wrapper(self, function)
+
+    # -- descriptor: ``@to_static`` on a method ----------------------------------------------
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None or self._instance is not None:
+            return self
+        # The bound StaticFunction (with its own cache) lives on the instance, so it dies
+        # with it (a dict keyed by instances would keep them alive through the values).
+        store = getattr(instance, "__dict__", None)
+        bound = store.get(self._slot) if store is not None else None
+        if bound is None:
+            bound = StaticFunction(self._function, self._input_spec, self._full_graph, instance)
+            if store is not None:
+                store[self._slot] = bound
+        return bound
+
+    def __deepcopy__(self, memo: dict) -> StaticFunction:
+        """A copy (of a copied layer's ``forward``) starts with an empty program cache."""
+        import copy
+
+        instance = copy.deepcopy(self._instance, memo) if self._instance is not None else None
+        return StaticFunction(self._function, self._input_spec, self._full_graph, instance)
+
+    # -- the original and converted functions ------------------------------------------------
+    @property
+    def dygraph_function(self) -> Callable:
+        """The original function (bound to its instance for methods)."""
+        if self._instance is not None:
+            return types.MethodType(self._function, self._instance)
+        return self._function
+
+    def _converted_function(self) -> Callable:
+        if self._converted is None:
+            from autostatic.api import convert  # the converter (gast) only when tracing
+            from autostatic.pyct.errors import SourceUnavailableError
+
+            try:
+                self._converted = convert(self._function)
+            except SourceUnavailableError as exc:
+                warnings.warn(
+                    f"to_static: {exc}; it is traced as written, so a tensor-dependent "
+                    "if/while in it cannot become a cond/while op",
+                    stacklevel=4,
+                )
+                self._converted = self._function
+        return self._converted
+
+    @property
+    def code(self) -> str:
+        """The converted source of the function."""
+        from autostatic.api import to_code
+
+        return to_code(self._function)
+
+    @property
+    def input_spec(self) -> list | None:
+        return self._input_spec
+
+    # -- calls ---------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not _enabled[0]:
+            return self.dygraph_function(*args, **kwargs)
+        if _convert_ops.tracing:  # called while another program is traced: inline it
+            return self._call_converted(args, kwargs)
+        if not kwargs:  # fast path: tensors only, seen before with these exact shapes
+            sig = self._signature(args)
+            if sig is not None:
+                program = self.program_cache.fast.get(sig)
+                if program is not None:
+                    self.program_cache.hits += 1
+                    return program(args)
+        else:
+            sig = None
+        key, notes = self._key(args, kwargs)
+        found = self.program_cache.get(key)
+        if found is None:
+            if notes:
+                warn_unhashable(notes, self.__name__)
+            found = self._trace(args, kwargs, key)
+        if found is EAGER:
+            return self.dygraph_function(*args, **kwargs)
+        if sig is not None:
+            if len(self.program_cache.fast) >= _FAST_ENTRIES:
+                self.program_cache.fast.clear()
+            self.program_cache.fast[sig] = found
+        return found(feed_values(args, kwargs, key))
+
+    def _signature(self, args: tuple) -> tuple | None:
+        """Exact shapes and dtypes of all-tensor arguments (None if any is not a tensor)."""
+        parts = []
+        for a in args:
+            if not isinstance(a, Tensor):
+                return None
+            data = a._data
+            parts.append((data.shape, data.dtype))
+        inst = self._instance
+        training = inst.training if isinstance(inst, rt.nn.Layer) else None
+        return (training, *parts)
+
+    def _call_converted(self, args: tuple, kwargs: dict) -> Any:
+        fn = self._converted_function()
+        if self._instance is not None:
+            return fn(self._instance, *args, **kwargs)
+        return fn(*args, **kwargs)
+
+    def _key(self, args: tuple, kwargs: dict) -> tuple:
+        inst = self._instance
+        training = inst.training if isinstance(inst, rt.nn.Layer) else None
+        return build_key(args, kwargs, self._input_spec, self._names, training)
+
+    def _trace(self, args: tuple, kwargs: dict, key: tuple) -> Any:
+        try:
+            fn = self._converted_function()
+            if self._instance is not None:
+                fn = functools.partial(fn, self._instance)
+            program = trace(fn, args, kwargs, key, self._names)
+        except ToStaticError:
+            raise
+        except Exception as exc:
+            if self._full_graph:
+                raise
+            reason = f"{type(exc).__name__}: {exc}"
+            warnings.warn(
+                f"to_static(full_graph=False): {self.__qualname__} runs eagerly because it "
+                f"could not be made static: {reason}",
+                stacklevel=3,
+            )
+            self._eager_reasons[key] = reason
+            self.program_cache.put(key, EAGER)
+            return EAGER
+        self.program_cache.put(key, program)
+        return program
+
+    # -- inspection ----------------------------------------------------------------------------
+    def get_concrete_program(self, *args: Any, **kwargs: Any) -> ConcreteProgram:
+        """The ConcreteProgram for these arguments (InputSpecs or tensors), tracing if needed.
+
+        Without arguments, uses the ``input_spec`` the function was declared with.
+        """
+        if not args and not kwargs:
+            if self._input_spec is None:
+                raise ToStaticError(
+                    f"get_concrete_program({self.__name__}) needs InputSpecs or tensors, or "
+                    "an input_spec given to to_static"
+                )
+            args = tuple(self._input_spec)
+        key, notes = self._key(args, kwargs)
+        found = self.program_cache.get(key)
+        if found is None:
+            found = self._trace(args, kwargs, key)
+        if found is EAGER:
+            raise ToStaticError(
+                f"{self.__qualname__} cannot be made static: {self._eager_reasons.get(key)}"
+            )
+        return found
+
+    @property
+    def concrete_program(self) -> ConcreteProgram:
+        """The program of the declared ``input_spec``, else of the most recent trace."""
+        if self._input_spec is not None:
+            return self.get_concrete_program()
+        last = self.program_cache.last
+        if last is None:
+            raise ToStaticError(
+                f"{self.__name__} has not been traced yet: call it once, or give to_static "
+                "an input_spec"
+            )
+        return last
+
+    @property
+    def main_program(self):
+        return self.concrete_program.main_program
+
+    def rollback(self) -> Callable:
+        """Undo ``to_static``: return the original function; a layer's ``forward`` is
+        restored, so calling the layer runs eagerly again."""
+        inst = self._instance
+        if inst is not None:
+            original = types.MethodType(self._function, inst)
+            if inst.__dict__.get("forward") is self:
+                del inst.__dict__["forward"]
+            elif isinstance(inspect.getattr_static(type(inst), "forward", None), StaticFunction):
+                object.__setattr__(inst, "forward", original)
+            return original
+        return self._function
+
+    def __repr__(self) -> str:
+        return f"<StaticFunction {self.__qualname__}: {self.program_cache!r}>"
+
+
+def _check_specs(input_spec: Any) -> list | None:
+    if input_spec is None:
+        return None
+    if isinstance(input_spec, InputSpec):
+        input_spec = [input_spec]
+    if not isinstance(input_spec, (list, tuple)):
+        raise ToStaticError(
+            f"input_spec must be a list of InputSpec, got {type(input_spec).__name__}"
+        )
+
+    def walk(s):
+        if isinstance(s, (list, tuple)):
+            return type(s)(walk(x) for x in s)
+        if isinstance(s, dict):
+            return {k: walk(v) for k, v in s.items()}
+        if isinstance(s, InputSpec) or s is None:
+            return s
+        if isinstance(s, rt.Tensor):
+            return InputSpec.from_tensor(s)
+        raise ToStaticError(f"input_spec entries must be InputSpec, got {type(s).__name__}")
+
+    return list(walk(list(input_spec)))
+
+
+def to_static(function: Any = None, input_spec: Any = None, full_graph: bool = True) -> Any:
+    """Run ``function`` as a cached static program (decorator with or without arguments).
+
+    Args:
+        function: a function, a bound method, or an ``rt.nn.Layer`` (its ``forward`` is
+            converted and the layer is returned).
+        input_spec: a list of ``InputSpec`` for the tensor arguments (``None`` dims accept any
+            size); without it, each new shape and dtype is traced separately.
+        full_graph: when False, a function that cannot be made static runs eagerly with a
+            warning saying why, instead of raising.
+
+    Returns:
+        A StaticFunction (the layer itself for a Layer).
+    """
+    if function is None:
+        return lambda fn: to_static(fn, input_spec=input_spec, full_graph=full_graph)
+    if isinstance(function, StaticFunction):
+        if input_spec is None:
+            return function
+        function = function.dygraph_function
+    if isinstance(function, rt.nn.Layer):
+        layer = function
+        current = layer.forward
+        base = current.dygraph_function if isinstance(current, StaticFunction) else current
+        spec = input_spec
+        if spec is None and isinstance(current, StaticFunction):
+            spec = current.input_spec
+        sf = StaticFunction(base.__func__, spec, full_graph, instance=layer)
+        object.__setattr__(layer, "forward", sf)
+        return layer
+    if inspect.ismethod(function):
+        return StaticFunction(function.__func__, input_spec, full_graph, function.__self__)
+    if not callable(function):
+        raise ToStaticError(f"to_static expects a function or a Layer, got {function!r}")
+    return StaticFunction(function, input_spec, full_graph)

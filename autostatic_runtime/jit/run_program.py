@@ -1,0 +1,258 @@
+"""``run_program``: a traced forward program run as ONE eager op that joins the autograd tape.
+
+A ``ProgramRunner`` holds a forward Program (block 0), its input and output variables and the
+eager tensors standing behind its persistable variables (a layer's parameters and buffers).
+Calling it with eager inputs:
+
+- when no gradient is needed, runs the compiled forward block and returns plain Tensors;
+- otherwise runs a *training* forward that also returns the values the backward needs, and
+  records one tape ``Node`` whose gradient rule runs the compiled backward block.
+
+The backward lives in a clone of the program: ``backward_block`` appends the gradient ops of
+block 0 to a new child block 1 (gradients through ``cond``/``while`` included), so the two
+compiled functions share variable names and nothing is recomputed. One clone is built per
+set of inputs that need gradients (frozen parameters and data inputs cost nothing).
+
+Persistable variables the program writes (batch-norm running statistics) are copied back
+into their eager tensors after each run, as an eager forward would have updated them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from autostatic_runtime import autograd, backends
+from autostatic_runtime.static.program import Program, Variable
+from autostatic_runtime.tensor import Tensor
+
+__all__ = ["ProgramRunner"]
+
+_rebuild = Tensor._rebuild
+_by_array_type = backends._by_array_type
+_grad_enabled = autograd._grad_enabled
+
+
+class _RunProgramOp:
+    """What a tape Node needs of an op: a name, a gradient rule and the output flags."""
+
+    multi_output = True
+
+    def __init__(self, train: _TrainProgram, nondiff: frozenset):
+        self.name = "run_program"
+        self.train = train
+        self.nondiff_outputs = nondiff
+
+    def grad(self, gs, outs, *ins, saved=()):
+        return self.train.backward(gs, ins, saved)
+
+
+class ProgramRunner:
+    """Runs ``program`` as one eager op.
+
+    Args:
+        program: the forward program (its block 0 computes ``outputs`` from ``inputs``).
+        inputs: names of the data variables, in call order.
+        outputs: names of the output variables (repeats allowed).
+        params: persistable variable name -> the eager Tensor holding its value.
+    """
+
+    def __init__(
+        self,
+        program: Program,
+        inputs: Sequence[str],
+        outputs: Sequence[str],
+        params: dict[str, Tensor],
+    ):
+        self.program = program
+        block = program.global_block()
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.param_names = list(params)
+        self.param_tensors = list(params.values())
+        self.written = sorted(_written_persistables(program) & set(params))
+        out_vars = [block.var(n) for n in self.outputs]
+        self.diff_outputs = tuple(not v.stop_gradient and v.dtype.is_floating for v in out_vars)
+        self._float_inputs = tuple(block.var(n).dtype.is_floating for n in self.inputs)
+        self._infer: dict[str, Any] = {}
+        self._train: dict[tuple, _TrainProgram] = {}
+
+    # -- running -------------------------------------------------------------------------------
+    def __call__(self, inputs: Sequence[Any]) -> list[Tensor]:
+        arrays = [t._data if isinstance(t, Tensor) else t for t in inputs]
+        backend = _by_array_type.get(type(arrays[0])) if arrays else None
+        if backend is None:
+            backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
+        params = self.param_tensors
+        scope = {name: t._data for name, t in zip(self.param_names, params)}
+        mask = None
+        if _grad_enabled[0] and (
+            any([not t.stop_gradient for t in params])
+            or any([isinstance(t, Tensor) and not t.stop_gradient for t in inputs])
+        ):
+            need = [
+                isinstance(t, Tensor) and not t.stop_gradient and f
+                for t, f in zip(inputs, self._float_inputs)
+            ]
+            need += [not t.stop_gradient for t in params]
+            if any(need):
+                mask = tuple(need)
+        if mask is None:
+            fn = self._infer.get(backend.name) or self.prepare(backend)
+            outs = fn(scope, *arrays)
+            if self.written:
+                self._write_back(scope)
+            return [_rebuild(o, None, 0) for o in outs]
+        train = self._train.get(mask)
+        if train is None:
+            train = self._train[mask] = _TrainProgram(self, mask)
+        results = train.forward(backend, scope, arrays)
+        self._write_back(scope)
+        n = len(self.outputs)
+        outs, saved = results[:n], results[n:]
+        edges = [_edge(t) for t in inputs] + [_edge(t) for t in params]
+        node = autograd.Node(
+            train.op,
+            {"saved": saved},
+            tuple(arrays) + tuple(t._data for t in params),
+            tuple(edges),
+            tuple(outs),
+        )
+        return [
+            _rebuild(o, node if d else None, i)
+            for i, (o, d) in enumerate(zip(outs, self.diff_outputs))
+        ]
+
+    def prepare(self, backend: Any = None) -> Any:
+        """Compile the inference function for ``backend`` (the current one by default)."""
+        backend = backend or backends.current_backend()
+        fn = self._infer.get(backend.name)
+        if fn is None:
+            fn = self._infer[backend.name] = backend_compile(
+                self.program.global_block(), self.inputs, self.outputs, backend
+            )
+        return fn
+
+    def _write_back(self, scope: dict) -> None:
+        for name in self.written:
+            t = self.param_tensors[self.param_names.index(name)]
+            t._data = scope[name]
+
+
+def _edge(t: Any):
+    if not isinstance(t, Tensor) or t.stop_gradient:
+        return None
+    return t if t._node is None else (t._node, t._index)
+
+
+def backend_compile(block, params: list[str], results: list[str], backend):
+    from autostatic_runtime.static.compiler import PythonCodegen
+
+    return PythonCodegen().compile(block, list(params), list(results), backend)
+
+
+class _TrainProgram:
+    """The forward + backward of one runner for one mask of inputs needing gradients."""
+
+    def __init__(self, runner: ProgramRunner, mask: tuple):
+        from autostatic_runtime.static.backward import backward_block, op_role
+        from autostatic_runtime.static.builder import program_guard, static_guard
+
+        self.runner = runner
+        program = runner.program.clone()
+        _advance_names(program)
+        block0 = program.global_block()
+        names = runner.inputs + runner.param_names
+        for name, need in zip(names, mask):
+            v = block0.var(name)
+            v.stop_gradient = not need or not v.dtype.is_floating
+        with program_guard(program), static_guard(), op_role("backward"):
+            gb = program._create_block(parent_idx=0)
+            try:
+                seeds: dict[str, Variable] = {}
+                self.seed_names = []
+                for name, diff in zip(runner.outputs, runner.diff_outputs):
+                    if not diff:
+                        continue
+                    v = block0.var(name)
+                    s = gb.create_var(program.unique_name("out_grad"), v._shape, v.dtype)
+                    self.seed_names.append(s.name)
+                    prev = seeds.get(name)
+                    seeds[name] = s if prev is None else prev + s
+                grads = backward_block(block0, seeds)
+            finally:
+                program.current_block_idx = 0
+        self.grad_names = [
+            grads[n].name if need and n in grads else None for n, need in zip(names, mask)
+        ]
+        defined = set(gb.vars)
+        saved: dict[str, None] = {}
+        for op in gb.ops:
+            for x in op.inputs:
+                if isinstance(x, Variable) and x.name not in defined:
+                    var = block0.var(x.name)
+                    if not var.persistable:
+                        saved[x.name] = None
+        self.saved_names = list(saved)
+        self.program = program
+        self.block1 = gb
+        self.op = _RunProgramOp(
+            self, frozenset(i for i, d in enumerate(runner.diff_outputs) if not d)
+        )
+        self._fwd: dict[str, Any] = {}
+        self._bwd: dict[str, Any] = {}
+
+    def forward(self, backend, scope: dict, arrays: list) -> tuple:
+        fn = self._fwd.get(backend.name)
+        if fn is None:  # compile both halves now, so a bad program fails in the forward call
+            fn = self._fwd[backend.name] = backend_compile(
+                self.program.global_block(),
+                self.runner.inputs,
+                self.runner.outputs + self.saved_names,
+                backend,
+            )
+            self._backward_fn(backend)
+        return fn(scope, *arrays)
+
+    def _backward_fn(self, backend) -> Any:
+        fn = self._bwd.get(backend.name)
+        if fn is None:
+            wanted = [n for n in self.grad_names if n is not None]
+            fn = self._bwd[backend.name] = backend_compile(
+                self.block1, self.saved_names + self.seed_names, wanted, backend
+            )
+        return fn
+
+    def backward(self, gs, ins, saved) -> tuple:
+        runner = self.runner
+        n_in = len(runner.inputs)
+        params = ins[n_in:]
+        scope = {name: t._data for name, t in zip(runner.param_names, params)}
+        seeds = [g._data for g, d in zip(gs, runner.diff_outputs) if d]
+        first = seeds[0] if seeds else (saved[0] if saved else None)
+        backend = backends.backend_of(first) if first is not None else backends.current_backend()
+        results = iter(self._backward_fn(backend)(scope, *saved, *seeds))
+        return tuple(
+            None if n is None else _rebuild(next(results), None, 0) for n in self.grad_names
+        )
+
+
+def _written_persistables(program: Program) -> set[str]:
+    return {v.name for b in program.blocks for op in b.ops for v in op.outputs if v.persistable}
+
+
+_SUFFIX = re.compile(r"_(\d+)$")
+
+
+def _advance_names(program: Program) -> None:
+    """A cloned or loaded program restarts its name counter; move it past every name in use
+    so new gradient variables never shadow existing ones."""
+    top = -1
+    for b in program.blocks:
+        for name in b.vars:
+            m = _SUFFIX.search(name)
+            if m:
+                top = max(top, int(m.group(1)))
+    program._counter = itertools.count(top + 1)
