@@ -7,6 +7,8 @@ runtime.
     import autostatic
     fast = autostatic.convert(model_step)     # same results on Python values and tensors
     print(autostatic.to_code(model_step))     # the converted source
+
+    autostatic.install()        # convert modules marked "# autostatic: enable" on import
 """
 
 from __future__ import annotations
@@ -14,13 +16,33 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import autostatic_runtime as runtime  # noqa: E402
-from autostatic.api import (  # noqa: E402
-    convert,
-    not_to_static,
-    set_code_level,
-    set_verbosity,
-    to_code,
-)
+from autostatic.import_hook import install, uninstall  # noqa: E402
+from autostatic.markers import not_to_static  # noqa: E402
+
+# The converter (gast, the transformers) loads on first use, so that importing converted
+# modules from the hook's warm cache never loads it.
+_LAZY = {
+    "convert": "autostatic.api",
+    "set_code_level": "autostatic.api",
+    "set_verbosity": "autostatic.api",
+    "to_code": "autostatic.api",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autostatic' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "__version__",
@@ -30,4 +52,10 @@ __all__ = [
     "not_to_static",
     "set_code_level",
     "set_verbosity",
+    "install",
+    "uninstall",
 ]
+
+import autostatic.import_hook as _import_hook  # noqa: E402
+
+_import_hook.install_from_env()
