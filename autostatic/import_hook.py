@@ -323,12 +323,8 @@ class AutostaticFinder:
             spec.loader = AutostaticLoader(fullname, spec.origin, self.settings)
         else:
             spec.loader = _AssertRewritingLoader(fullname, spec.origin, self.settings, hook)
-        if spec.has_location:
-            spec.cached = (
-                hook_cache.cache_path(spec.origin, spec.loader.cache_tag)
-                if self.settings.cache
-                else None
-            )
+        if spec.has_location and self.settings.cache:
+            spec.cached = hook_cache.cache_path(spec.origin, spec.loader.cache_tag)
         return spec
 
     def marked(self, fullname: str, origin: str) -> bool:
