@@ -104,7 +104,10 @@ def test_line_numbers_stay_the_users():
 
 
 def test_generated_names_never_clash_with_the_modules():
-    source = "_jst = 'mine'\n_jst_Variable = 2\ndef f(x):\n    if x:\n        return _jst\n    return 0\n"
+    source = (
+        "_jst = 'mine'\n_jst_Variable = 2\ndef f(x):\n    if x:\n        return _jst\n"
+        "    return 0\n"
+    )
     namespace, report = _run(source)
     assert report.jst != "_jst" and report.sym != "_jst_Variable"
     assert namespace["f"](1) == "mine"
