@@ -30,7 +30,8 @@ def child_env(**extra) -> dict:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("AUTOSTATIC_HOOK", None)
     env.pop("AUTOSTATIC_STRICT", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, env.get("PYTHONPATH")) if p)
+    path = extra.pop("PYTHONPATH", None) or env.get("PYTHONPATH")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, path) if p)
     env.update(extra)
     return env
 
