@@ -120,6 +120,14 @@ def pragma(head: bytes) -> str | None:
     return found
 
 
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+
+
+def _in_stdlib(path: str) -> bool:
+    """The standard library never carries the pragma: skip reading it (site-packages may)."""
+    return path.startswith(_STDLIB) and "site-packages" not in path and "dist-packages" not in path
+
+
 def _read_head(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -332,7 +340,7 @@ class AutostaticFinder:
         settings = self.settings
         if settings.exclude and matches(fullname, settings.exclude):
             return False
-        found = pragma(_read_head(origin))
+        found = None if _in_stdlib(origin) else pragma(_read_head(origin))
         if found is not None:
             return found == "enable"
         return bool(settings.include) and matches(fullname, settings.include)

@@ -102,6 +102,16 @@ def _module_names(tree: gast.Module) -> set[str]:
     return names
 
 
+def _free(name: str, taken: set) -> str:
+    """``name`` or ``name1``, ``name2``...: never a ``__name`` (class bodies would mangle it)."""
+    candidate, i = name, 0
+    while candidate in taken:
+        i += 1
+        candidate = f"{name}{i}"
+    taken.add(candidate)
+    return candidate
+
+
 def _insert_at(tree: gast.Module) -> int:
     """Index after the docstring and the ``from __future__`` imports."""
     body = tree.body
@@ -143,8 +153,8 @@ def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> M
     """
     tree = gast.parse(source, filename)
     namer = Namer(_module_names(tree))
-    jst = namer.reserve(JST)
-    sym = namer.reserve(SYM)
+    jst = _free(JST, namer.taken)
+    sym = _free(SYM, namer.taken)
     result = ModuleConversion(tree=None, jst=jst, sym=sym)
     failed = []
     for owner, index, qualname in list(_functions(tree.body, "")):

@@ -73,6 +73,15 @@ def test_tracebacks_start_at_the_users_code(tmp_path):
     assert "autostatic" not in proc.stderr and "line 4, in deep" in proc.stderr
 
 
+def test_the_console_script_entry_point_behaves_the_same(tmp_path):
+    write_files(tmp_path, {"e.py": "import sys\nprint(sys.argv)\nraise SystemExit(4)\n"})
+    entry = (
+        "import sys; from autostatic.cli import main; sys.argv[0] = 'autostatic'; sys.exit(main())"
+    )
+    proc = run(["-c", entry, "run", "e.py", "x"], tmp_path)
+    assert proc.returncode == 4 and proc.stdout.strip() == "['e.py', 'x']", proc.stderr
+
+
 def test_keyboard_interrupt_ends_the_process_as_python_does(tmp_path):
     write_files(tmp_path, {"k.py": "raise KeyboardInterrupt\n"})
     proc = run(["-m", "autostatic", "run", "k.py"], tmp_path)

@@ -287,7 +287,7 @@ def test_a_traceback_from_deep_in_converted_code_shows_the_users_lines(tmp_path)
     assert 'raise ValueError("deep " + str(n))' in proc.stderr
 
 
-def test_resources_namespace_packages_pkgutil_and_zip_imports(tmp_path):
+def test_resources_namespace_extension_frozen_pkgutil_and_zip_imports(tmp_path):
     write_files(
         tmp_path,
         {
@@ -306,7 +306,9 @@ def test_resources_namespace_packages_pkgutil_and_zip_imports(tmp_path):
 import importlib.resources, pkgutil
 sys.path.append("lib.zip")
 import res, ns, ns.inner.mod, zipped
+import _ctypes, __phello__.spam  # an extension module, a frozen package
 print(json.dumps([
+    type(_ctypes.__loader__).__name__, __phello__.__spec__.origin,
     importlib.resources.files("res").joinpath("data.txt").read_text(),
     "_jst" in vars(res),
     list(ns.__path__) != [], ns.__spec__.origin, "_jst" in vars(ns.inner.mod),
@@ -318,9 +320,9 @@ print(json.dumps([
             tmp_path,
         )
     )
-    data, res_conv, ns_path, ns_origin, ns_mod_conv, ns_names, top, zipped, zloader = json.loads(
-        out
-    )
+    ext, frozen, *rest = json.loads(out)
+    assert (ext, frozen) == ("ExtensionFileLoader", "frozen")
+    data, res_conv, ns_path, ns_origin, ns_mod_conv, ns_names, top, zipped, zloader = rest
     assert data == "payload" and res_conv and ns_path and ns_origin is None and ns_mod_conv
     assert ns_names == ["m2"] and top == ["res"]  # as without the hook
     assert zipped == 6 and zloader == "zipimporter"  # zip imports work (left unconverted)

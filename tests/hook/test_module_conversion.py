@@ -107,10 +107,18 @@ def test_generated_names_never_clash_with_the_modules():
     source = (
         "_jst = 'mine'\n_jst_Variable = 2\ndef f(x):\n    if x:\n        return _jst\n"
         "    return 0\n"
+        "class A:\n    def m(self, x):\n        while x > 0:\n            x -= 1\n"
+        "        return x\n"
     )
     namespace, report = _run(source)
     assert report.jst != "_jst" and report.sym != "_jst_Variable"
     assert namespace["f"](1) == "mine"
+    convert_ops = __import__("autostatic_runtime.convert_ops").convert_ops
+    old, convert_ops.tracing = convert_ops.tracing, True  # the converted body, in a class
+    try:
+        assert namespace["A"]().m(3) == 0 and namespace["f"](1) == "mine"
+    finally:
+        convert_ops.tracing = old
 
 
 def test_a_function_that_fails_to_convert_stays_as_written(monkeypatch):
