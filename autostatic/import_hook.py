@@ -208,9 +208,11 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes):
     try:
         result = convert_tree(data, path, fullname)
     except SyntaxError:
-        return (), loader.plain_code(data, path)  # raises Python's own SyntaxError
+        result = None  # compiled below, outside this handler: no chained traceback
     except Exception as exc:
         return _fallback(loader, path, data, 1, f"cannot be converted ({_reason(exc)})")
+    if result is None:
+        return (), loader.plain_code(data, path)  # raises Python's own SyntaxError
     notes = tuple(
         (f.lineno, f"function {f.qualname!r} cannot be converted ({f.reason}); it runs as written")
         for f in result.failures
@@ -252,7 +254,10 @@ class AutostaticLoader(SourceFileLoader):
         where = hook_cache.cache_path(path, self.cache_tag) if self.settings.cache else None
         entry = hook_cache.read(where, data) if where else None
         if entry is None:
-            notes, code = _convert(self, fullname, path, data)
+            try:
+                notes, code = _convert(self, fullname, path, data)
+            except SyntaxError as error:  # the module's own error, as Python raises it
+                raise error.with_traceback(None) from None
             _warn_or_raise(self.settings, fullname, path, notes)
             if where:
                 hook_cache.write(where, data, notes, code)

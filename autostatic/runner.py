@@ -66,7 +66,11 @@ def run_path(path: str, args: list[str], settings: import_hook.Settings) -> None
     sys.argv[:] = [path, *args]
     sys.path[0] = os.path.dirname(os.path.realpath(filename))
     activate(settings)
-    code = script_code(filename, data, settings)
+    try:
+        code = script_code(filename, data, settings)
+    except BaseException as exc:  # a SyntaxError prints as Python prints it, without our frames
+        _print_from_user_frames(exc)
+        raise
     main = _new_main(filename)
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
     _execute(code, main)
@@ -140,9 +144,13 @@ def _print_from_user_frames(exc: BaseException) -> None:
     Re-raising keeps Python's own handling of an uncaught exception (exit status 1, or death
     by SIGINT for ``KeyboardInterrupt``); only the traceback ``sys.excepthook`` sees is cut.
     """
-    ours = {__file__, os.path.join(os.path.dirname(__file__), "cli.py")}
+    here = os.path.dirname(__file__)
+    ours = {__file__, os.path.join(here, "cli.py"), os.path.join(here, "import_hook.py")}
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename in ours:
+    while tb is not None and (
+        tb.tb_frame.f_code.co_filename in ours
+        or tb.tb_frame.f_code.co_filename.startswith("<frozen importlib")
+    ):
         tb = tb.tb_next
     previous = sys.excepthook
 

@@ -82,6 +82,15 @@ def test_the_console_script_entry_point_behaves_the_same(tmp_path):
     assert proc.returncode == 4 and proc.stdout.strip() == "['e.py', 'x']", proc.stderr
 
 
+def test_a_script_with_a_syntax_error_fails_as_python_does(tmp_path):
+    for marked in ("", "# autostatic: enable\n"):
+        write_files(tmp_path, {"bad.py": marked + "def f(:\n    pass\n"})
+        proc = run(["-m", "autostatic", "run", "bad.py"], tmp_path)
+        plain = run(["bad.py"], tmp_path)
+        assert proc.returncode == plain.returncode == 1
+        assert proc.stderr == plain.stderr and "Traceback" not in proc.stderr
+
+
 def test_keyboard_interrupt_ends_the_process_as_python_does(tmp_path):
     write_files(tmp_path, {"k.py": "raise KeyboardInterrupt\n"})
     proc = run(["-m", "autostatic", "run", "k.py"], tmp_path)
