@@ -28,6 +28,7 @@ from autostatic import __version__
 
 MARK = b"ASTC"
 _HEADER = 4 + 4 + 8 + 8 + 4
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _fingerprint: bytes | None = None
 
 
@@ -119,7 +120,7 @@ def write(path: str, data: bytes, warnings: tuple, code: types.CodeType) -> bool
     tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
         os.makedirs(directory, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
     except OSError:  # read-only directory, a file where the directory should be, ...
         return False
     try:

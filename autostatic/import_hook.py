@@ -107,6 +107,8 @@ def matches(name: str, patterns: Iterable[str]) -> bool:
 
 def pragma(head: bytes) -> str | None:
     """``"enable"``, ``"disable"`` or ``None`` from the leading comment lines of ``head``."""
+    if b"autostatic" not in head:  # most modules: no need to look at lines
+        return None
     found = None
     for line in head.splitlines():
         line = line.strip()
@@ -129,11 +131,16 @@ def _in_stdlib(path: str) -> bool:
 
 
 def _read_head(path: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read(_HEAD)
+    try:  # os-level calls: this runs for every module imported while the hook is installed
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except OSError:
         return b""
+    try:
+        return os.read(fd, _HEAD)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _is_pytest_hook(finder: object) -> bool:
