@@ -244,6 +244,14 @@ def _fallback(loader, path, data, lineno, reason):
     return ((lineno, f"module {reason}; it is imported unconverted"),), code
 
 
+def _guarded(operation, *args):
+    """A cache read or write; any failure is a miss (the cache never breaks an import)."""
+    try:
+        return operation(*args)
+    except Exception:
+        return None
+
+
 class AutostaticLoader(SourceFileLoader):
     """Loads a marked module: its converted code, from the cache when the cache is current."""
 
@@ -259,7 +267,7 @@ class AutostaticLoader(SourceFileLoader):
         if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
             return self.plain_code(data, path)
         where = hook_cache.cache_path(path, self.cache_tag) if self.settings.cache else None
-        entry = hook_cache.read(where, data) if where else None
+        entry = _guarded(hook_cache.read, where, data) if where else None
         if entry is None:
             try:
                 notes, code = _convert(self, fullname, path, data)
@@ -267,7 +275,7 @@ class AutostaticLoader(SourceFileLoader):
                 raise error.with_traceback(None) from None
             _warn_or_raise(self.settings, fullname, path, notes)
             if where:
-                hook_cache.write(where, data, notes, code)
+                _guarded(hook_cache.write, where, data, notes, code)
         else:
             notes, code = entry
             _warn_or_raise(self.settings, fullname, path, notes)
@@ -287,14 +295,25 @@ class _AssertRewritingLoader(AutostaticLoader):
     def __init__(self, fullname: str, path: str, settings: Settings, hook):
         super().__init__(fullname, path, settings)
         self.hook = hook
-        import _pytest
+        from _pytest._version import version
 
-        self.cache_tag = f"-pytest-{getattr(_pytest, '__version__', '0')}"
+        self.cache_tag = f"-pytest-{version}"
 
     def rewrite(self, tree, data: bytes, path: str) -> None:
         from _pytest.assertion.rewrite import rewrite_asserts
 
         rewrite_asserts(tree, data, path, self.hook.config)
+
+    def plain_code(self, data: bytes, path: str):
+        """Unconverted but still assertion-rewritten (as pytest compiles it)."""
+        import ast
+
+        try:
+            tree = ast.parse(data, path)
+        except SyntaxError:
+            return super().plain_code(data, path)  # Python's own error
+        self.rewrite(tree, data, path)
+        return compile(tree, path, "exec", dont_inherit=True)
 
     def exec_module(self, module) -> None:
         from pathlib import Path
@@ -337,14 +356,19 @@ class AutostaticFinder:
             hook = loader
         else:
             return spec
-        if not self.marked(fullname, spec.origin):
+        try:
+            if not self.marked(fullname, spec.origin):
+                return spec
+            if hook is None:
+                new = AutostaticLoader(fullname, spec.origin, self.settings)
+            else:
+                new = _AssertRewritingLoader(fullname, spec.origin, self.settings, hook)
+            cached = hook_cache.cache_path(spec.origin, new.cache_tag)
+        except Exception:  # finding must never fail because of autostatic
             return spec
-        if hook is None:
-            spec.loader = AutostaticLoader(fullname, spec.origin, self.settings)
-        else:
-            spec.loader = _AssertRewritingLoader(fullname, spec.origin, self.settings, hook)
-        if spec.has_location and self.settings.cache:
-            spec.cached = hook_cache.cache_path(spec.origin, spec.loader.cache_tag)
+        spec.loader = new
+        if spec.has_location and self.settings.cache and cached:
+            spec.cached = cached
         return spec
 
     def marked(self, fullname: str, origin: str) -> bool:
