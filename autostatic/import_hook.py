@@ -219,7 +219,8 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes):
     except Exception as exc:
         return _fallback(loader, path, data, 1, f"cannot be converted ({_reason(exc)})")
     if result is None:
-        return (), loader.plain_code(data, path)  # raises Python's own SyntaxError
+        code = loader.plain_code(data, path)  # raises Python's own SyntaxError
+        return ((1, "module cannot be parsed by the converter; it is imported unconverted"),), code
     notes = tuple(
         (f.lineno, f"function {f.qualname!r} cannot be converted ({f.reason}); it runs as written")
         for f in result.failures
