@@ -64,7 +64,8 @@ def run_path(path: str, args: list[str], settings: import_hook.Settings) -> None
         raise UsageError(f"can't open file {path!r}: [Errno {exc.errno}] {exc.strerror}") from None
     filename = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
     sys.argv[:] = [path, *args]
-    sys.path[0] = os.path.dirname(os.path.realpath(filename))
+    if not sys.flags.safe_path:  # python -P adds no script directory (and ours is not there)
+        sys.path[0] = os.path.dirname(os.path.realpath(filename))
     activate(settings)
     try:
         code = script_code(filename, data, settings)
@@ -78,7 +79,8 @@ def run_path(path: str, args: list[str], settings: import_hook.Settings) -> None
 
 def run_module(name: str, args: list[str], settings: import_hook.Settings) -> None:
     """``python -m name args...`` with the hook installed."""
-    sys.path[0] = os.getcwd()
+    if not sys.flags.safe_path:
+        sys.path[0] = os.getcwd()
     activate(settings)
     spec = _module_spec(name)
     loader = spec.loader
