@@ -10,9 +10,11 @@ runtime.
     net = autostatic.to_static(net)           # net(x) runs a cached static program
     autostatic.save(net, "out/net", input_spec=[autostatic.InputSpec([None, 10])])
     loaded = autostatic.load("out/net")       # no source, no converter needed
+    autostatic.install()                      # convert modules marked "# autostatic: enable"
 
 The converter (and gast) is imported on first use, so ``import autostatic`` followed by
-``autostatic.load`` never loads it.
+``autostatic.load``, or importing converted modules from the hook's warm cache, never
+loads it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import autostatic_runtime as runtime  # noqa: E402
+from autostatic.import_hook import install, uninstall  # noqa: E402
 from autostatic.jit import (  # noqa: E402
     InputSpec,
     StaticFunction,
@@ -29,22 +32,31 @@ from autostatic.jit import (  # noqa: E402
     save,
     to_static,
 )
+from autostatic.markers import not_to_static  # noqa: E402
 
-_LAZY = {"convert", "not_to_static", "set_code_level", "set_verbosity", "to_code"}
+# The converter (gast, the transformers) loads on first use, so that importing converted
+# modules from the hook's warm cache never loads it.
+_LAZY = {
+    "convert": "autostatic.api",
+    "set_code_level": "autostatic.api",
+    "set_verbosity": "autostatic.api",
+    "to_code": "autostatic.api",
+}
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        from autostatic import api
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autostatic' has no attribute {name!r}")
+    import importlib
 
-        value = getattr(api, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'autostatic' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY)
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [
@@ -62,4 +74,10 @@ __all__ = [
     "save",
     "load",
     "TranslatedLayer",
+    "install",
+    "uninstall",
 ]
+
+import autostatic.import_hook as _import_hook  # noqa: E402
+
+_import_hook.install_from_env()

@@ -5,22 +5,15 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Callable
 from typing import Any
 
 from autostatic import callables, conversion
 from autostatic.conversion import set_code_level, set_verbosity
+from autostatic.markers import not_to_static
 
 callables.install()
 
 __all__ = ["convert", "to_code", "not_to_static", "set_code_level", "set_verbosity"]
-
-
-def not_to_static(fn: Callable) -> Callable:
-    """Decorator: leave ``fn`` unconverted (``convert`` returns it as it is)."""
-    target = fn.__func__ if isinstance(fn, (staticmethod, classmethod)) else fn
-    target.__autostatic_not_to_static__ = True
-    return fn
 
 
 def convert(fn: Any) -> Any:

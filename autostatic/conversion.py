@@ -108,6 +108,7 @@ def transform_function(
     jst: str = "_jst",
     sym: str = "_jst_Variable",
     qualname: str | None = None,
+    passes: int | None = None,
 ) -> tuple[gast.FunctionDef, list]:
     """Convert one function node; returns the new node and the transformer names run.
 
@@ -122,13 +123,15 @@ def transform_function(
                 <original body>       # eager calls pay one attribute test
 
     ``namer`` must know every name of the enclosing module (or function globals); ``jst``
-    and ``sym`` are the global names bound to ``convert_ops`` and ``Variable``.
+    and ``sym`` are the global names bound to ``convert_ops`` and ``Variable``. With
+    ``passes``, only the first ``passes`` transformers run and no switch is added (for
+    showing the code after each stage).
     """
     original = _without_declarations(clone(node.body))
     ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym)
     stages = []
     level = _settings["code_level"]
-    for i, transformer in enumerate(PIPELINE, start=1):
+    for i, transformer in enumerate(PIPELINE[:passes], start=1):
         if transformer.needs_analysis and ctx.info is None:  # after the lowering passes
             ctx.info = _analyze(node)
         node = transformer.transform(node, ctx)
@@ -136,6 +139,8 @@ def transform_function(
             print(f"# autostatic: {qualname or node.name} after {transformer.__name__}")
             print(_unparse(node))
         stages.append(transformer.__name__)
+    if passes is not None:
+        return node, stages
     docstring = _docstring(original)
     converted = node.body[1:] if docstring else node.body
     switch = gast.If(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import autostatic_runtime as rt
@@ -59,6 +59,9 @@ def test_gradient_matches_central_differences(sample):
     @given(st.tuples(*strategies))
     def check(values):
         values = list(values)
+        if sample.distinct and len(values) == 2:  # max/min of two tensors: no ties between them
+            gap = np.abs(np.subtract(*np.broadcast_arrays(*values)))
+            assume(gap.size == 0 or gap.min() > 1e-3)
         inputs = harness.make_inputs(sample, values)
         wrt = [
             i

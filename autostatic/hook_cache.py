@@ -1,0 +1,136 @@
+"""The import hook's on-disk cache of converted code objects.
+
+Files live beside the ordinary bytecode, under a tag of their own, so they never replace or
+corrupt a ``.pyc`` Python itself reads::
+
+    pkg/__pycache__/model.cpython-311.pyc                       # Python's
+    pkg/__pycache__/model.cpython-311-autostatic-0.1.0.pyc      # ours (sys.pycache_prefix too)
+
+Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (4) compiler fingerprint (8) source hash (8)
+payload length (4, little endian) payload (``marshal`` of ``(warnings, code)``). An entry is
+used only when every field matches: the interpreter's magic number, this compiler (version and
+its own source files, so an edited transformer invalidates old entries), and a hash of the
+module's source (not its mtime, which stays the same for edits within one second). Anything
+else - truncated, corrupt, stale, other version - is a miss. Writes go to a temporary file in
+the same directory and ``os.replace`` it, so concurrent processes (pytest-xdist) never read a
+partial file; an unwritable directory or ``sys.dont_write_bytecode`` just skips the write.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import marshal
+import os
+import sys
+import types
+
+from autostatic import __version__
+
+MARK = b"ASTC"
+_HEADER = 4 + 4 + 8 + 8 + 4
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+_fingerprint: bytes | None = None
+
+
+def fingerprint() -> bytes:
+    """8 bytes naming this compiler: its version and the size and mtime of its source files."""
+    global _fingerprint
+    if _fingerprint is None:
+        root = os.path.dirname(os.path.abspath(__file__))
+        parts = [__version__]
+        for sub in ("", "pyct", "transformers"):
+            try:
+                entries = sorted(os.scandir(os.path.join(root, sub)), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.endswith(".py"):
+                    st = entry.stat()
+                    parts.append(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+        _fingerprint = importlib.util.source_hash(";".join(parts).encode())
+    return _fingerprint
+
+
+def cache_path(source_path: str, tag: str = "") -> str | None:
+    """Where the converted code of ``source_path`` is cached (``None``: no cache possible).
+
+    Built from ``importlib.util.cache_from_source`` (which honours ``sys.pycache_prefix`` and
+    the optimization level) by adding ``-autostatic-<version><tag>`` to the cache tag.
+    """
+    cache_tag = sys.implementation.cache_tag
+    if cache_tag is None:
+        return None
+    try:
+        standard = importlib.util.cache_from_source(source_path)
+    except (NotImplementedError, ValueError):
+        return None
+    head, name = os.path.split(standard)
+    ours = name.replace(f".{cache_tag}", f".{cache_tag}-autostatic-{__version__}{tag}", 1)
+    return os.path.join(head, ours)
+
+
+def source_hash(data: bytes) -> bytes:
+    return importlib.util.source_hash(data)
+
+
+def read(path: str, data: bytes) -> tuple[tuple, types.CodeType] | None:
+    """The cached ``(warnings, code)`` for source bytes ``data``, or ``None`` on any mismatch."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        return None
+    if len(blob) < _HEADER:
+        return None
+    if (
+        blob[:4] != importlib.util.MAGIC_NUMBER
+        or blob[4:8] != MARK
+        or blob[8:16] != fingerprint()
+        or blob[16:24] != source_hash(data)
+    ):
+        return None
+    size = int.from_bytes(blob[24:28], "little")
+    if len(blob) != _HEADER + size:
+        return None
+    try:
+        warnings, code = marshal.loads(memoryview(blob)[_HEADER:])
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(code, types.CodeType) or not isinstance(warnings, tuple):
+        return None
+    return warnings, code
+
+
+def write(path: str, data: bytes, warnings: tuple, code: types.CodeType) -> bool:
+    """Write an entry atomically; ``False`` (and no file) when it cannot be written."""
+    if sys.dont_write_bytecode:
+        return False
+    payload = marshal.dumps((warnings, code))
+    blob = b"".join(
+        (
+            importlib.util.MAGIC_NUMBER,
+            MARK,
+            fingerprint(),
+            source_hash(data),
+            len(payload).to_bytes(4, "little"),
+            payload,
+        )
+    )
+    directory = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
+    except OSError:  # read-only directory, a file where the directory should be, ...
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True

@@ -1,0 +1,201 @@
+"""Convert a whole module's source: every function that is not nested in another function.
+
+The import hook and ``python -m autostatic`` compile marked modules with this::
+
+    # before                                  # after (names picked free of the module's)
+    \"""Doc.\"""                                 \"""Doc.\"""
+    from __future__ import annotations        from __future__ import annotations
+    import autostatic_runtime as rt           import autostatic_runtime.convert_ops as _jst
+                                              from autostatic_runtime.static.program import (
+                                                  Variable as _jst_Variable)
+                                              import autostatic_runtime as rt
+    def f(x):                                 def f(x):
+        if rt.mean(x) > 0: ...                    if _jst.tracing: <converted body>
+                                                  else: <original body>
+
+Functions at module level, in class bodies (at any depth) and inside module-level
+``if``/``try``/``with``/``for``/``while`` blocks are converted (nested functions with the
+function that contains them); ``@not_to_static`` functions are left as written. A function that
+cannot be converted is left as written and reported in ``ModuleConversion.failures``; the
+module still compiles. Line numbers and columns stay the user's.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from dataclasses import dataclass, field
+
+import gast
+
+from autostatic.conversion import transform_function
+from autostatic.pyct.naming import Namer
+
+JST = "_jst"
+SYM = "_jst_Variable"
+_DEFS = (gast.FunctionDef, gast.AsyncFunctionDef)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers")
+
+
+@dataclass
+class Failure:
+    """One function left unconverted: where and why."""
+
+    qualname: str
+    lineno: int
+    reason: str
+
+
+@dataclass
+class ModuleConversion:
+    """The result of converting one module."""
+
+    tree: ast.Module  # the converted module, ready for ``compile``
+    converted: int = 0  # functions converted
+    skipped: int = 0  # ``@not_to_static`` functions left alone
+    failures: list[Failure] = field(default_factory=list)
+    jst: str = JST
+    sym: str = SYM
+
+
+def _is_not_to_static(node: gast.AST) -> bool:
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, gast.Call) else deco
+        if isinstance(target, gast.Attribute) and target.attr == "not_to_static":
+            return True
+        if isinstance(target, gast.Name) and target.id == "not_to_static":
+            return True
+    return False
+
+
+def _functions(body: list, prefix: str):
+    """Yield ``(owner_list, index, qualname)`` of every function not nested in a function."""
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, _DEFS):
+            yield body, i, prefix + stmt.name
+        elif isinstance(stmt, gast.ClassDef):
+            yield from _functions(stmt.body, f"{prefix}{stmt.name}.")
+        else:
+            for attr in _BLOCKS:
+                block = getattr(stmt, attr, None) or []
+                for child in block:
+                    if isinstance(child, gast.ExceptHandler):
+                        yield from _functions(child.body, prefix)
+                if block and isinstance(block[0], gast.stmt):
+                    yield from _functions(block, prefix)
+            if isinstance(stmt, gast.Match):
+                for case in stmt.cases:
+                    yield from _functions(case.body, prefix)
+
+
+def _module_names(tree: gast.Module) -> set[str]:
+    names = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name):
+            names.add(node.id)
+        elif isinstance(node, gast.alias):
+            names.add(node.asname or node.name.partition(".")[0])
+        else:
+            name = getattr(node, "name", None)
+            if isinstance(name, str):
+                names.add(name)
+    return names
+
+
+def _free(name: str, taken: set) -> str:
+    """``name`` or ``name1``, ``name2``...: never a ``__name`` (class bodies would mangle it)."""
+    candidate, i = name, 0
+    while candidate in taken:
+        i += 1
+        candidate = f"{name}{i}"
+    taken.add(candidate)
+    return candidate
+
+
+def _insert_at(tree: gast.Module) -> int:
+    """Index after the docstring and the ``from __future__`` imports."""
+    body = tree.body
+    i = 0
+    if (
+        body
+        and isinstance(body[0], gast.Expr)
+        and isinstance(body[0].value, gast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        i = 1
+    while i < len(body) and isinstance(body[i], gast.ImportFrom) and body[i].module == "__future__":
+        i += 1
+    return i
+
+
+def _alias_imports(jst: str, sym: str, lineno: int) -> list[ast.stmt]:
+    imports = [
+        ast.Import(names=[ast.alias(name="autostatic_runtime.convert_ops", asname=jst)]),
+        ast.ImportFrom(
+            module="autostatic_runtime.static.program",
+            names=[ast.alias(name="Variable", asname=sym)],
+            level=0,
+        ),
+    ]
+    for stmt in imports:
+        for node in ast.walk(stmt):
+            if "lineno" in node._attributes:
+                node.lineno = node.end_lineno = lineno
+                node.col_offset = node.end_col_offset = 0
+    return imports
+
+
+def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> ModuleConversion:
+    """Parse ``source`` and convert its functions; returns the converted ``ast.Module``.
+
+    Raises ``SyntaxError`` when the source does not parse. Failures of single functions are
+    collected in the result, not raised.
+    """
+    tree = gast.parse(source, filename)
+    namer = Namer(_module_names(tree))
+    jst = _free(JST, namer.taken)
+    sym = _free(SYM, namer.taken)
+    result = ModuleConversion(tree=None, jst=jst, sym=sym)
+    failed = []
+    for owner, index, qualname in list(_functions(tree.body, "")):
+        node = owner[index]
+        if _is_not_to_static(node):
+            result.skipped += 1
+            continue
+        try:
+            new, _ = transform_function(node, namer, filename, jst, sym, qualname)
+        except Exception as exc:  # any failure leaves this function as written
+            reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            result.failures.append(Failure(qualname, node.lineno, reason))
+            failed.append((owner, index, node.lineno, node.col_offset))
+            continue
+        owner[index] = new
+        result.converted += 1
+    if failed:  # the transformers may have changed a failed node in place: parse it again
+        originals = {
+            (n.lineno, n.col_offset): n
+            for n in gast.walk(gast.parse(source))
+            if isinstance(n, _DEFS)
+        }
+        for owner, index, lineno, col in failed:
+            owner[index] = originals[(lineno, col)]
+    module = gast.gast_to_ast(tree)
+    at = _insert_at(tree)
+    line = module.body[at].lineno if at < len(module.body) else 1
+    module.body[at:at] = _alias_imports(jst, sym, line)
+    ast.fix_missing_locations(module)
+    result.tree = module
+    return result
+
+
+def convert_module_source(
+    source: str | bytes, filename: str, module_name: str = ""
+) -> tuple[types.CodeType, ModuleConversion]:
+    """Compile ``source`` with its functions converted; returns the code and the report.
+
+    Raises ``SyntaxError`` for source Python itself rejects (the caller compiles the original
+    to get Python's exact error) and whatever ``compile`` raises for the converted tree.
+    """
+    result = convert_tree(source, filename, module_name)
+    code = compile(result.tree, filename, "exec", dont_inherit=True)
+    return code, result

@@ -1,0 +1,197 @@
+"""What ``python -m autostatic show`` and ``explain`` print: converted source, and for each
+``if``/``while``/``for`` of a target whether it can become a static op and, if not, why."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import importlib.util
+import os
+from dataclasses import dataclass
+
+import gast
+
+from autostatic.conversion import transform_function
+from autostatic.module_conversion import _functions, _is_not_to_static, convert_tree
+from autostatic.transformers import PIPELINE
+
+
+class TargetError(Exception):
+    """The target names no file, module or function (a user mistake)."""
+
+
+@dataclass
+class Target:
+    path: str
+    source: bytes
+    qualname: str | None
+
+
+def resolve(target: str) -> Target:
+    """``path/to/file.py``, ``module`` or ``module:qualname`` (also ``file.py:qualname``)."""
+    name, _, qualname = target.partition(":")
+    if name.endswith(".py") or os.sep in name or os.path.isfile(name):
+        path = name
+    else:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError) as exc:
+            raise TargetError(f"cannot find module {name!r} ({exc})") from None
+        if spec is None:
+            raise TargetError(f"no module named {name!r}")
+        path = spec.origin
+        if not path or not path.endswith(".py"):
+            raise TargetError(f"module {name!r} has no Python source ({path})")
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as exc:
+        raise TargetError(f"can't open file {path!r}: {exc.strerror}") from None
+    return Target(path, source, qualname or None)
+
+
+def _select(tree: gast.Module, qualname: str | None, path: str) -> list:
+    found = [(owner, i, q) for owner, i, q in _functions(tree.body, "")]
+    if qualname is None:
+        return found
+    chosen = [item for item in found if item[2] == qualname]
+    if not chosen:
+        names = ", ".join(q for _, _, q in found) or "none"
+        raise TargetError(f"{path} has no function {qualname!r} (functions: {names})")
+    return chosen
+
+
+def _unparse(node) -> str:
+    return ast.unparse(gast.gast_to_ast(node) if isinstance(node, gast.AST) else node)
+
+
+def _partial(node, namer, filename: str, level: int):
+    """``node`` after the first ``level`` transformers."""
+    return transform_function(node, namer, filename, passes=level)[0]
+
+
+def show(target: str, level: int | None = None, diff: bool = False) -> str:
+    """The converted source of ``target`` (a unified diff against the original with ``diff``)."""
+    t = resolve(target)
+    if level is not None and not 0 <= level <= len(PIPELINE):
+        raise TargetError(f"--level must be between 0 and {len(PIPELINE)}")
+    if t.qualname is None and level is None:
+        original = ast.unparse(ast.parse(t.source))
+        converted = ast.unparse(convert_tree(t.source, t.path).tree)
+    else:
+        from autostatic.module_conversion import _module_names
+        from autostatic.pyct.naming import Namer
+
+        tree = gast.parse(t.source)
+        namer = Namer(_module_names(tree))
+        before, after = [], []
+        for owner, i, _ in _select(tree, t.qualname, t.path):
+            node = owner[i]
+            before.append(_unparse(node))
+            if _is_not_to_static(node):
+                after.append(before[-1])
+            elif level is None:
+                after.append(_unparse(transform_function(node, namer, t.path)[0]))
+            else:
+                after.append(_unparse(_partial(node, namer, t.path, level)))
+        original, converted = "\n\n".join(before), "\n\n".join(after)
+    if not diff:
+        return converted + "\n"
+    lines = difflib.unified_diff(
+        original.splitlines(True)
+        if original.endswith("\n")
+        else (original + "\n").splitlines(True),
+        (converted + "\n").splitlines(True),
+        f"{t.path} (original)",
+        f"{t.path} (converted)",
+    )
+    return "".join(lines)
+
+
+_OPS = {
+    "convert_ifelse": "a 'cond' op",
+    "convert_while_loop": "a 'while' op",
+    "loop_length": "a 'while' op when it iterates over a tensor (or range/enumerate/zip of "
+    "one); other iterables run as Python",
+}
+
+
+def _outcomes(converted: ast.AST, jst: str) -> dict:
+    """line -> (static op or None, reason) from the calls the converter generated."""
+    found = {}
+    for node in ast.walk(converted):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == jst
+            and node.args
+        ):
+            continue
+        where = node.args[-1]
+        if not (isinstance(where, ast.Tuple) and len(where.elts) >= 2):
+            continue
+        line = getattr(where.elts[1], "value", None)
+        if node.func.attr in _OPS:
+            found.setdefault(line, (_OPS[node.func.attr], ""))
+        elif node.func.attr == "unsupported":
+            message = getattr(node.args[0], "value", "not supported")
+            found[line] = (None, message)
+    return found
+
+
+def explain(target: str) -> str:
+    """One line per ``if``/``while``/``for``: can it become a static op, and if not, why."""
+    t = resolve(target)
+    tree = gast.parse(t.source)
+    from autostatic.module_conversion import _module_names
+    from autostatic.pyct.naming import Namer
+
+    namer = Namer(_module_names(tree))
+    out = []
+    name = os.path.basename(t.path)
+    for owner, i, qualname in _select(tree, t.qualname, t.path):
+        node = owner[i]
+        statements = sorted(
+            (
+                n
+                for n in ast.walk(gast.gast_to_ast(node))
+                if isinstance(n, (ast.If, ast.While, ast.For))
+            ),
+            key=lambda n: (n.lineno, n.col_offset),
+        )
+        out.append(f"{qualname} ({name}:{node.lineno})")
+        if not statements:
+            out.append("    no if/while/for")
+            continue
+        if _is_not_to_static(node):
+            out.extend(
+                f"    {name}:{s.lineno}: {_kind(s)}: stays Python (@not_to_static)"
+                for s in statements
+            )
+            continue
+        try:
+            converted = gast.gast_to_ast(transform_function(node, namer, t.path)[0])
+        except Exception as exc:
+            out.append(f"    the function cannot be converted: {type(exc).__name__}: {exc}")
+            continue
+        outcomes = _outcomes(converted, "_jst")
+        for s in statements:
+            op, reason = outcomes.get(s.lineno, (None, None))
+            if op:
+                verdict = f"can become {op}"
+            elif reason:
+                verdict = f"cannot become a static op: {reason}"
+            elif isinstance(s, ast.For):
+                verdict = (
+                    "stays Python: it iterates over a list, a comprehension or constants, "
+                    "never a tensor"
+                )
+            else:
+                verdict = "cannot become a static op: it is inside a statement that stays Python"
+            out.append(f"    {name}:{s.lineno}: {_kind(s)}: {verdict}")
+    return "\n".join(out) + "\n"
+
+
+def _kind(node: ast.AST) -> str:
+    return {ast.If: "if", ast.While: "while", ast.For: "for"}[type(node)]

@@ -1,0 +1,132 @@
+"""In process: the on-disk cache's file names, validation and atomic writes."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+import pytest
+
+from autostatic import __version__, hook_cache
+
+SOURCE = b"def f(x):\n    return x + 1\n"
+
+
+@pytest.fixture
+def entry(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    src = tmp_path / "m.py"
+    src.write_bytes(SOURCE)
+    path = hook_cache.cache_path(str(src))
+    code = compile(SOURCE, str(src), "exec")
+    assert hook_cache.write(path, SOURCE, ((3, "a note"),), code)
+    return path, code
+
+
+def test_the_cache_lives_beside_the_bytecode_under_its_own_tag(tmp_path):
+    src = str(tmp_path / "m.py")
+    tag = sys.implementation.cache_tag
+    assert hook_cache.cache_path(src) == str(
+        tmp_path / "__pycache__" / f"m.{tag}-autostatic-{__version__}.pyc"
+    )
+    assert hook_cache.cache_path(src, "-pytest-9").endswith(
+        f"-autostatic-{__version__}-pytest-9.pyc"
+    )
+    assert importlib.util.cache_from_source(src) == str(tmp_path / "__pycache__" / f"m.{tag}.pyc")
+
+
+def test_sys_pycache_prefix_is_honoured(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
+    path = hook_cache.cache_path(str(tmp_path / "src" / "m.py"))
+    assert path.startswith(str(tmp_path / "prefix"))
+    assert "__pycache__" not in path
+
+
+def test_a_written_entry_reads_back(entry):
+    path, code = entry
+    notes, got = hook_cache.read(path, SOURCE)
+    assert notes == ((3, "a note"),) and got == code
+    assert [n for n in os.listdir(os.path.dirname(path)) if n.endswith(".tmp")] == []
+
+
+def test_an_edited_source_misses(entry):
+    path, _ = entry
+    assert hook_cache.read(path, SOURCE + b"# edited in the same second\n") is None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "truncate_header",
+        "truncate_payload",
+        "garbage_payload",
+        "magic",
+        "version",
+        "empty",
+        "extra",
+    ],
+)
+def test_damaged_or_foreign_entries_miss(entry, damage):
+    path, _ = entry
+    with open(path, "rb") as f:
+        blob = bytearray(f.read())
+    if damage == "truncate_header":
+        blob = blob[:10]
+    elif damage == "truncate_payload":
+        blob = blob[:-5]
+    elif damage == "garbage_payload":
+        blob[28:] = b"\xff" * (len(blob) - 28)
+    elif damage == "magic":
+        blob[0] ^= 0xFF
+    elif damage == "version":  # another compiler (version or sources) wrote it
+        blob[8] ^= 0xFF
+    elif damage == "empty":
+        blob = b""
+    elif damage == "extra":
+        blob += b"junk"
+    with open(path, "wb") as f:
+        f.write(bytes(blob))
+    assert hook_cache.read(path, SOURCE) is None
+
+
+def test_a_missing_entry_misses(tmp_path):
+    assert hook_cache.read(str(tmp_path / "nope.pyc"), SOURCE) is None
+
+
+def test_no_write_when_dont_write_bytecode(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    path = str(tmp_path / "__pycache__" / "m.pyc")
+    assert not hook_cache.write(path, SOURCE, (), compile(SOURCE, "m.py", "exec"))
+    assert not os.path.exists(path)
+
+
+def test_an_unwritable_directory_skips_the_write(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tmp_path / "__pycache__").write_text("a file where the directory should be")
+    path = str(tmp_path / "__pycache__" / "m.pyc")
+    assert not hook_cache.write(path, SOURCE, (), compile(SOURCE, "m.py", "exec"))
+
+    real_open = os.open
+
+    def read_only(path, flags, *args):
+        if flags & os.O_CREAT:
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only)
+    other = str(tmp_path / "ro" / "__pycache__" / "m.pyc")
+    assert not hook_cache.write(other, SOURCE, (), compile(SOURCE, "m.py", "exec"))
+    assert not os.path.exists(other)
+
+
+def test_a_failed_replace_leaves_no_temporary_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+
+    def fail(*args):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    path = str(tmp_path / "__pycache__" / "m.pyc")
+    assert not hook_cache.write(path, SOURCE, (), compile(SOURCE, "m.py", "exec"))
+    assert os.listdir(tmp_path / "__pycache__") == []

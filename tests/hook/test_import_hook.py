@@ -1,0 +1,351 @@
+"""Subprocesses: real packages imported through the hook."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+import zipfile
+
+from tests.hook.conftest import child_env, ok, run, write_files
+
+PREAMBLE = """
+import sys, json, warnings
+import autostatic
+autostatic.install()
+"""
+
+
+def test_a_marked_package_converts_and_behaves_as_written(marked_pkg):
+    out = ok(
+        run(
+            PREAMBLE
+            + """
+import pkg.mod as m, pkg.plain as p
+print(json.dumps([
+    "_jst" in vars(m), "_jst" in vars(p), m.sign(-2), m.count(4), m.Model().forward(3),
+    m.__file__, m.__cached__, type(m.__spec__.loader).__name__, m.__spec__.name,
+]))
+""",
+            marked_pkg,
+        )
+    )
+    conv, plain, sign, count, fwd, file, cached, loader, name = json.loads(out)
+    assert conv and not plain
+    assert (sign, count, fwd) == (-1, 10, 6)
+    assert file == str(marked_pkg / "pkg" / "mod.py")
+    assert cached.endswith(f"mod.{sys.implementation.cache_tag}-autostatic-0.1.0.pyc")
+    assert os.path.exists(cached)
+    assert (loader, name) == ("AutostaticLoader", "pkg.mod")
+    # Python's own bytecode cache never receives converted code
+    standard = marked_pkg / "pkg" / "__pycache__" / f"mod.{sys.implementation.cache_tag}.pyc"
+    assert not standard.exists()
+    plain_import = ok(run("import pkg.mod as m; print('_jst' in vars(m))", marked_pkg))
+    assert plain_import.strip() == "False"
+
+
+def test_a_warm_cache_never_loads_the_converter(marked_pkg):
+    code = PREAMBLE + (
+        "import pkg.mod as m\n"
+        "print('_jst' in vars(m), sorted(k for k in sys.modules if k == 'gast' or "
+        "k.startswith(('autostatic.transformers', 'autostatic.conversion', 'autostatic.pyct'))))"
+    )
+    first = ok(run(code, marked_pkg))
+    assert first.startswith("True ['autostatic.conversion'")
+    assert ok(run(code, marked_pkg)).strip() == "True []"
+
+
+def test_include_exclude_and_disable(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "lib/__init__.py": "",
+            "lib/a.py": "def f(x):\n    return x\n",
+            "lib/b.py": "# autostatic: disable\ndef f(x):\n    return x\n",
+            "lib/sub/__init__.py": "",
+            "lib/sub/c.py": "def f(x):\n    return x\n",
+            "lib/sub/d.py": "# autostatic: enable\ndef f(x):\n    return x\n",
+        },
+    )
+    out = ok(
+        run(
+            """
+import autostatic
+autostatic.install(include=["lib"], exclude=["lib.sub.*"])
+import lib, lib.a, lib.b, lib.sub.c, lib.sub.d
+print([("_jst" in vars(m)) for m in (lib, lib.a, lib.b, lib.sub.c, lib.sub.d)])
+""",
+            tmp_path,
+        )
+    )
+    assert out.strip() == "[True, True, False, False, False]"
+
+
+def test_pyproject_settings_apply(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.autostatic]\ninclude = ["app.*"]\ncache = false\n',
+            "app/__init__.py": "",
+            "app/x.py": "def f(x):\n    return x\n",
+        },
+    )
+    out = ok(run(PREAMBLE + "import app.x as x; print('_jst' in vars(x))", tmp_path))
+    assert out.strip() == "True"
+    assert not glob.glob(str(tmp_path / "app" / "__pycache__" / "*autostatic*"))
+
+
+def test_relative_circular_imports_and_reload(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "cyc/__init__.py": "# autostatic: enable\nfrom . import a\n",
+            "cyc/a.py": "# autostatic: enable\nfrom . import b\n\ndef fa(n):\n"
+            "    return 0 if n <= 0 else b.fb(n - 1) + 1\n",
+            "cyc/b.py": "# autostatic: enable\nfrom . import a\n\ndef fb(n):\n"
+            "    if n <= 0:\n        return 0\n    return a.fa(n - 1) + 1\n",
+        },
+    )
+    out = ok(
+        run(
+            PREAMBLE
+            + """
+import importlib, os
+import cyc
+from cyc import a, b
+first = a.fa(5)
+with open(b.__file__, "a") as f:
+    f.write("\\ndef extra():\\n    if True:\\n        return 'reloaded'\\n")
+importlib.invalidate_caches()
+b2 = importlib.reload(b)
+print(json.dumps([first, "_jst" in vars(a), "_jst" in vars(b2), b2.extra(), b2 is b]))
+""",
+            tmp_path,
+        )
+    )
+    assert json.loads(out) == [5, True, True, "reloaded", True]
+
+
+def test_a_source_edit_between_imports_is_picked_up(marked_pkg):
+    code = PREAMBLE + "import pkg.mod as m; print(m.sign(5), '_jst' in vars(m))"
+    assert ok(run(code, marked_pkg)).split() == ["1", "True"]
+    mod = marked_pkg / "pkg" / "mod.py"
+    text = mod.read_text().replace("y = 1\n", "y = 100\n")
+    mtime = os.stat(mod).st_mtime_ns
+    mod.write_text(text)
+    os.utime(mod, ns=(mtime, mtime))  # same mtime: only the source hash can tell
+    assert ok(run(code, marked_pkg)).split() == ["100", "True"]
+
+
+def test_a_corrupted_cache_file_is_ignored_and_replaced(marked_pkg):
+    code = PREAMBLE + "import pkg.mod as m; print(m.count(3), '_jst' in vars(m))"
+    ok(run(code, marked_pkg))
+    (cached,) = glob.glob(str(marked_pkg / "pkg" / "__pycache__" / "mod.*autostatic*.pyc"))
+    for damage in (b"", b"garbage" * 10, open(cached, "rb").read()[:40]):
+        with open(cached, "wb") as f:
+            f.write(damage)
+        assert ok(run(code, marked_pkg)).split() == ["6", "True"]
+        assert os.path.getsize(cached) > 40  # rewritten
+
+
+def test_an_unwritable_pycache_is_skipped(marked_pkg):
+    pycache = marked_pkg / "pkg" / "__pycache__"
+    pycache.write_text("not a directory")  # works as root too, unlike chmod
+    code = PREAMBLE + "import pkg.mod as m; print(m.sign(-1), '_jst' in vars(m), m.__cached__)"
+    out = ok(run(code, marked_pkg))
+    assert out.split()[:2] == ["-1", "True"]
+    assert pycache.read_text() == "not a directory"
+    if os.geteuid() != 0:
+        pycache.unlink()
+        pycache.mkdir()
+        os.chmod(pycache, 0o555)
+        try:
+            assert ok(run(code, marked_pkg)).split()[:2] == ["-1", "True"]
+            assert os.listdir(pycache) == []
+        finally:
+            os.chmod(pycache, 0o755)
+
+
+def test_pycache_prefix_and_dont_write_bytecode(marked_pkg, tmp_path_factory):
+    prefix = tmp_path_factory.mktemp("prefix")
+    code = PREAMBLE + "import pkg.mod as m; print(m.__cached__)"
+    cached = ok(run(["-X", f"pycache_prefix={prefix}", "-c", code], marked_pkg)).strip()
+    assert cached.startswith(str(prefix)) and os.path.exists(cached)
+    assert not (marked_pkg / "pkg" / "__pycache__").exists()
+    ok(run(["-B", "-c", code], marked_pkg))
+    assert not (marked_pkg / "pkg" / "__pycache__").exists()
+
+
+def test_a_function_that_cannot_be_converted_runs_as_written_with_a_warning(tmp_path):
+    # a starred assignment target inside a converted 'if' is beyond the converter today;
+    # whatever fails, the module must import, and the warning must say where and why
+    write_files(
+        tmp_path,
+        {
+            "bad.py": """
+            # autostatic: enable
+            def fine(x):
+                return x
+
+            def broken(x):
+                return x
+            """
+        },
+    )
+    code = """
+import warnings, autostatic.module_conversion as mc
+real = mc.transform_function
+def flaky(node, *a, **k):
+    if node.name == "broken":
+        raise NotImplementedError("construct X at line 5")
+    return real(node, *a, **k)
+mc.transform_function = flaky
+import autostatic
+autostatic.install(cache=False)
+with warnings.catch_warnings(record=True) as got:
+    warnings.simplefilter("always")
+    import bad
+print(bad.broken(7), "_jst" in bad.fine.__code__.co_names, "_jst" in bad.broken.__code__.co_names)
+for w in got:
+    print(w.category.__name__, w.filename, w.lineno, str(w.message))
+"""
+    lines = ok(run(code, tmp_path)).splitlines()
+    assert lines[0] == "7 True False"
+    assert len(lines) == 2
+    category, filename, lineno, message = lines[1].split(" ", 3)
+    assert category == "ConversionWarning"
+    assert filename == str(tmp_path / "bad.py") and lineno == "5"
+    assert "bad" in message and "broken" in message and "NotImplementedError" in message
+    assert "construct X at line 5" in message and "runs as written" in message
+    strict = run(code.replace("cache=False", "cache=False, strict=True"), tmp_path)
+    assert strict.returncode == 1
+    assert "ConversionError" in strict.stderr and "broken" in strict.stderr
+    env_strict = run(code, tmp_path, AUTOSTATIC_STRICT="1")
+    assert env_strict.returncode == 1 and "ConversionError" in env_strict.stderr
+
+
+def test_a_module_that_fails_as_a_whole_imports_unconverted(tmp_path):
+    write_files(tmp_path, {"whole.py": "# autostatic: enable\ndef f(x):\n    return x\n"})
+    code = """
+import warnings, autostatic.module_conversion as mc
+def boom(*a, **k):
+    raise MemoryError("out of luck")
+mc.convert_tree = boom
+import autostatic
+autostatic.install()
+with warnings.catch_warnings(record=True) as got:
+    warnings.simplefilter("always")
+    import whole
+print(whole.f(1), "_jst" in vars(whole), [str(w.message) for w in got])
+"""
+    out = ok(run(code, tmp_path))
+    assert out.startswith("1 False ['autostatic: whole (")
+    assert "MemoryError: out of luck" in out and "imported unconverted" in out
+
+
+def test_a_syntax_error_is_pythons_own(tmp_path):
+    write_files(tmp_path, {"broken.py": "# autostatic: enable\ndef f(x):\n    return x +\n"})
+    code = """
+import sys
+try:
+    import broken
+except SyntaxError as e:
+    print(type(e).__name__, e.msg, e.filename, e.lineno, e.offset, e.text)
+"""
+    plain = ok(run(code, tmp_path))
+    hooked = ok(run("import autostatic; autostatic.install()\n" + code, tmp_path))
+    assert hooked == plain and hooked.startswith("SyntaxError")
+
+
+def test_a_traceback_from_deep_in_converted_code_shows_the_users_lines(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "deep.py": """
+            # autostatic: enable
+            def outer(n):
+                while n > 0:
+                    n -= 1
+                    if n == 1:
+                        return inner(n)
+                return 0
+
+            def inner(n):
+                if n:
+                    raise ValueError("deep " + str(n))
+                return n
+            """
+        },
+    )
+    proc = run(PREAMBLE + "import deep\ndeep.outer(3)\n", tmp_path)
+    assert proc.returncode == 1
+    path = str(tmp_path / "deep.py")
+    assert f'File "{path}", line 6, in outer' in proc.stderr
+    assert f'File "{path}", line 11, in inner' in proc.stderr
+    assert 'raise ValueError("deep " + str(n))' in proc.stderr
+
+
+def test_resources_namespace_extension_frozen_pkgutil_and_zip_imports(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "res/__init__.py": "# autostatic: enable\n",
+            "res/data.txt": "payload",
+            "ns/inner/mod.py": "# autostatic: enable\ndef f(x):\n    return x\n",
+            "ns/m2.py": "X = 2\n",
+        },
+    )
+    with zipfile.ZipFile(tmp_path / "lib.zip", "w") as z:
+        z.writestr("zipped.py", "# autostatic: enable\ndef f(x):\n    return x * 3\n")
+    out = ok(
+        run(
+            PREAMBLE
+            + """
+import importlib.resources, pkgutil
+sys.path.append("lib.zip")
+import res, ns, ns.inner.mod, zipped
+import _ctypes, __phello__.spam  # an extension module, a frozen package
+print(json.dumps([
+    type(_ctypes.__loader__).__name__, __phello__.__spec__.origin,
+    importlib.resources.files("res").joinpath("data.txt").read_text(),
+    "_jst" in vars(res),
+    list(ns.__path__) != [], ns.__spec__.origin, "_jst" in vars(ns.inner.mod),
+    sorted(m.name for m in pkgutil.iter_modules(ns.__path__)),
+    sorted(m.name for m in pkgutil.iter_modules(["."]) if m.name in ("res", "ns", "deep")),
+    zipped.f(2), type(zipped.__loader__).__name__,
+]))
+""",
+            tmp_path,
+        )
+    )
+    ext, frozen, *rest = json.loads(out)
+    assert (ext, frozen) == ("ExtensionFileLoader", "frozen")
+    data, res_conv, ns_path, ns_origin, ns_mod_conv, ns_names, top, zipped, zloader = rest
+    assert data == "payload" and res_conv and ns_path and ns_origin is None and ns_mod_conv
+    assert ns_names == ["m2"] and top == ["res"]  # as without the hook
+    assert zipped == 6 and zloader == "zipimporter"  # zip imports work (left unconverted)
+
+
+def test_concurrent_processes_share_one_cache(marked_pkg):
+    code = PREAMBLE + "import pkg.mod as m; print(m.count(10), '_jst' in vars(m))"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=marked_pkg,
+            env=child_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        assert out.split() == ["55", "True"]
+    pycache = marked_pkg / "pkg" / "__pycache__"
+    assert not [n for n in os.listdir(pycache) if n.endswith(".tmp")]
+    warm = PREAMBLE + "import pkg.mod as m; print('gast' in sys.modules, '_jst' in vars(m))"
+    assert ok(run(warm, marked_pkg)).split() == ["False", "True"]
