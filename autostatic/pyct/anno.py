@@ -50,6 +50,8 @@ IS_DECORATOR = "is_decorator"  # True on each such decorator expression
 FUNCTION_INFO = "function_info"  # function node: the analyze() FunctionInfo
 GENERATED = "generated"  # FunctionDef the converter made (branch/loop functions)
 BREAK_CHECK = "break_check"  # the `if <flag> is True: break` ending a lowered for body: flag
+CAPTURED = "captured"  # user function: names its closures use (see transformers.base)
+FRAME_BOUND = "frame_bound"  # statement: holds del/global/yield/return/def/super()... (cache)
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
 
 

@@ -14,9 +14,19 @@ def copy_location_deep(node: Any, origin: Any) -> Any:
     # Generated code spans the origin's first line only: tracebacks, f_lineno and error
     # locations show the statement's line, not the end of a multi-line statement.
     line, col = origin.lineno, getattr(origin, "col_offset", 0)
-    for sub in gast.walk(node):
-        if getattr(sub, "lineno", None) is None:
+    stack = [node]
+    while stack:  # a located node is the user's (or located already): its subtree is done
+        sub = stack.pop()
+        if getattr(sub, "lineno", None) is not None:
+            continue
+        if "lineno" in sub._attributes:
             sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset = line, col, line, col
+        for field in sub._fields:
+            value = getattr(sub, field, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, gast.AST))
+            elif isinstance(value, gast.AST):
+                stack.append(value)
     return node
 
 

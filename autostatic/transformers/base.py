@@ -34,11 +34,30 @@ class Transformer(gast.NodeTransformer):
     """
 
     needs_analysis = True
+    statements_only = False  # True: visit statement blocks only, never expressions (faster)
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.protected = 0  # depth of try/with blocks around the current statement
-        self.captured: set[str] = set()  # names the current function's closures read
+        self.function: gast.AST | None = None  # the user function being visited
+        self._captured: set[str] | None = None  # names its closures use (computed lazily)
+
+    def generic_visit(self, node: gast.AST) -> gast.AST:
+        if not self.statements_only:
+            return super().generic_visit(node)
+        for block_name in _BLOCKS:
+            block = getattr(node, block_name, None)
+            if type(block) is not list:
+                continue
+            out = []
+            for stmt in block:
+                result = self.visit(stmt)
+                if isinstance(result, list):
+                    out.extend(result)
+                elif result is not None:
+                    out.append(result)
+            setattr(node, block_name, out)
+        return node
 
     @classmethod
     def transform(cls, node: gast.AST, ctx: Context) -> gast.AST:
@@ -47,16 +66,26 @@ class Transformer(gast.NodeTransformer):
     def visit_FunctionDef(self, node: gast.FunctionDef):
         """Nested functions are converted too, with their own analysis."""
         info = anno.get(node, anno.FUNCTION_INFO, None)
-        saved = self.ctx.info, self.protected, self.captured
+        saved = self.ctx.info, self.protected, self.function, self._captured
         if info is not None:
             self.ctx.info = info
         if not anno.get(node, anno.GENERATED, False):
-            self.protected, self.captured = 0, captured_names(node)
+            self.protected, self.function, self._captured = 0, node, None
         try:
             self.generic_visit(node)
         finally:
-            self.ctx.info, self.protected, self.captured = saved
+            self.ctx.info, self.protected, self.function, self._captured = saved
         return node
+
+    @property
+    def captured(self) -> set[str]:
+        """Names the current function's closures use (see ``captured_names``)."""
+        if self._captured is None and self.function is not None:
+            self._captured = anno.get(self.function, anno.CAPTURED, None)
+            if self._captured is None:  # user closures do not change between passes
+                self._captured = captured_names(self.function)
+                anno.set(self.function, anno.CAPTURED, self._captured)
+        return self._captured or set()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -84,17 +113,7 @@ class Transformer(gast.NodeTransformer):
             return False
         if find_jump(stmts) is not None:
             return False
-        for stmt in stmts:
-            for node in gast.walk(stmt):
-                if isinstance(node, _UNSHAREABLE) and not anno.get(node, anno.GENERATED, False):
-                    return False
-                if (
-                    isinstance(node, gast.Call)
-                    and isinstance(node.func, gast.Name)
-                    and node.func.id in _FRAME_BUILTINS
-                ):
-                    return False
-        return True
+        return not any(_frame_bound(stmt) for stmt in stmts)
 
     # -- helpers ---------------------------------------------------------------------------
     def temporary(self, prefix: str) -> str:
@@ -186,10 +205,38 @@ def clone(node: Any) -> Any:
 
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 _EXITS = (gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
 _CLOSURES = _SCOPES + (gast.GeneratorExp,)  # list/set/dict comprehensions run at once
 _UNSHAREABLE = (gast.Delete, gast.Global, gast.Nonlocal, gast.Return) + _SCOPES + _EXITS
 _FRAME_BUILTINS = frozenset({"super", "locals", "vars", "dir", "eval", "exec", "globals"})
+
+
+def _frame_bound(node: gast.AST) -> bool:
+    """Whether ``node`` holds a construct whose meaning depends on running in the user's
+    own frame (see ``Transformer.shareable``); remembered per statement."""
+    known = anno.get(node, anno.FRAME_BOUND, None)
+    if known is not None:
+        return known
+    if isinstance(node, _UNSHAREABLE) and not anno.get(node, anno.GENERATED, False):
+        found = True
+    elif (
+        isinstance(node, gast.Call)
+        and isinstance(node.func, gast.Name)
+        and node.func.id in _FRAME_BUILTINS
+    ):
+        found = True
+    else:
+        found = False
+        for field in node._fields:
+            value = getattr(node, field, None)
+            children = value if isinstance(value, list) else (value,)
+            if any(isinstance(c, gast.AST) and _frame_bound(c) for c in children):
+                found = True
+                break
+    if isinstance(node, gast.stmt):
+        anno.set(node, anno.FRAME_BOUND, found)
+    return found
 
 
 def captured_names(fn: gast.AST) -> set[str]:

@@ -57,6 +57,8 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
 class BreakContinueTransformer(Transformer):
     """Lowers ``break``/``continue`` of ``while`` loops to flags (see the module docstring)."""
 
+    statements_only = True  # it rewrites statements only
+
     needs_analysis = False
 
     def visit_FunctionDef(self, node):

@@ -73,6 +73,8 @@ def _needs_lowering(fn: gast.FunctionDef) -> bool:
 class ReturnTransformer(Transformer):
     """Lowers early returns to flags (see the module docstring); runs before the analysis."""
 
+    statements_only = True  # it rewrites statements only
+
     needs_analysis = False
 
     def visit_FunctionDef(self, node: gast.FunctionDef):

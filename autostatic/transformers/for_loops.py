@@ -64,6 +64,8 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 class ForTransformer(Transformer):
     """Dual-path ``for`` (see the module docstring)."""
 
+    statements_only = True  # it rewrites statements only
+
     def __init__(self, ctx):
         super().__init__(ctx)
         self._functions: list = []  # the enclosing function nodes

@@ -95,6 +95,8 @@ def guarded_inputs(self: Transformer, names: list[str], defined: set[str], origi
 class IfElseTransformer(Transformer):
     """Dual-path ``if``/``elif``/``else`` (see the module docstring)."""
 
+    statements_only = True  # it rewrites statements only
+
     def visit_If(self, node: gast.If):
         self.generic_visit(node)  # inner statements first: they are dual-path already
         if anno.get(node, anno.BREAK_CHECK, None):  # `if <flag> is True: break`: Python bool

@@ -45,6 +45,8 @@ from autostatic.transformers.ifelse import function_def, guarded_inputs
 class WhileTransformer(Transformer):
     """Dual-path ``while`` (see the module docstring)."""
 
+    statements_only = True  # it rewrites statements only
+
     def visit_While(self, node: gast.While):
         self.generic_visit(node)
         namer = self.ctx.namer
