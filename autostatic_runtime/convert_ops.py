@@ -169,22 +169,30 @@ def convert_while_loop(
         if not pred:
             return loop_vars
         loop_vars = tuple(body_fn(*loop_vars, *consts))
-    from autostatic_runtime.static.control_flow import while_loop
+    from autostatic_runtime.static.control_flow import _build_while
 
     for name, value in zip(names, loop_vars):
+        if value is UNDEFINED and name.startswith(RETURN_VALUE):
+            raise StaticBuildError(
+                "'return' inside a loop whose condition is a tensor is not supported yet; "
+                "keep the value in a variable, 'break', and return it after the loop",
+                location,
+            )
         if value is UNDEFINED:
             raise StaticBuildError(
-                f"'{name}' is used by this tensor-dependent loop before it is initialized; "
-                "the loop must iterate at least once to initialize it, so set it before the "
-                "loop",
+                f"loop must iterate at least once to initialize '{name}' (this tensor-dependent "
+                "loop uses it before it is set); set it before the loop",
                 location,
             )
     try:
-        out = while_loop(
-            lambda *v: cond_fn(*v, *consts), lambda *v: tuple(body_fn(*v, *consts)), list(loop_vars)
+        out = _build_while(
+            lambda *v: cond_fn(*v, *consts),
+            lambda *v: tuple(body_fn(*v, *consts)),
+            list(loop_vars),
+            names,
         )
     except StaticBuildError as exc:
-        raise StaticBuildError(f"{exc}; loop variables are {', '.join(names)}", location) from None
+        raise StaticBuildError(exc.detail, location) from None
     return tuple(out)
 
 

@@ -82,6 +82,7 @@ class StaticBuildError(AutostaticError):
     """A static program cannot be built as written (branches disagree, a loop var changes type)."""
 
     def __init__(self, message: str, location: tuple[str, int, str] | None = None):
+        self.detail = message  # without the location
         self.location = location
         super().__init__(f"{message}{format_location(location)}")
 

@@ -320,10 +320,18 @@ def while_loop(
     return _build_while(cond, body, list(loop_vars))
 
 
-def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
+def _build_while(
+    cond_fn: Callable, body_fn: Callable, loop_vars: list, names: tuple | None = None
+) -> list:
+    """The ``while`` op; ``names`` (one per loop variable, from the converter) label errors."""
     program = default_main_program()
     parent = program.current_block()
     leaves, structure = flatten(loop_vars)
+    labels = (
+        [f"'{n}'" for n in names]
+        if names is not None and len(names) == len(leaves)
+        else [f"loop variable {i}" for i in range(len(leaves))]
+    )
     init = [_to_var(parent, program, v) for v in leaves]
     shapes = [list(v._shape) for v in init]
     body_loc = _fn_location(body_fn)
@@ -342,7 +350,7 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
                 user_location(),
             )
         body_vars = [_to_var(bblock, program, v) for v in out_leaves]
-        relaxed = _relax(init, body_vars, shapes, body_loc)
+        relaxed = _relax(init, body_vars, shapes, body_loc, labels)
         # a loop var that starts constant but takes a gradient in the body must carry it
         flowing = [s and b.stop_gradient for s, b in zip(stops, body_vars)]
         if relaxed == shapes and flowing == stops:
@@ -413,19 +421,19 @@ def _erase_sequence_kind(structure: Any) -> Any:
     return structure
 
 
-def _relax(init, body_vars, shapes, body_loc) -> list:
+def _relax(init, body_vars, shapes, body_loc, labels) -> list:
     relaxed = []
-    for i, (v, b, s) in enumerate(zip(init, body_vars, shapes)):
+    for label, v, b, s in zip(labels, init, body_vars, shapes):
         if v.dtype != b.dtype:
             raise StaticBuildError(
-                f"while_loop: loop variable {i} has dtype {v.dtype} before the loop, but "
+                f"while_loop: {label} has dtype {v.dtype} before the loop, but "
                 f"{b.dtype} after one iteration (body at {_where(body_loc)}); loop variables "
                 "must keep their dtype",
                 user_location(),
             )
         if len(b._shape) != len(s):
             raise StaticBuildError(
-                f"while_loop: loop variable {i} has shape {list(s)} before the loop, but "
+                f"while_loop: {label} has shape {list(s)} before the loop, but "
                 f"{b.shape} after one iteration (body at {_where(body_loc)}); loop variables "
                 "must keep their rank",
                 user_location(),

@@ -494,7 +494,7 @@ def test_a_loop_variable_changing_dtype_is_named():
 
     with pytest.raises(StaticBuildError, match="dtype int64 before the loop, but float32") as e:
         build(widen, SCALAR_INT)
-    assert "loop variables are __index_" in str(e.value) and ", s" in str(e.value)
+    assert "'s' has dtype int64 before the loop" in str(e.value)
     assert e.value.location[1] == _line(widen, 2)
 
 

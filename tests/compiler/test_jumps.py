@@ -122,3 +122,18 @@ def test_lowered_functions_still_run_eagerly():
     for fn in CASES:
         got = autostatic.convert(fn)(x)
         np.testing.assert_allclose(np.asarray(got), np.asarray(fn(x)))
+
+
+def test_return_inside_a_tensor_loop_is_a_clear_error():
+    def find(x):
+        i = rt.full([], 0, "int64")
+        while i < 4:
+            if x[i] > 0:
+                return i
+            i = i + 1
+        return i * 0 - 1
+
+    with pytest.raises(StaticBuildError, match="'return' inside a loop whose condition is a"):
+        trace(find, np.ones(4, np.float32))
+    got = autostatic.convert(find)(rt.to_tensor([-1.0, 2.0, 3.0, 0.0]))
+    assert int(got) == 1  # eager: as written

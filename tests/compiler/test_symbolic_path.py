@@ -210,7 +210,7 @@ def test_loop_var_changing_dtype_names_the_variable():
             n = n + 0.5
         return n
 
-    with pytest.raises(StaticBuildError, match="dtype int64 before the loop, but float32"):
+    with pytest.raises(StaticBuildError, match="'n' has dtype int64 before the loop, but float32"):
         trace(widen, np.ones(1, np.float32))
 
 
