@@ -14,7 +14,6 @@ import functools
 import logging
 import sys
 import types
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +28,7 @@ SKIPPED_PACKAGES = frozenset(sys.stdlib_module_names) | {
     "array_api_strict", "hypothesis", "pytest", "_pytest", "pluggy", "scipy",
 }  # fmt: skip
 
-_converted: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> converted
+_CONVERTED = "__autostatic_converted__"  # attribute of the original holding its result
 
 
 def convert_callable(fn: Any) -> Any:
@@ -55,7 +54,8 @@ def convert_callable(fn: Any) -> Any:
 
 
 def _function(fn: types.FunctionType) -> types.FunctionType:
-    found = _converted.get(fn)
+    """The converted ``fn``, remembered on ``fn`` itself (the pair is freed together)."""
+    found = fn.__dict__.get(_CONVERTED)
     if found is not None:
         return found
     result = fn
@@ -66,7 +66,7 @@ def _function(fn: types.FunctionType) -> types.FunctionType:
             result = convert(fn)
         except Exception as exc:  # no source, or a construct conversion rejects: run as is
             log.info("autostatic: %s runs unconverted: %s", fn.__qualname__, exc)
-    _converted[fn] = result
+    fn.__dict__[_CONVERTED] = result
     return result
 
 

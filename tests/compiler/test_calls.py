@@ -166,3 +166,21 @@ def test_generated_calls_report_the_statement_line():
     main, _ = trace(f, np.ones(2, "float32"))
     (cond,) = [op for op in main.global_block().ops if op.type == "cond"]
     assert cond.location[1] == f.__code__.co_firstlineno + 1
+
+
+def test_converted_helpers_are_freed_with_their_function():
+    import gc
+    import weakref
+
+    def make():
+        def inner(x):
+            return x + 1
+
+        return inner
+
+    fn = make()
+    convert_callable(fn)
+    ref = weakref.ref(fn)
+    del fn
+    gc.collect()
+    assert ref() is None
