@@ -28,11 +28,7 @@ import gast
 
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import Transformer, clone
-
-#: statement fields holding statement lists (asserts are statements: no need to visit
-#: expressions, which keeps this pass cheap on the large converted tree)
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+from autostatic.transformers.base import _BLOCKS, Transformer, clone
 
 
 class AssertTransformer(Transformer):
@@ -44,7 +40,7 @@ class AssertTransformer(Transformer):
         return node
 
     def _block_of(self, node: gast.AST) -> None:
-        for field in _BODIES:
+        for field in _BLOCKS:
             stmts = getattr(node, field, None)
             if not stmts:
                 continue

@@ -49,25 +49,36 @@ def _walk_own(node: gast.AST):
     while stack:
         current = stack.pop()
         yield current
-        for child in gast.iter_child_nodes(current):
-            if not isinstance(child, _SCOPES):
-                stack.append(child)
+        for field in current._fields:
+            value = getattr(current, field, None)
+            if type(value) is list:
+                stack.extend(
+                    v for v in value if isinstance(v, gast.AST) and not isinstance(v, _SCOPES)
+                )
+            elif isinstance(value, gast.AST) and not isinstance(value, _SCOPES):
+                stack.append(value)
 
 
 def _has_return(node: gast.AST) -> bool:
-    return any(isinstance(n, gast.Return) for n in _walk_own(node))
+    return any(type(n) is gast.Return for n in _walk_own(node))
 
 
 def _needs_lowering(fn: gast.FunctionDef) -> bool:
+    """A ``return`` below the top level, in a function that is not a generator or coroutine
+    and has no ``return`` in a ``finally`` (one walk over the function)."""
     if isinstance(fn, gast.AsyncFunctionDef):
         return False
-    own = [n for stmt in fn.body for n in _walk_own(stmt)]
-    if any(isinstance(n, (gast.Yield, gast.YieldFrom)) for n in own):
-        return False
-    for n in own:
-        if isinstance(n, gast.Try) and any(_has_return(s) for s in n.finalbody):
-            return False
-    return any(_has_return(s) for s in fn.body if not isinstance(s, gast.Return))
+    nested = False
+    for stmt in fn.body:
+        for node in _walk_own(stmt):
+            kind = type(node)
+            if kind is gast.Yield or kind is gast.YieldFrom:
+                return False
+            if kind is gast.Return and node is not stmt:
+                nested = True
+            elif kind is gast.Try and any(_has_return(s) for s in node.finalbody):
+                return False
+    return nested
 
 
 class ReturnTransformer(Transformer):

@@ -48,7 +48,7 @@ import gast
 from autostatic import pyct
 from autostatic.pyct import anno
 from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import Transformer, clone
+from autostatic.transformers.base import _BLOCKS, Transformer, clone
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
 ROUTED = {"range": "convert_range", "enumerate": "convert_enumerate", "zip": "convert_zip"}
@@ -73,7 +73,7 @@ class ForTransformer(Transformer):
 
     @classmethod
     def transform(cls, node: gast.AST, ctx) -> gast.AST:
-        if not any(type(n) is gast.For for n in gast.walk(node)):
+        if not _has_statement(node, gast.For):
             return node
         self = cls(ctx)
         node = self.visit(node)
@@ -340,5 +340,27 @@ def _has_loop(stmts: list) -> bool:
         if isinstance(node, (gast.For, gast.While)):
             return True
         if not isinstance(node, _SCOPES):
-            todo.extend(gast.iter_child_nodes(node))
+            todo.extend(_statements_in(node))
+    return False
+
+
+def _statements_in(node: gast.AST) -> list:
+    """The statements (and except/case clauses) directly inside ``node``'s blocks."""
+    found = []
+    for field in _BLOCKS:
+        block = getattr(node, field, None)
+        if type(block) is list:
+            found.extend(block)
+    return found
+
+
+def _has_statement(node: gast.AST, kind: type) -> bool:
+    """Whether a ``kind`` statement is anywhere in ``node``'s statement blocks (loops are
+    statements, so expressions need not be walked)."""
+    todo = _statements_in(node)
+    while todo:
+        current = todo.pop()
+        if type(current) is kind:
+            return True
+        todo.extend(_statements_in(current))
     return False
