@@ -76,6 +76,8 @@ def run(source: str) -> tuple[str, object]:
         return ("raise", "NameError")
     except Exception as e:  # noqa: BLE001 - any exception is a result
         return ("raise", type(e).__name__)
+    if isinstance(value, BaseException):  # a caught exception returned: compare its kind
+        return ("ok", ("exception", type(value).__name__, str(value)))
     return ("ok", value)
 
 
