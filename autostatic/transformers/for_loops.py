@@ -250,9 +250,10 @@ class ForTransformer(Transformer):
 
 def appended_lists(stmts: list) -> list[str]:
     """Names ``xs`` with ``xs.append(...)``/``xs.pop(...)`` calls in ``stmts`` (outside nested
-    function and class bodies): lists a symbolic loop carries as tensor arrays."""
+    function and class bodies, but inside the branch functions of ``if`` statements, generated
+    as ``__name_N``): lists a symbolic loop carries as tensor arrays."""
     found = []
-    for call in _calls(stmts):
+    for call in _calls(stmts, into_generated=True):
         func = call.func
         if (
             isinstance(func, gast.Attribute)
@@ -326,12 +327,15 @@ def _store_names(target: gast.AST) -> list[str]:
     return out
 
 
-def _calls(stmts: list) -> list[gast.Call]:
-    """Calls in ``stmts``, outside nested function and class bodies."""
+def _calls(stmts: list, into_generated: bool = False) -> list[gast.Call]:
+    """Calls in ``stmts``, outside nested function and class bodies (except generated
+    functions' with ``into_generated``)."""
     found = []
 
     def visit(node):
-        if isinstance(node, _SCOPES):
+        if isinstance(node, _SCOPES) and not (
+            into_generated and isinstance(node, gast.FunctionDef) and node.name.startswith("__")
+        ):
             return
         if isinstance(node, gast.Call):
             found.append(node)

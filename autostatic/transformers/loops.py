@@ -110,8 +110,13 @@ class WhileTransformer(Transformer):
             ), False
         live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
         loop_vars = sorted(m for m in modified if m in live)
-        # lists the body appends to or pops from are carried (as tensor arrays when symbolic)
-        arrays = [n for n in appended_lists(node.body) if self.is_local(n) and n not in temps]
+        # lists bound before the loop that the body appends to or pops from are carried (as
+        # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
+        arrays = [
+            n
+            for n in appended_lists(node.body)
+            if self.is_local(n) and n not in temps and (n not in modified or n in live)
+        ]
         loop_vars = sorted(set(loop_vars) | set(arrays))
         reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read")) - temps
         consts = sorted(n for n in reads - modified - set(arrays) if self.is_local(n))  # body temporaries
