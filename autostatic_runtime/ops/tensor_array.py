@@ -66,7 +66,7 @@ class ArrayWrite:
             return xp.expand_dims(x, axis=0)
         if k == n:
             return xp.concat([array, xp.expand_dims(x, axis=0)], axis=0)
-        return xp.setitem(array, k, x)
+        return xp.setitem(array, (k, ...), x)
 
     def grad(g, out, x, i, array):
         return ArrayRead(g, i), None, ArrayWriteGrad(g, i, array)
@@ -86,7 +86,7 @@ class ArrayWriteGrad:
         rest = _rows(xp, g, 0, n)
         if k == n:
             return rest
-        return xp.setitem(rest, k, xp.zeros(g.shape[1:], dtype=g.dtype))
+        return xp.setitem(rest, (k, ...), xp.zeros(g.shape[1:], dtype=g.dtype))
 
     grad = None
 
@@ -114,7 +114,7 @@ class ArrayReadGrad:
 
     def kernel(xp, g, i, array):
         k = _index(i, array.shape[0], "array_read")
-        return xp.setitem(xp.zeros(array.shape, dtype=g.dtype), k, g)
+        return xp.setitem(xp.zeros(array.shape, dtype=g.dtype), (k, ...), g)
 
     def grad(gg, out, g, i, array):
         return ArrayRead(gg, i), None, None
@@ -168,7 +168,7 @@ class ArrayPopGrad:
     def kernel(xp, g_rest, g_item, i):
         n = g_rest.shape[0] + 1
         k = _index(i, n, "array_pop")
-        parts = [_rows(xp, g_rest, 0, k), xp.expand_dims(g_item, axis=0), _rows(xp, g_rest, k, n)]
+        parts = [_rows(xp, g_rest, 0, k), xp.expand_dims(g_item, axis=0), _rows(xp, g_rest, k, n - 1)]
         return xp.concat(parts, axis=0)
 
     def grad(gg, out, g_rest, g_item, i):
