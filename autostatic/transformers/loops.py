@@ -29,8 +29,9 @@ After::
 ``__cond_2(i, s, n)`` returns the test and ``__body_3(i, s, n)`` runs the body and returns
 the loop variables: the variables the body (or a walrus in the test) assigns that are read
 by the test or body before being assigned, or live after the loop, and the local lists it
-``append``s to or ``pop``s from (passed as ``arrays=(...)``: they become tensor arrays). Other locals the loop
-reads are passed as constants. The else flag is generated only for loops with ``else``.
+``append``s to or ``pop``s from (passed as ``arrays=(...)``: they become tensor arrays).
+Other locals the loop reads are passed as constants. The else flag is generated only for
+loops with ``else``.
 """
 
 from __future__ import annotations
@@ -119,7 +120,9 @@ class WhileTransformer(Transformer):
         ]
         loop_vars = sorted(set(loop_vars) | set(arrays))
         reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read")) - temps
-        consts = sorted(n for n in reads - modified - set(arrays) if self.is_local(n))  # body temporaries
+        consts = sorted(
+            n for n in reads - modified - set(arrays) if self.is_local(n)
+        )  # body temporaries
         # (assigned before they are read in every iteration) stay local to the body
         params = loop_vars + consts
         cond_fn = function_def(

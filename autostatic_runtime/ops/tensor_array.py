@@ -168,7 +168,11 @@ class ArrayPopGrad:
     def kernel(xp, g_rest, g_item, i):
         n = g_rest.shape[0] + 1
         k = _index(i, n, "array_pop")
-        parts = [_rows(xp, g_rest, 0, k), xp.expand_dims(g_item, axis=0), _rows(xp, g_rest, k, n - 1)]
+        parts = [
+            _rows(xp, g_rest, 0, k),
+            xp.expand_dims(g_item, axis=0),
+            _rows(xp, g_rest, k, n - 1),
+        ]
         return xp.concat(parts, axis=0)
 
     def grad(gg, out, g_rest, g_item, i):

@@ -364,7 +364,9 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
     program = default_main_program()
     parent = program.current_block()
     leaves, structure = flatten(loop_vars)
-    empty = [i for i, a in enumerate(_leaf_arrays(structure)) if a is not None and leaves[i] is None]
+    empty = [
+        i for i, a in enumerate(_leaf_arrays(structure)) if a is not None and leaves[i] is None
+    ]
     init = [None if i in empty else _to_var(parent, program, v) for i, v in enumerate(leaves)]
     if empty:
         _probe_empty_arrays(program, body_fn, init, structure, empty)
@@ -495,8 +497,9 @@ def _probe_empty_arrays(program, body_fn, init, structure, empty) -> None:
         found = None
         try:
             params = [
-                None if v is None else block.create_var(program.unique_name("loop_var"), v._shape,
-                                                        v.dtype)
+                None
+                if v is None
+                else block.create_var(program.unique_name("loop_var"), v._shape, v.dtype)
                 for v in init
             ]
             args = unflatten(structure, params)
