@@ -66,7 +66,10 @@ def unflatten(structure: Any, leaves: list) -> Any:
         if s[0] is dict:
             return {k: build(p) for k, p in s[1]}
         if s[0] == "tensor_array":
-            return TensorArray(next(it), s[1])
+            leaf = next(it)
+            if isinstance(leaf, Variable) or leaf is None:
+                return TensorArray(leaf, s[1])
+            return [leaf[k] for k in range(leaf.shape[0])]  # a program's output: a list
         return s[0](build(p) for p in s[1])
 
     return build(structure)

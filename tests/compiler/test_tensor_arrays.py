@@ -382,3 +382,33 @@ def test_clear_errors(fn, message):
     with pytest.raises(StaticBuildError, match=message) as info:
         build(fn, np.ones(3, np.float32), n_(2))
     assert "test_tensor_arrays.py" in str(info.value)
+
+
+# ---- what to_static returns, saving ---------------------------------------------------------
+
+
+def returns_the_list(x, n):
+    xs = [x]
+    for i in range(n):
+        xs.append(x * i)
+    return xs[1:], len(xs)
+
+
+def test_returned_array_is_a_list_and_saves(tmp_path):
+    from autostatic_runtime.static import InputSpec
+
+    specs = [InputSpec([3], "float32"), InputSpec([], "int64")]
+    fn = autostatic.to_static(returns_the_list, input_spec=specs)
+    x = rt.to_tensor(X)
+    for n in (0, 2, 4):
+        got, count = fn(x, rt.to_tensor(n))
+        want, want_count = returns_the_list(x, n)
+        assert isinstance(got, list) and len(got) == len(want) == n
+        assert int(count.numpy()) == want_count
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy())
+    autostatic.save(fn, str(tmp_path / "m"))
+    loaded = autostatic.load(str(tmp_path / "m"))
+    got, count = loaded(x, rt.to_tensor(3))
+    assert isinstance(got, list) and len(got) == 3 and int(count.numpy()) == 4
+    np.testing.assert_allclose(got[2].numpy(), X * 2)
