@@ -273,10 +273,11 @@ def _element_value(x: Any, name: str, dtype: Any) -> Variable:
                 else dtypes.get_default_dtype()
             )
         return full([], x, dtype)
-    what = "a list" if isinstance(x, (list, tuple, TensorArray)) else type(x).__name__
+    what = "a list" if isinstance(x, TensorArray) else f"a {type(x).__name__}"
     raise StaticBuildError(
         f"'{name}' is appended to in a tensor-dependent loop, so it becomes a tensor array, "
-        f"which holds tensors only, but it is given {what} (nested lists are not supported)",
+        f"which holds tensors only, but it is given {what} (nested lists and tuples are not "
+        "supported; append a tensor, e.g. rt.stack(...) of the parts)",
         user_location(),
     )
 

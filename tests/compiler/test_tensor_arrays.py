@@ -372,7 +372,7 @@ class Holder:
     [
         (mixed_dtypes, "holds float32 tensors, but this value is int64"),
         (mixed_shapes, r"holds tensors of shape \[-1\], but this value has shape \[2, -1\]"),
-        (nested_list, "nested lists are not supported"),
+        (nested_list, "given a list .nested lists and tuples are not supported"),
         (never_appends, "element type is unknown"),
         (extends, r"'xs.extend\(...\)'"),
         (Holder().fill, r"'self.xs.append\(...\)'"),
