@@ -190,8 +190,8 @@ class StackArray:
     def kernel(xp, array):
         if array.shape[0] == 0:  # as rt.stack([]) fails in eager mode
             raise ValueError(
-                "stack of an empty tensor array (the loop that appends to the list ran no "
-                "iterations); Python's rt.stack([]) fails the same way"
+                "stack of an empty tensor array (the list is empty when the program runs, e.g. "
+                "the loop appending to it ran no iterations); rt.stack([]) fails the same way"
             )
         return array
 

@@ -372,7 +372,8 @@ def _build_while(cond_fn: Callable, body_fn: Callable, loop_vars: list) -> list:
     ]
     init = [None if i in empty else _to_var(parent, program, v) for i, v in enumerate(leaves)]
     if empty:
-        _probe_empty_arrays(program, body_fn, init, structure, empty)
+        outer = [a for a in _walk_arrays(loop_vars)]
+        _probe_empty_arrays(program, body_fn, init, structure, empty, outer)
     shapes = [list(v._shape) for v in init]
     body_loc = _fn_location(body_fn)
     stops = [v.stop_gradient for v in init]
@@ -487,7 +488,7 @@ def _leaf_arrays(structure: Any) -> list:
     return out
 
 
-def _probe_empty_arrays(program, body_fn, init, structure, empty) -> None:
+def _probe_empty_arrays(program, body_fn, init, structure, empty, outer) -> None:
     """Give each empty tensor array among the loop variables (``init[i]`` None for ``i`` in
     ``empty``) an initial ``create_array`` buffer, typed like the first value the body appends
     to it: trace the body until that ``append`` (then discard the trace), once per array."""
@@ -529,7 +530,10 @@ def _probe_empty_arrays(program, body_fn, init, structure, empty) -> None:
                 "rt.create_array(dtype, [first_value]) or append a first value before the loop",
                 user_location(),
             )
-        index = [i for i, a in zip(_array_leaf_indices(names), arrays) if a is found.array][0]
+        position = [k for k, a in enumerate(arrays) if a is found.array][0]
+        if outer[position].probing:  # an enclosing loop is probing this array: tell it
+            raise _ProbeDone(outer[position], found.value)
+        index = _array_leaf_indices(names)[position]
         value = found.value
         shape = tuple(d if d >= 0 else 0 for d in value._shape)  # the first write sets them
         init[index] = CreateArray(shape=shape, dtype=value.dtype)

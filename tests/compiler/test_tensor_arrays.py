@@ -165,6 +165,25 @@ def nested_loops(x, n):
     return rt.stack(rows)
 
 
+def nested_loops_one_list(x, n):
+    xs = []  # empty: the outer loop learns its element type from the inner loop's append
+    for i in range(n):
+        j = 0
+        while j < i:
+            xs.append(x * j + i)
+            j = j + 1
+    xs.append(x)
+    return rt.stack(xs)
+
+
+def while_pops_front(x, n):
+    xs = [x, x + 1.0, x + 2.0]
+    acc = x * 0.0
+    while len(xs) > n:
+        acc = acc + xs.pop(0) * len(xs)
+    return acc, rt.stack(xs)
+
+
 # ---- symbolic path == eager -------------------------------------------------------------------
 
 
@@ -213,6 +232,16 @@ def test_pops_match_eager(n):
     got = run(cached(pop_in_loop, X, n_(3)), X, n_(n))
     want = eager(pop_in_loop, X, n_(n))
     assert_close(got, want)
+
+
+@pytest.mark.parametrize(
+    "fn, lengths", [(nested_loops_one_list, (0, 1, 3, 4)), (while_pops_front, (1, 2, 3, 4))]
+)
+def test_nested_loops_and_pops_with_gradients(fn, lengths):
+    program = cached(fn, X, n_(3), grad_of=(0,))
+    assert "while" in op_types(program)
+    for n in lengths:
+        assert_close(run(program, X, n_(n)), eager(fn, X, n_(n), grad_of=(0,)))
 
 
 def test_zero_iterations():
