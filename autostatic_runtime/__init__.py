@@ -58,9 +58,16 @@ from autostatic_runtime.ops.manipulation import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.reduce import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.registry import OPS as _OPS  # noqa: E402
 from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.tensor_array import *  # noqa: E402,F401,F403
 from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
 
 _methods.attach(__import__(__name__))
+
+from autostatic_runtime import tensor as _tensor_module  # noqa: E402
+from autostatic_runtime.ops import tensor_array as _tensor_array  # noqa: E402
+
+for _name in _tensor_array.__all__:  # Paddle's paddle.tensor.create_array & co.
+    setattr(_tensor_module, _name, getattr(_tensor_array, _name))
 
 from autostatic_runtime import (  # noqa: E402,F401
     jit,  # noqa: E402,F401  (run_program, load)

@@ -21,6 +21,7 @@ from typing import Any
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import StaticBuildError, user_location
 from autostatic_runtime.static.program import Parameter, Variable
+from autostatic_runtime.static.tensor_array import TensorArray
 from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = [
@@ -136,6 +137,8 @@ def convert_len(var: Any) -> Any:
     """``len(var)``; for a symbolic ``var``, its first dim: a Python int when known while
     building, else a 0-D int32 tensor computed when the program runs."""
     if not isinstance(var, Variable):
+        if isinstance(var, TensorArray):
+            return var.length()
         return len(var)
     if not var._shape:
         raise TypeError(f"len() of a 0-D tensor ({var.name!r} has shape [])")

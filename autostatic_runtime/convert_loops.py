@@ -254,13 +254,15 @@ def loop_placeholder(value: Any) -> Any:
 
 
 def check_loop_list(value: Any, name: str, method: str, location: tuple | None = None) -> None:
-    """Reject ``name.method(...)`` on a Python list inside a ``for`` loop over a tensor."""
+    """Reject ``name.method(...)`` on a Python list inside a ``for`` loop over a tensor (other
+    than ``append``/``pop`` on a local list, which the loop carries as a tensor array)."""
     if isinstance(value, (list, dict, set)):
         raise StaticBuildError(
             f"'{name}.{method}(...)' inside a 'for' loop over a tensor is not supported yet: "
             f"the loop becomes one 'while' op, so the {type(value).__name__} would hold the "
-            "values of a single traced iteration; build a tensor instead (e.g. preallocate "
-            "it and assign rows), or loop over a Python range",
+            "values of a single traced iteration; 'append'/'pop' on a local list work (it "
+            "becomes a tensor array), or build a tensor instead (e.g. preallocate it and assign "
+            "rows), or loop over a Python range",
             location,
         )
 

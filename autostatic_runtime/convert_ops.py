@@ -104,6 +104,7 @@ def convert_ifelse(
     inputs: tuple,
     names: tuple,
     location: tuple | None = None,
+    arrays: tuple = (),
 ) -> tuple:
     """The symbolic path of
 
@@ -151,6 +152,7 @@ def convert_while_loop(
     consts: tuple,
     names: tuple,
     location: tuple | None = None,
+    arrays: tuple = (),
 ) -> tuple:
     """The symbolic path of
 
@@ -159,7 +161,9 @@ def convert_while_loop(
 
     in Python while the condition is a Python value, then as a ``while`` op from the first
     iteration whose condition is symbolic (Python numbers among the loop variables become
-    tensors). ``consts`` are the other values the loop reads.
+    tensors). ``consts`` are the other values the loop reads. ``arrays`` names the loop
+    variables the body ``append``s to or ``pop``s from: Python lists among them become
+    ``TensorArray``s when the loop becomes a ``while`` op.
     """
     loop_vars = tuple(loop_vars)
     while True:
@@ -184,6 +188,10 @@ def convert_while_loop(
                 "loop uses it before it is set); set it before the loop",
                 location,
             )
+    if arrays:
+        from autostatic_runtime.static.tensor_array import to_tensor_arrays
+
+        loop_vars = to_tensor_arrays(loop_vars, names, arrays)
     try:
         out = _build_while(
             lambda *v: cond_fn(*v, *consts),

@@ -544,6 +544,36 @@ def for_exception_in_body(a, b):
     return results
 
 
+def list_append_pop_in_loops(a, b):
+    xs = []
+    for i in range(abs(a) % 6):  # the lists a symbolic loop would carry as tensor arrays
+        xs.append(i * b)
+        if i % 2:
+            xs.append(-i)
+    popped = []
+    while len(xs) > 2:
+        popped.append(xs.pop())
+        if popped[-1] == b:
+            popped.append(xs.pop(0))
+    ys = [a]
+    n = 0
+    while n < abs(b) % 4:
+        ys.append(ys[-1] + n)
+        n += 1
+    else:
+        ys.pop(0)
+    return xs, popped, ys
+
+
+def list_append_errors(a, b):
+    xs = []
+    i = 0
+    while i < abs(a) % 5:
+        xs.append(i)
+        i += 1
+    return xs.pop() + xs.pop(b % 3)  # IndexError when the list runs short
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -557,5 +587,6 @@ PROGRAMS = [
     string_and_list_values, zero_arg_super, for_range_forms, for_range_errors,
     for_enumerate_zip_targets, for_else_break_continue, for_iterable_once_generators_dicts,
     for_mutating_list_and_targets, for_shadowed_builtins, for_closure_shadowed_zip,
-    for_nested_loops_and_yield, for_exception_in_body,
+    for_nested_loops_and_yield, for_exception_in_body, list_append_pop_in_loops,
+    list_append_errors,
 ]  # fmt: skip

@@ -30,9 +30,11 @@ function; the runtime also checks that the name still means the builtin. A loop 
 iterable that is never symbolic (a list display, a comprehension, ``range(3)``...) is left
 as written. A loop target that
 is read after the loop and may be unbound before it starts from ``loop_placeholder`` (a
-value shaped like the items), so it can be a ``while`` loop variable. ``x.append(...)`` on a
-list bound before the loop is reported (not supported yet) instead of silently keeping one
-traced iteration's values.
+value shaped like the items), so it can be a ``while`` loop variable. ``x.extend(...)`` and
+other mutators on a list bound before the loop are reported (not supported) instead of
+silently keeping one
+traced iteration's values; on a local list, ``append``/``pop`` are left to
+``WhileTransformer``, which carries the list as a tensor array.
 
 This pass runs after ``IfElseTransformer`` (its dispatch ``if`` is on a Python bool) and
 before ``WhileTransformer``. It runs the dataflow analysis again on the functions whose loops
@@ -57,6 +59,9 @@ ROUTED = {"range": "convert_range", "enumerate": "convert_enumerate", "zip": "co
 MUTATORS = frozenset(
     {"append", "extend", "insert", "pop", "remove", "clear", "add", "update", "setdefault"}
 )
+
+#: List methods a symbolic loop expresses with tensor-array ops (the list is carried).
+ARRAY_METHODS = frozenset({"append", "pop"})
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
@@ -230,6 +235,8 @@ class ForTransformer(Transformer):
                 continue
             if self.is_local(root) and root not in defined:
                 continue
+            if func.attr in ARRAY_METHODS and dotted == root and self.is_local(root):
+                continue  # a local list: carried by the while op as a tensor array
             seen.add(dotted)
             stmts += replace(
                 "jst.check_loop_list(value, text, method, where)",
@@ -241,6 +248,23 @@ class ForTransformer(Transformer):
                 where=self.location(call),
             )
         return stmts
+
+
+def appended_lists(stmts: list) -> list[str]:
+    """Names ``xs`` with ``xs.append(...)``/``xs.pop(...)`` calls in ``stmts`` (outside nested
+    function and class bodies, but inside the branch functions of ``if`` statements, generated
+    as ``__name_N``): lists a symbolic loop carries as tensor arrays."""
+    found = []
+    for call in _calls(stmts, into_generated=True):
+        func = call.func
+        if (
+            isinstance(func, gast.Attribute)
+            and func.attr in ARRAY_METHODS
+            and isinstance(func.value, gast.Name)
+            and func.value.id not in found
+        ):
+            found.append(func.value.id)
+    return found
 
 
 def _dotted(node: gast.expr) -> str | None:
@@ -305,12 +329,15 @@ def _store_names(target: gast.AST) -> list[str]:
     return out
 
 
-def _calls(stmts: list) -> list[gast.Call]:
-    """Calls in ``stmts``, outside nested function and class bodies."""
+def _calls(stmts: list, into_generated: bool = False) -> list[gast.Call]:
+    """Calls in ``stmts``, outside nested function and class bodies (except generated
+    functions' with ``into_generated``)."""
     found = []
 
     def visit(node):
-        if isinstance(node, _SCOPES):
+        if isinstance(node, _SCOPES) and not (
+            into_generated and isinstance(node, gast.FunctionDef) and node.name.startswith("__")
+        ):
             return
         if isinstance(node, gast.Call):
             found.append(node)

@@ -28,8 +28,10 @@ After::
 
 ``__cond_2(i, s, n)`` returns the test and ``__body_3(i, s, n)`` runs the body and returns
 the loop variables: the variables the body (or a walrus in the test) assigns that are read
-by the test or body before being assigned, or live after the loop. Other locals the loop
-reads are passed as constants. The else flag is generated only for loops with ``else``.
+by the test or body before being assigned, or live after the loop, and the local lists it
+``append``s to or ``pop``s from (passed as ``arrays=(...)``: they become tensor arrays).
+Other locals the loop reads are passed as constants. The else flag is generated only for
+loops with ``else``.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import gast
 from autostatic.pyct import anno
 from autostatic.pyct.templates import constant, name, replace, tuple_of
 from autostatic.transformers.base import Transformer, bare, clone, find_jump, names_in
+from autostatic.transformers.for_loops import appended_lists
 from autostatic.transformers.ifelse import function_def, guarded_inputs
 
 
@@ -110,8 +113,18 @@ class WhileTransformer(Transformer):
             ), False
         live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
         loop_vars = sorted(m for m in modified if m in live)
+        # lists bound before the loop that the body appends to or pops from are carried (as
+        # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
+        arrays = [
+            n
+            for n in appended_lists(node.body)
+            if self.is_local(n) and n not in temps and (n not in modified or n in live)
+        ]
+        loop_vars = sorted(set(loop_vars) | set(arrays))
         reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read")) - temps
-        consts = sorted(n for n in reads - modified if self.is_local(n))  # body temporaries
+        consts = sorted(
+            n for n in reads - modified - set(arrays) if self.is_local(n)
+        )  # body temporaries
         # (assigned before they are read in every iteration) stay local to the body
         params = loop_vars + consts
         cond_fn = function_def(
@@ -140,6 +153,10 @@ class WhileTransformer(Transformer):
             names=gast.Tuple(elts=[constant(v) for v in loop_vars], ctx=gast.Load()),
             where=self.location(node),
         )[0]
+        if arrays:
+            elts = [constant(v) for v in sorted(arrays)]
+            value = gast.Tuple(elts=elts, ctx=gast.Load())
+            call.value.keywords.append(gast.keyword(arg="arrays", value=value))
         if loop_vars:
             call = gast.copy_location(
                 gast.Assign(

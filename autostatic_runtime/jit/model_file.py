@@ -180,6 +180,8 @@ def encode_structure(structure: Any) -> Any:
         return None
     if structure[0] == "namedtuple":
         return {"tuple": [encode_structure(s) for s in structure[2]]}
+    if structure[0] == "tensor_array":  # a list appended to in a loop: loads as a list
+        return {"tensor_array": str(structure[1])}
     if structure[0] is dict:
         for k, _ in structure[1]:
             if not isinstance(k, str):
@@ -201,6 +203,9 @@ def decode_structure(data: Any, leaves: Any, n_outputs: int, path: str = "model"
             return None
         if isinstance(s, dict) and len(s) == 1:
             ((kind, items),) = s.items()
+            if kind == "tensor_array" and isinstance(items, str):
+                count[0] += 1
+                return ("tensor_array", items)
             if kind in ("list", "tuple") and isinstance(items, list):
                 return (
                     list if kind == "list" else tuple,

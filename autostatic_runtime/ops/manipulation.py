@@ -747,6 +747,8 @@ def _tensor_list(x: Any, op_name: str) -> list:
 
 def concat(x: Any, axis: Any = 0, name: str | None = None):
     """Join a list of tensors along an existing ``axis`` (dtypes are promoted)."""
+    if _is_tensor_array(x):
+        return x.concat(_int(axis))
     ts = _tensor_list(x, "concat")
     if ts[0].ndim == 0:
         raise _err("concat", "cannot concatenate 0-D tensors; use stack instead")
@@ -757,10 +759,17 @@ def concat(x: Any, axis: Any = 0, name: str | None = None):
 
 def stack(x: Any, axis: int = 0, name: str | None = None):
     """Join a list of same-shape tensors along a new ``axis``."""
+    if _is_tensor_array(x):
+        return x.stack(_int(axis))
     ts = _tensor_list(x, "stack")
     axis = normalize_axis(_int(axis), ts[0].ndim + 1, "stack")
     _joined([tuple(v.shape) for v in ts], None, "stack")
     return Stack(*ts, axis=axis)
+
+
+def _is_tensor_array(x: Any) -> bool:
+    """A list appended to in a symbolic loop (``static/tensor_array.py``)."""
+    return type(x).__name__ == "TensorArray" and hasattr(x, "buffer")
 
 
 def unstack(x: Any, axis: int = 0, num: int | None = None):

@@ -18,6 +18,7 @@ from autostatic_runtime.errors import StaticBuildError, user_location
 from autostatic_runtime.mode import in_dynamic_mode
 from autostatic_runtime.static.builder import capture, default_main_program
 from autostatic_runtime.static.program import Block, Literal, Program, Variable
+from autostatic_runtime.static.tensor_array import MutationLog, TensorArray, _ProbeDone
 from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = ["cond", "while_loop", "CONTROL_FLOW_OPS"]
@@ -49,6 +50,8 @@ def flatten(value: Any) -> tuple[list, Any]:
             leaves.extend(lv)
             parts.append((k, s))
         return leaves, (dict, tuple(parts))
+    if value.__class__ is TensorArray:  # its buffer is the leaf; rebuilt around the new one
+        return [value.buffer], ("tensor_array", value.name)
     return [value], None
 
 
@@ -62,6 +65,11 @@ def unflatten(structure: Any, leaves: list) -> Any:
             return s[1](*(build(p) for p in s[2]))
         if s[0] is dict:
             return {k: build(p) for k, p in s[1]}
+        if s[0] == "tensor_array":
+            leaf = next(it)
+            if isinstance(leaf, Variable) or leaf is None:
+                return TensorArray(leaf, s[1])
+            return [leaf[k] for k in range(leaf.shape[0])]  # a program's output: a list
         return s[0](build(p) for p in s[1])
 
     return build(structure)
@@ -72,6 +80,8 @@ def _describe(structure: Any) -> str:
         return "a tensor"
     if structure[0] is dict:
         return "a dict with keys " + str([k for k, _ in structure[1]])
+    if structure[0] == "tensor_array":
+        return "a tensor array"
     kind = structure[1].__name__ if structure[0] == "namedtuple" else structure[0].__name__
     return f"a {kind} of {len(structure[-1])}"
 
@@ -132,14 +142,39 @@ def _as_pred(pred: Any, op: str) -> Any:
     return pred
 
 
-def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, Any]:
+def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, Any, dict]:
+    """Trace ``fn`` into a new block; also return the tensor arrays it mutated in place
+    (``xs.append`` in a branch), restored to their previous buffers: id -> (array, new)."""
     block = program._create_block()
     try:
-        out = fn() if fn is not None else None
+        with MutationLog() as log:
+            try:
+                out = fn() if fn is not None else None
+            finally:
+                after = log.restore()
     finally:
         program._rollback()
     leaves, structure = flatten(out)
-    return block, leaves, structure
+    mutated = {k: (log.before[k][0], after[k]) for k in after}
+    return block, leaves, structure, mutated
+
+
+def _with_mutations(tmut: dict, fmut: dict, tleaves, fleaves, tstruct, fstruct):
+    """Branch outputs extended with the buffers of the tensor arrays either branch mutated
+    (the other branch gives the array's buffer unchanged)."""
+    arrays = [a for a, _ in tmut.values()] + [a for k, (a, _) in fmut.items() if k not in tmut]
+    tl, fl = list(tleaves), list(fleaves)
+    for a in arrays:
+        tl.append(tmut[id(a)][1] if id(a) in tmut else a.buffer)
+        fl.append(fmut[id(a)][1] if id(a) in fmut else a.buffer)
+        if tl[-1] is None or fl[-1] is None:
+            raise StaticBuildError(
+                f"'{a.name}' is an empty list appended to in only one branch of a "
+                "tensor-dependent 'if'; its element type must be known in both (append to it "
+                "before the 'if', or create it with rt.create_array(dtype, [first_value]))",
+                user_location(),
+            )
+    return arrays, tl, fl, tstruct, fstruct
 
 
 class _Placeholder:
@@ -211,9 +246,15 @@ def cond(
             return branch() if branch is not None else None
     pred = _as_pred(pred, "cond")
     program = default_main_program()
-    tblock, tleaves, tstruct = _trace_branch(program, true_fn)
-    fblock, fleaves, fstruct = _trace_branch(program, false_fn)
+    tblock, tleaves, tstruct, tmut = _trace_branch(program, true_fn)
+    fblock, fleaves, fstruct, fmut = _trace_branch(program, false_fn)
     tloc, floc = _fn_location(true_fn), _fn_location(false_fn)
+    nresults = len(tleaves)
+    arrays = []
+    if tmut or fmut:
+        arrays, tleaves, fleaves, tstruct, fstruct = _with_mutations(
+            tmut, fmut, tleaves, fleaves, tstruct, fstruct
+        )
     if tstruct != fstruct or len(tleaves) != len(fleaves):
         raise StaticBuildError(
             f"cond: the true branch ({_where(tloc)}) returns {_describe(tstruct)} but the false "
@@ -279,7 +320,9 @@ def cond(
     )
     it = iter(outs)
     leaves = [next(it) if r[0] == "var" else r[1] for r in results]
-    return unflatten(tstruct, leaves)
+    for array, buffer in zip(arrays, leaves[nresults:]):
+        array._set(buffer)
+    return unflatten(tstruct, leaves[:nresults])
 
 
 def emit_cond(w, op) -> None:
@@ -332,7 +375,13 @@ def _build_while(
         if names is not None and len(names) == len(leaves)
         else [f"loop variable {i}" for i in range(len(leaves))]
     )
-    init = [_to_var(parent, program, v) for v in leaves]
+    empty = [
+        i for i, a in enumerate(_leaf_arrays(structure)) if a is not None and leaves[i] is None
+    ]
+    init = [None if i in empty else _to_var(parent, program, v) for i, v in enumerate(leaves)]
+    if empty:
+        outer = [a for a in _walk_arrays(loop_vars)]
+        _probe_empty_arrays(program, body_fn, init, structure, empty, outer)
     shapes = [list(v._shape) for v in init]
     body_loc = _fn_location(body_fn)
     stops = [v.stop_gradient for v in init]
@@ -403,13 +452,115 @@ def _trace_loop_block(program, fn, init, shapes, structure, stops, is_body=False
             block.create_var(program.unique_name("loop_var"), s, v.dtype, stop_gradient=stop)
             for v, s, stop in zip(init, shapes, stops)
         ]
-        args = unflatten(structure, params)
-        out = fn(*args)
+        with MutationLog() as log:  # opened first: the arrays of ``args`` are the loop's own
+            args = unflatten(structure, params)
+            try:
+                out = fn(*args)
+            finally:
+                log.restore()
+        if log.before:
+            name = next(iter(log.before.values()))[0].name
+            raise StaticBuildError(
+                f"'{name}' is appended to (or popped from) inside a tensor-dependent loop but "
+                "is not one of its loop variables; assign it to a local variable before the "
+                "loop and mutate that",
+                user_location(),
+            )
         if is_body and not isinstance(out, (list, tuple)):
             out = [out]
     finally:
         program._rollback()
     return block, params, out
+
+
+def _leaf_arrays(structure: Any) -> list:
+    """For each leaf of ``structure``: the tensor array's name if the leaf is one's buffer."""
+    out: list = []
+
+    def walk(s):
+        if s is None:
+            out.append(None)
+        elif s[0] == "tensor_array":
+            out.append(s[1])
+        elif s[0] == "namedtuple":
+            for p in s[2]:
+                walk(p)
+        elif s[0] is dict:
+            for _, p in s[1]:
+                walk(p)
+        else:
+            for p in s[1]:
+                walk(p)
+
+    walk(structure)
+    return out
+
+
+def _probe_empty_arrays(program, body_fn, init, structure, empty, outer) -> None:
+    """Give each empty tensor array among the loop variables (``init[i]`` None for ``i`` in
+    ``empty``) an initial ``create_array`` buffer, typed like the first value the body appends
+    to it: trace the body until that ``append`` (then discard the trace), once per array."""
+    from autostatic_runtime.ops.tensor_array import CreateArray
+
+    names = _leaf_arrays(structure)
+    while any(init[i] is None for i in empty):
+        first_block = len(program.blocks)
+        block = program._create_block()
+        found = None
+        try:
+            params = [
+                None
+                if v is None
+                else block.create_var(program.unique_name("loop_var"), v._shape, v.dtype)
+                for v in init
+            ]
+            args = unflatten(structure, params)
+            arrays = [a for a in _walk_arrays(args)]
+            for a in arrays:
+                a.probing = a.buffer is None
+            try:
+                with MutationLog() as log:
+                    try:
+                        body_fn(*args)
+                    finally:
+                        log.restore()
+            except _ProbeDone as done:
+                found = done
+        finally:
+            program._rollback()
+            del program.blocks[first_block:]
+        if found is None or found.value is None:
+            name = names[next(i for i in empty if init[i] is None)]
+            what = "reads it before appending" if found is not None else "never appends to it"
+            raise StaticBuildError(
+                f"'{name}' is an empty list before this tensor-dependent loop and the loop body "
+                f"{what}, so its element type is unknown; create it with "
+                "rt.create_array(dtype, [first_value]) or append a first value before the loop",
+                user_location(),
+            )
+        position = [k for k, a in enumerate(arrays) if a is found.array][0]
+        if outer[position].probing:  # an enclosing loop is probing this array: tell it
+            raise _ProbeDone(outer[position], found.value)
+        index = _array_leaf_indices(names)[position]
+        value = found.value
+        shape = tuple(d if d >= 0 else 0 for d in value._shape)  # the first write sets them
+        init[index] = CreateArray(shape=shape, dtype=value.dtype)
+
+
+def _array_leaf_indices(names: list) -> list[int]:
+    return [i for i, n in enumerate(names) if n is not None]
+
+
+def _walk_arrays(value: Any):
+    """The tensor arrays in a nested structure, in ``flatten`` order."""
+    if value.__class__ is TensorArray:
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _walk_arrays(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _walk_arrays(v)
 
 
 def _erase_sequence_kind(structure: Any) -> Any:

@@ -498,14 +498,27 @@ def test_a_loop_variable_changing_dtype_is_named():
     assert e.value.location[1] == _line(widen, 2)
 
 
-def test_list_append_in_a_symbolic_for_is_not_supported_yet():
+def test_list_append_in_a_symbolic_for_becomes_a_tensor_array():
     def collect(x):
         out = []
         for row in x:
             out.append(row * 2)
+        return rt.stack(out)
+
+    program = build(collect, ROWS)
+    assert {"create_array", "array_write", "stack_array"} <= set(op_types(program))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert_close(run(program, x), eager(collect, x))  # tests/compiler/test_tensor_arrays.py
+
+
+def test_list_extend_in_a_symbolic_for_is_not_supported_yet():
+    def collect(x):
+        out = []
+        for row in x:
+            out.extend([row * 2])
         return out
 
-    with pytest.raises(StaticBuildError, match=r"'out.append\(...\)' inside a 'for' loop") as e:
+    with pytest.raises(StaticBuildError, match=r"'out.extend\(...\)' inside a 'for' loop") as e:
         build(collect, ROWS)
     assert "not supported yet" in str(e.value)
     assert e.value.location[1] == _line(collect, 3)

@@ -1,0 +1,293 @@
+"""``TensorArray``: a Python list of tensors carried by a symbolic loop.
+
+When a ``while`` op is built for a loop whose body appends to (or pops from) a list, the
+list becomes a ``TensorArray`` (Paddle's list -> LoDTensorArray conversion)::
+
+    xs = []                          xs = TensorArray([])           # empty, element unknown
+    for i in range(n):               while i < n:                   # a while op; xs.buffer is
+        xs.append(x * i)                 xs.append(x * i)           # a loop variable [-1, *e]
+    y = rt.stack(xs)                 y = stack_array(xs.buffer)
+
+It holds one Variable, its *buffer* (``[length, *element_shape]``), and emits the
+``ops/tensor_array.py`` ops: ``append``/``pop``/``xs[i]``/``len(xs)`` (through
+``convert_len``)/``for x in xs`` (a symbolic iterable), ``rt.stack``/``rt.concat``.
+
+Mutation is in place, as for the list: every change goes through ``_set``, which records the
+previous buffer in the innermost *mutation log*. ``cond`` opens a log around each branch,
+so an ``append`` inside a tensor-dependent ``if`` becomes a ``cond`` output; ``while`` opens
+one around its body to reject a mutated array that is not a loop variable.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from autostatic_runtime import dtypes
+from autostatic_runtime.convert_loops import SymbolicIterable
+from autostatic_runtime.errors import StaticBuildError, user_location
+from autostatic_runtime.static.program import Variable
+from autostatic_runtime.tensor import Tensor, TensorLike
+
+__all__ = ["TensorArray", "MutationLog", "to_tensor_arrays"]
+
+_serial = itertools.count()
+_logs: list[MutationLog] = []
+
+
+class _ProbeDone(Exception):
+    """Raised by the first ``append`` on an empty array while its element type is probed."""
+
+    def __init__(self, array: TensorArray, value: Variable):
+        super().__init__()
+        self.array, self.value = array, value
+
+
+class MutationLog:
+    """The arrays mutated while the log is open (created before it), with their buffers at
+    the time the log opened."""
+
+    def __init__(self):
+        self.start = next(_serial)
+        self.before: dict[int, tuple[TensorArray, Any]] = {}
+
+    def __enter__(self) -> MutationLog:
+        _logs.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _logs.remove(self)
+
+    def restore(self) -> dict[int, Any]:
+        """Undo the logged mutations; return id -> buffer as it was when the log closed."""
+        after = {}
+        for key, (array, buffer) in self.before.items():
+            after[key] = array.buffer
+            array.buffer = buffer
+        return after
+
+
+class TensorArray(SymbolicIterable):
+    """A list of same-shape, same-dtype tensors whose length is known when the program runs.
+
+    Attributes:
+        buffer: a Variable ``[length, *element_shape]``, or None while the array is empty and
+            its element type is unknown (the loop that fills it finds it out by tracing).
+        name: the user's variable name, for error messages.
+    """
+
+    __slots__ = ("buffer", "name", "dtype", "serial", "probing")
+
+    def __init__(self, buffer: Variable | None, name: str = "list", dtype: Any = None):
+        self.buffer = buffer
+        self.name = name
+        self.dtype = dtype if buffer is None else buffer.dtype
+        self.serial = next(_serial)
+        self.probing = False
+
+    @classmethod
+    def from_list(cls, items: list, name: str = "list", dtype: Any = None) -> TensorArray:
+        """The array holding ``items`` (tensors, or Python numbers)."""
+        if not items:
+            return cls(None, name, dtype)
+        from autostatic_runtime.ops.manipulation import stack
+
+        values = [_element_value(x, name, dtype) for x in items]
+        array = cls(None, name, dtype)
+        for v in values[1:]:
+            array._check(v, values[0], "")
+        return cls(stack(values, axis=0), name)
+
+    # -- the list interface ---------------------------------------------------------------
+    def append(self, value: Any) -> None:
+        """``xs.append(value)``: an ``array_write`` at index ``len(xs)``."""
+        self.write(None, value)
+
+    def write(self, i: Any, value: Any) -> None:
+        """``xs[i] = value`` (``i`` None or ``len(xs)``: append)."""
+        from autostatic_runtime.ops.tensor_array import ArrayLength, ArrayWrite, CreateArray
+
+        value = _element_value(value, self.name, self.dtype)
+        if self.buffer is None:
+            if self.probing:
+                raise _ProbeDone(self, value)
+            self._set(CreateArray(shape=_known(value.shape), dtype=value.dtype))
+        self._check(value, None, "append")
+        if value.dtype != self.buffer.dtype:
+            from autostatic_runtime.ops.elementwise import cast
+
+            value = cast(value, self.buffer.dtype)
+        index = ArrayLength(self.buffer) if i is None else i
+        self._set(ArrayWrite(value, index, self.buffer))
+
+    def pop(self, i: Any = -1) -> Variable:
+        """``xs.pop(i)``: the element, removed from the array (an ``array_pop``)."""
+        from autostatic_runtime.ops.tensor_array import ArrayPop
+
+        rest, item = ArrayPop(self._filled("pop"), i)
+        self._set(rest)
+        return item
+
+    def read(self, i: Any) -> Variable:
+        from autostatic_runtime.ops.tensor_array import ArrayRead
+
+        return ArrayRead(self._filled("read"), i)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return TensorArray(self._filled("slice")[i], self.name)
+        return self.read(i)
+
+    def __setitem__(self, i: Any, value: Any) -> None:
+        self.write(i, value)
+
+    def length(self) -> Variable:
+        from autostatic_runtime.ops.tensor_array import ArrayLength
+
+        if self.buffer is None:
+            from autostatic_runtime.creation import full
+
+            return full([], 0, dtypes.int64)
+        return ArrayLength(self.buffer)
+
+    def __len__(self) -> int:
+        raise StaticBuildError(
+            f"the length of '{self.name}' (a list appended to in a tensor-dependent loop) is "
+            "known only when the program runs; use len() in a converted function or "
+            "rt.array_length",
+            user_location(),
+        )
+
+    def stack(self, axis: int = 0) -> Variable:
+        """The elements stacked along a new ``axis`` (``rt.stack(xs, axis)``)."""
+        from autostatic_runtime.ops.tensor_array import StackArray
+
+        out = StackArray(self._filled("stack"))
+        if axis in (0, -out.ndim):
+            return out
+        from autostatic_runtime.ops.manipulation import moveaxis
+
+        return moveaxis(out, 0, axis)
+
+    def concat(self, axis: int = 0) -> Variable:
+        """The elements joined along their existing ``axis`` (``rt.concat(xs, axis)``)."""
+        from autostatic_runtime.ops.manipulation import flatten
+
+        out = self.stack(0)
+        if out.ndim < 2:
+            raise StaticBuildError(
+                f"concat of '{self.name}': cannot concatenate 0-D tensors; use stack instead",
+                user_location(),
+            )
+        ndim = out.ndim - 1
+        axis = axis % ndim
+        if axis:
+            from autostatic_runtime.ops.manipulation import moveaxis
+
+            out = moveaxis(out, 0, axis)
+        return flatten(out, axis, axis + 1)
+
+    # -- a symbolic iterable (``for x in xs``) ---------------------------------------------
+    def item(self, i: Variable) -> Any:
+        return self.read(i)
+
+    def placeholder(self) -> Any:
+        from autostatic_runtime.creation import zeros
+
+        buf = self._filled("iterate over")
+        return zeros([max(d, 1) for d in buf._shape[1:]], dtype=buf.dtype)
+
+    def __iter__(self):
+        raise StaticBuildError(
+            f"'{self.name}' (a list appended to in a tensor-dependent loop) can only be iterated "
+            "by a 'for' statement of a converted function (its length is known only when the "
+            "program runs)",
+            user_location(),
+        )
+
+    def __repr__(self) -> str:
+        return f"TensorArray({self.name!r}, {self.buffer!r})"
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _set(self, buffer: Variable) -> None:
+        if _logs:
+            log = _logs[-1]
+            if self.serial < log.start:
+                log.before.setdefault(id(self), (self, self.buffer))
+        self.buffer = buffer
+
+    def _filled(self, what: str) -> Variable:
+        if self.buffer is None:
+            if self.probing:
+                raise _ProbeDone(self, None)
+            raise StaticBuildError(
+                f"cannot {what} '{self.name}': it is an empty list whose element type is not "
+                "known yet (append a tensor first, or create it with "
+                "rt.create_array(dtype, [first_value]))",
+                user_location(),
+            )
+        return self.buffer
+
+    def _check(self, value: Variable, like: Any, what: str) -> None:
+        like = like if like is not None else self.buffer
+        if like is None:
+            return
+        shape = list(like.shape[1:] if like is self.buffer else like.shape)
+        dtype = like.dtype
+        if value.dtype != dtype and not (value.dtype.is_floating and dtype.is_floating):
+            raise StaticBuildError(
+                f"'{self.name}' holds {dtype} tensors, but this value is {value.dtype}; a list "
+                "appended to in a tensor-dependent loop must keep one dtype (cast the value)",
+                user_location(),
+            )
+        got = list(value.shape)
+        if len(got) != len(shape) or any(a != b and a >= 0 and b >= 0 for a, b in zip(got, shape)):
+            raise StaticBuildError(
+                f"'{self.name}' holds tensors of shape {shape}, but this value has shape {got}; "
+                "a list appended to in a tensor-dependent loop must hold same-shape tensors",
+                user_location(),
+            )
+
+
+def _known(shape: Any) -> tuple:
+    return tuple(int(d) for d in shape)
+
+
+def _element_value(x: Any, name: str, dtype: Any) -> Variable:
+    """An element as a Variable of the current program (Python numbers become tensors)."""
+    if isinstance(x, Variable):
+        return x
+    if isinstance(x, Tensor):
+        from autostatic_runtime.static.builder import capture, default_main_program
+
+        return capture(default_main_program(), x)
+    if isinstance(x, (bool, int, float)) and not isinstance(x, TensorLike):
+        from autostatic_runtime.creation import full
+
+        if dtype is None:
+            dtype = (
+                dtypes.bool_
+                if isinstance(x, bool)
+                else dtypes.int64
+                if isinstance(x, int)
+                else dtypes.get_default_dtype()
+            )
+        return full([], x, dtype)
+    what = "a list" if isinstance(x, TensorArray) else f"a {type(x).__name__}"
+    raise StaticBuildError(
+        f"'{name}' is appended to in a tensor-dependent loop, so it becomes a tensor array, "
+        f"which holds tensors only, but it is given {what} (nested lists and tuples are not "
+        "supported; append a tensor, e.g. rt.stack(...) of the parts)",
+        user_location(),
+    )
+
+
+def to_tensor_arrays(values: tuple, names: tuple, arrays: tuple) -> tuple:
+    """``values`` with each Python list named in ``arrays`` turned into a ``TensorArray``
+    (the loop variables of a loop that just became a ``while`` op)."""
+    out = []
+    for value, name in zip(values, names):
+        if name in arrays and isinstance(value, list):
+            value = TensorArray.from_list(value, name)
+        out.append(value)
+    return tuple(out)
