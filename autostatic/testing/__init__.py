@@ -17,23 +17,35 @@ the converter (gast); ``assert_equivalent`` loads it on first use.
 
 from __future__ import annotations
 
-from autostatic.testing.coverage import BranchCoverage, BranchCoverageWarning
-from autostatic.testing.equivalence import (
-    EquivalenceError,
-    EquivalenceResult,
-    assert_equivalent,
-    tolerance,
-)
-from autostatic.testing.strategies import arrays, input_specs_to_strategy, tensors
+# Settings the pytest plugin (or a user) may change: max_examples None keeps the hypothesis
+# profile's; profile None uses the current hypothesis settings, "dev"/"ci" that profile.
+DEFAULTS: dict = {"max_examples": None, "profile": None, "warn_coverage": True}
 
-__all__ = [
-    "assert_equivalent",
-    "EquivalenceError",
-    "EquivalenceResult",
-    "tolerance",
-    "tensors",
-    "arrays",
-    "input_specs_to_strategy",
-    "BranchCoverage",
-    "BranchCoverageWarning",
-]
+# Loaded on first use, so that the pytest plugin (a submodule) costs nothing to import.
+_LAZY = {
+    "assert_equivalent": "equivalence",
+    "EquivalenceError": "equivalence",
+    "EquivalenceResult": "equivalence",
+    "tolerance": "equivalence",
+    "tensors": "strategies",
+    "arrays": "strategies",
+    "input_specs_to_strategy": "strategies",
+    "BranchCoverage": "coverage",
+    "BranchCoverageWarning": "coverage",
+}
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autostatic.testing' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"autostatic.testing.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -8,7 +8,7 @@ never taken, because a test whose examples never reach the else branch proves no
     cov = BranchCoverage()
     with cov.observing():
         static_fn(x)
-    print(cov.summary())       # model.py:12 if: true 7, false 0   model.py:20 while: 0..5 iterations
+    print(cov.summary())   # model.py:12 if: true 7, false 0 / model.py:20 while: 0..5 iterations
 """
 
 from __future__ import annotations

@@ -36,15 +36,43 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 
 import autostatic_runtime as rt
+from autostatic.testing import DEFAULTS
 from autostatic.testing.coverage import BranchCoverage
 from autostatic.testing.strategies import input_specs_to_strategy
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.tensor import Tensor
 
-__all__ = ["assert_equivalent", "EquivalenceError", "EquivalenceResult", "tolerance", "DEFAULTS"]
+__all__ = ["assert_equivalent", "EquivalenceError", "EquivalenceResult", "tolerance"]
 
-# Settings the pytest plugin (or a user) may change: max_examples=None keeps hypothesis's.
-DEFAULTS: dict[str, Any] = {"max_examples": None, "warn_coverage": True}
+_PROFILES = {
+    "dev": {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]},
+    "ci": {
+        "derandomize": True,
+        "deadline": None,
+        "print_blob": True,
+        "suppress_health_check": [HealthCheck.too_slow],
+    },
+}
+
+
+def register_profiles() -> None:
+    """Register hypothesis profiles ``dev`` and ``ci`` unless the project has its own."""
+    from hypothesis.errors import InvalidArgument
+
+    for name, options in _PROFILES.items():
+        try:
+            hsettings.get_profile(name)
+        except InvalidArgument:
+            hsettings.register_profile(name, **options)
+
+
+def _parent_settings() -> hsettings:
+    name = DEFAULTS["profile"]
+    if name is None:
+        return hsettings()
+    register_profiles()
+    return hsettings.get_profile(name)
+
 
 # (rtol, atol) per dtype; integers and bools compare exactly.
 _TOLERANCES = {
@@ -55,7 +83,11 @@ _TOLERANCES = {
     "complex64": (1e-4, 1e-5),
     "complex128": (1e-7, 1e-9),
 }
-NAMES = {"a": "the original function", "b": "the converted function (eager)", "c": "the static program"}  # fmt: skip
+NAMES = {
+    "a": "the original function",
+    "b": "the converted function (eager)",
+    "c": "the static program",
+}
 
 
 def tolerance(dtype: Any, rtol: float | None = None, atol: float | None = None) -> tuple:
@@ -127,6 +159,15 @@ def _compare(want: Any, got: Any, rtol, atol) -> tuple[str, float | None] | None
             return f"{want!r} != {got!r}", None
         return None
     if wa is None or ga is None:
+        # A Python number the eager run computed may be a promoted scalar tensor in the
+        # static program (a number carried by a tensor-dependent loop): compare values.
+        number = want if wa is None else got
+        array = ga if wa is None else wa
+        if isinstance(number, (bool, int, float)) and array.size == 1:
+            r, a = tolerance(array.dtype, rtol, atol)
+            if np.isclose(float(array.reshape(())), float(number), rtol=r, atol=a):
+                return None
+            return f"{want!r} != {got!r}", abs(float(array.reshape(())) - float(number))
         return f"{type(want).__name__} {want!r} vs {type(got).__name__} {got!r}", None
     if str(wa.dtype) != str(ga.dtype):
         return f"dtype {wa.dtype} vs {ga.dtype}", None
@@ -139,14 +180,17 @@ def _compare(want: Any, got: Any, rtol, atol) -> tuple[str, float | None] | None
         ok = wa == ga
     if np.all(ok):
         return None
-    diff = np.abs(wa.astype(np.float64) - ga.astype(np.float64)) if wa.dtype.kind != "c" else np.abs(wa - ga)  # fmt: skip
+    if wa.dtype.kind == "c":
+        diff = np.abs(wa - ga)
+    else:
+        diff = np.abs(wa.astype(np.float64) - ga.astype(np.float64))
     diff = np.where(ok, 0, np.nan_to_num(diff, nan=np.inf))
     idx = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
     worst = float(diff[idx]) if diff.ndim else float(diff)
     return (
         f"max abs difference {worst:.6g} at index {tuple(int(i) for i in idx)} "
-        f"(expected {wa[idx].item()!r}, got {ga[idx].item()!r}; {int(np.sum(~ok))} of {ok.size} elements "
-        f"differ; rtol={r:g}, atol={a:g})",
+        f"(expected {wa[idx].item()!r}, got {ga[idx].item()!r}; "
+        f"{int(np.sum(~ok))} of {ok.size} elements differ; rtol={r:g}, atol={a:g})",
         worst,
     )
 
@@ -350,7 +394,7 @@ def assert_equivalent(
         options["max_examples"] = int(n)
     result = EquivalenceResult()
 
-    @hsettings(hsettings(), **options)
+    @hsettings(_parent_settings(), **options)
     @given(strategy)
     def run_examples(args):
         check(args)
