@@ -16,9 +16,9 @@ from typing import Any
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import StaticBuildError, user_location
 from autostatic_runtime.mode import in_dynamic_mode
+from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.static.builder import capture, default_main_program
 from autostatic_runtime.static.program import Block, Literal, Program, Variable
-from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = ["cond", "while_loop", "CONTROL_FLOW_OPS"]
