@@ -438,7 +438,8 @@ def _report(m: _Mismatch, original, static, specs, rtol, atol) -> EquivalenceErr
     lines = [f"assert_equivalent({name}): {NAMES[m.which]} disagrees with the original function"]
     lines.append("Example (shrunk):")
     lines += [f"    {k} = {_format_value(v)}" for k, v in example.items()]
-    lines.append(f"{'Gradient' if m.grad else 'Output'}: {m.detail}")
+    detail = m.detail[len("output: ") :] if m.detail.startswith("output: ") else m.detail
+    lines.append(f"{'Gradient' if m.grad else 'Output'}: {detail}")
     location = None
     if m.which == "c":
         try:

@@ -177,9 +177,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not s or not s["check"]:
         return
     for package in s["check"]:
-        collector = AutostaticPackage.from_parent(session, name=f"autostatic-check[{package}]")
+        name = f"autostatic-check[{package}]"
+        collector = AutostaticPackage.from_parent(session, name=name, nodeid=name)
         collector.package = package
-        items.extend(collector.collect())
+        # as pytest collects a node: the report is counted ("collected N items") and a
+        # failure to collect is shown as a collection error
+        report = collector.ihook.pytest_make_collect_report(collector=collector)
+        collector.ihook.pytest_collectreport(report=report)
+        if report.passed:
+            items.extend(report.result)
 
 
 class AutostaticPackage(pytest.Collector):
