@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hsettings
 
 import autostatic_runtime as rt
@@ -384,8 +384,12 @@ def assert_equivalent(
     static = autostatic.to_static(original, input_spec=specs)
     check = _Check(original, converted, static, specs, rtol, atol, check_grad)
     strategy = input_specs_to_strategy(specs, dims=dims, elements=elements)
+    parent = _parent_settings()
     options: dict[str, Any] = {
         "deadline": None,  # the first call of each shape converts, traces and compiles
+        # our report locates the divergence; hypothesis's explain phase would rerun the
+        # example many times (seconds) to say which argument parts matter
+        "phases": tuple(p for p in parent.phases if p != Phase.explain),
         "report_multiple_bugs": False,
         "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
     }
@@ -394,7 +398,7 @@ def assert_equivalent(
         options["max_examples"] = int(n)
     result = EquivalenceResult()
 
-    @hsettings(_parent_settings(), **options)
+    @hsettings(parent, **options)
     @given(strategy)
     def run_examples(args):
         check(args)
