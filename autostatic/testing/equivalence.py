@@ -262,17 +262,30 @@ def _loss(outputs: Any) -> Any:
     return total
 
 
-def _grads(inputs: list, outputs: Any) -> list | None:
+def _parameters(fn: Callable) -> list:
+    """The trainable parameters of the layer ``fn`` is bound to (none for a function)."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, rt.nn.Layer):
+        return [p for p in owner.parameters() if not p.stop_gradient]
+    return []
+
+
+def _grads(inputs: list, outputs: Any, params: list) -> list | None:
+    """Gradients of ``_loss(outputs)`` for the floating inputs, then for ``params``."""
     loss = _loss(outputs)
     if loss is None:
         return None
+    for p in params:
+        p.clear_gradient(set_to_zero=False)
     loss.backward()
     out = []
-    for t in _input_leaves(inputs):
+    for t in _input_leaves(inputs) + params:
         if t.stop_gradient:
             continue
         g = t.grad
         out.append(np.zeros(tuple(t.shape), str(t.dtype)) if g is None else np.asarray(g.numpy()))
+    for p in params:
+        p.clear_gradient(set_to_zero=False)
     return out
 
 
@@ -309,18 +322,21 @@ class _Check:
             self._check_grads(args, ins, out_a, out_b, out_c)
 
     def _check_grads(self, args, ins, out_a, out_b, out_c) -> None:
-        ga = _grads(ins["a"], out_a)
+        params = _parameters(self.original)
+        ga = _grads(ins["a"], out_a, params)
         if ga is None:
             return
         for which, out in (("b", out_b), ("c", out_c)):
-            g = _grads(ins[which], out)
+            g = _grads(ins[which], out, params)
             for i, (w, x) in enumerate(zip(ga, g or [])):
                 r, a = tolerance(w.dtype, self.rtol, self.atol)
                 r = r * 10 if self.rtol is None else r  # gradients sum more terms
                 a = a * 10 if self.atol is None else a
                 found = _compare(w, x, r, a)
                 if found is not None:
-                    raise _Mismatch(which, args, f"gradient of input {i}: {found[0]}",
+                    n = len(ga) - len(params)
+                    what = f"input {i}" if i < n else f"parameter {params[i - n].name}"
+                    raise _Mismatch(which, args, f"gradient of {what}: {found[0]}",
                                     found[1], None, grad=True)  # fmt: skip
 
 

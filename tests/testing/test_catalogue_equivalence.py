@@ -69,3 +69,27 @@ def _integer_ops(a):
 
 def test_integer_outputs_compare_exactly():
     assert_equivalent(_integer_ops, InputSpec([None], "int64", "a"), max_examples=10)
+
+
+class _Net(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = rt.nn.Linear(4, 8)
+        self.fc2 = rt.nn.Linear(8, 2)
+
+    def forward(self, x):
+        h = rt.tanh(self.fc1(x))
+        if rt.mean(h) > 0:
+            h = rt.nn.functional.relu(h)
+        else:
+            h = h * 0.5
+        return self.fc2(h)
+
+
+def test_a_layer_with_parameter_gradients():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BranchCoverageWarning)
+        result = assert_equivalent(
+            _Net(), InputSpec([None, 4], "float32", "x"), max_examples=10, check_grad=True
+        )
+    assert result.examples >= 1
