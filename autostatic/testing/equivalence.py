@@ -393,6 +393,7 @@ def assert_equivalent(
         EquivalenceError: on the shrunk failing example, saying which run disagreed, the
             largest difference, and the source around the first diverging op.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line and our report, not this frame
     import autostatic
 
     original, specs = _resolve(fn, specs)

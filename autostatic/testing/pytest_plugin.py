@@ -160,6 +160,7 @@ def autostatic_equivalence(request: pytest.FixtureRequest):
         raise pytest.UsageError(f"@pytest.mark.autostatic: unknown options {sorted(unknown)}")
 
     def check(fn, *specs, **options):
+        __tracebackhide__ = True
         if not specs and defaults.get("specs") is not None:
             specs = tuple(defaults["specs"])
         merged = {k: v for k, v in defaults.items() if k != "specs"}

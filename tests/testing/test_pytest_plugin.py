@@ -107,6 +107,8 @@ def test_a_broken_conversion_fails_with_a_readable_report_naming_the_line(projec
     assert "First diverging op: cond at model.py:9 (in step)" in out
     assert ">    9 |     if rt.mean(h) > 0:" in out
     assert "convert_ifelse" in out  # the converted code at that line
+    assert "E       Example (shrunk):" in out  # printed as pytest prints an assertion
+    assert "def assert_equivalent(" not in out  # autostatic's own frames are hidden
 
 
 def test_check_collects_and_tests_decorated_functions(project):
