@@ -462,7 +462,7 @@ def _report(m: _Mismatch, original, static, specs, rtol, atol) -> EquivalenceErr
     detail = m.detail[len("output: ") :] if m.detail.startswith("output: ") else m.detail
     lines.append(f"{'Gradient' if m.grad else 'Output'}: {detail}")
     location = None
-    if m.which == "c":
+    if m.which == "c" and not m.detail.startswith("raised "):
         try:
             op, location = _first_diverging_op(original, static, specs, m.args, rtol, atol)
         except Exception as exc:  # diagnosis is best effort; the mismatch is the finding

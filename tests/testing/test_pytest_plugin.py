@@ -166,3 +166,44 @@ def test_the_entry_point_is_declared():
         meta = tomllib.load(f)
     points = meta["project"]["entry-points"]["pytest11"]
     assert points == {"autostatic.testing.pytest_plugin": "autostatic.testing.pytest_plugin"}
+
+
+def test_check_reports_a_layer_it_cannot_build_and_an_import_error(project):
+    project.makepyfile(
+        sized="""
+        import autostatic
+        import autostatic_runtime as rt
+        from autostatic import InputSpec
+
+
+        class Sized(rt.nn.Layer):
+            def __init__(self, n):
+                super().__init__()
+                self.fc = rt.nn.Linear(n, 2)
+
+            @autostatic.to_static(input_spec=[InputSpec([None, 3])])
+            def forward(self, x):
+                return self.fc(x)
+        """
+    )
+    result = _run(project, "-q", "--autostatic-check", "sized", "--autostatic-check", "nowhere")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert "cannot build Sized() without arguments" in out
+    assert "cannot import nowhere: ModuleNotFoundError" in out
+
+
+def test_ci_selects_the_ci_profile_for_checks(project, monkeypatch):
+    monkeypatch.setenv("CI", "1")
+    project.makepyfile(
+        test_ci="""
+        from hypothesis import settings
+        from autostatic.testing import DEFAULTS
+
+        def test_ci():
+            assert DEFAULTS["profile"] == "ci"  # assert_equivalent's parent settings
+            ci = settings.get_profile("ci")  # hypothesis's own, or the plugin's
+            assert ci.derandomize and ci.deadline is None
+        """
+    )
+    _run(project, "-q").assert_outcomes(passed=1)

@@ -144,3 +144,18 @@ def test_importing_the_testing_package_and_plugin_does_not_import_gast():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_converted_function_that_disagrees_is_reported_as_such(monkeypatch):
+    monkeypatch.setattr(autostatic, "convert", lambda fn: lambda x: fn(x) + 1)
+    with pytest.raises(EquivalenceError, match=r"the converted function \(eager\) disagrees"):
+        assert_equivalent(both, InputSpec([None], "float32", "x"), max_examples=5)
+
+
+def picky(x):
+    return x + rt.ones([3])  # raises eagerly unless x has 1 or 3 elements
+
+
+def test_the_converted_function_must_raise_what_the_original_raises():
+    result = assert_equivalent(picky, InputSpec([None], "float32", "x"), max_examples=20)
+    assert result.examples >= 1
