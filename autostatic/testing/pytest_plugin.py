@@ -81,10 +81,10 @@ def _ini(config: pytest.Config, name: str) -> Any:
         return None
 
 
-def _settings(config: pytest.Config) -> dict:
-    """The plugin's effective settings (options win over ini values)."""
-    opt = config.option if hasattr(config.option, "autostatic_check") else None
-    ns = opt or getattr(config, "known_args_namespace", None)
+def _settings(config: pytest.Config, ns: Any = None) -> dict:
+    """The plugin's effective settings (options win over ini values); ``ns`` is the parsed
+    options (``config.option`` unless given: early, only ``known_args_namespace`` is)."""
+    ns = config.option if ns is None else ns
 
     def get(attr, default=None):
         return getattr(ns, attr, default) if ns is not None else default
@@ -104,7 +104,7 @@ def _settings(config: pytest.Config) -> dict:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
     """Install the import hook before conftest files import model modules (only when asked)."""
-    s = _settings(early_config)
+    s = _settings(early_config, early_config.known_args_namespace)
     if not (s["include"] or s["check"] or s["hook"]):
         return
     import autostatic

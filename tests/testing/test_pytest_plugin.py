@@ -207,3 +207,12 @@ def test_ci_selects_the_ci_profile_for_checks(project, monkeypatch):
         """
     )
     _run(project, "-q").assert_outcomes(passed=1)
+
+
+def test_include_option_converts_modules_a_conftest_imports(project):
+    project.makepyfile(
+        unmarked="def f(x):\n    if x:\n        return 1\n    return 0\n",
+        conftest="import unmarked\n",
+        test_inc='import unmarked\n\ndef test_converted():\n    assert "_jst" in vars(unmarked)\n',
+    )
+    _run(project, "-q", "--autostatic-include", "unmarked").assert_outcomes(passed=1)
