@@ -16,6 +16,7 @@ from typing import Any
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import StaticBuildError, user_location
 from autostatic_runtime.mode import in_dynamic_mode
+from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.static.builder import capture, default_main_program
 from autostatic_runtime.static.program import Block, Literal, Program, Variable
 from autostatic_runtime.static.tensor_array import MutationLog, TensorArray, _ProbeDone
@@ -331,12 +332,15 @@ def emit_cond(w, op) -> None:
     for x in op.inputs[1:]:
         w.read(x)
     targets = [w.local(v.name) for v in op.outputs]
+    probe = _observe.instrument(op) and w.const(op, "O")  # branch coverage (observe.py)
     for keyword, key, outs in (
         ("if _bool(" + pred + "):", "true_block", "true_outputs"),
         ("else:", "false_block", "false_outputs"),
     ):
         w.emit(keyword)
         with w.scoped():
+            if probe:
+                w.emit(f"{w.const(_observe.notify_cond, 'N')}({probe}, {key == 'true_block'})")
             results = w.emit_block(op.attrs[key], list(op.attrs[outs]))
             w.assign(targets, results)
             w.emit("pass")
@@ -608,18 +612,26 @@ def emit_while(w, op) -> None:
     if trajectory:
         history = w.write(op.block.var(trajectory))
         w.emit(f"{history} = []")
+    probe = _observe.instrument(op) and w.const(op, "O")  # iteration counts (observe.py)
+    if probe:
+        count = w.fresh("n")
+        w.emit(f"{count} = 0")
     w.emit("while True:")
     with w.scoped():
         w.assigned.update(cond_params)
         (pred,) = w.emit_block(op.attrs["cond_block"], [op.attrs["cond_output"]])
         w.emit(f"if not _bool({pred}):")
         w.emit("    break")
+        if probe:
+            w.emit(f"{count} += 1")
         w.assign(body_in, carry)
         w.assigned.update(body_params)
         if trajectory:
             w.emit(f"{history}.append(({', '.join(body_in)},))")
         w.assign(carry, w.emit_block(op.attrs["body_block"], list(op.attrs["body_outputs"])))
     w.assign([w.write(v) for v in op.outputs if v.name != trajectory], carry)
+    if probe:
+        w.emit(f"{w.const(_observe.notify_while, 'N')}({probe}, {count})")
 
 
 def _emit_while_grad(w, op) -> None:
