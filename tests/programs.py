@@ -544,6 +544,14 @@ def for_exception_in_body(a, b):
     return results
 
 
+def docstring_and_early_return(a, b):
+    """A docstring: the lowering passes insert their flags before it (toolz's
+    instanceproperty lost them)."""
+    if a > b:
+        return a
+    return b - 1
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -558,4 +566,5 @@ PROGRAMS = [
     for_enumerate_zip_targets, for_else_break_continue, for_iterable_once_generators_dicts,
     for_mutating_list_and_targets, for_shadowed_builtins, for_closure_shadowed_zip,
     for_nested_loops_and_yield, for_exception_in_body,
+    docstring_and_early_return,
 ]  # fmt: skip
