@@ -552,6 +552,29 @@ def docstring_and_early_return(a, b):
     return b - 1
 
 
+def values_read_through_locals(a, b):
+    """Variables read only through ``locals()`` (parse's extract_format) stay outputs of the
+    branches that set them (generated names aside)."""
+    align = None
+    if a > b:
+        align = "<"
+    elif b > 3:
+        grouping = ","  # noqa: F841
+    seen = locals()
+    return sorted((k, v) for k, v in seen.items() if not k.startswith("__"))
+
+
+def return_value_that_raises(a, b):
+    """A ``return`` whose value raises (and is caught) has not returned (cachetools' cached
+    method: ``try: return cache[key] except KeyError: ...``)."""
+    cache = {a: b} if a > 0 else {}
+    try:
+        return cache[b]
+    except KeyError:
+        pass
+    return -1
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -566,5 +589,5 @@ PROGRAMS = [
     for_enumerate_zip_targets, for_else_break_continue, for_iterable_once_generators_dicts,
     for_mutating_list_and_targets, for_shadowed_builtins, for_closure_shadowed_zip,
     for_nested_loops_and_yield, for_exception_in_body,
-    docstring_and_early_return,
+    docstring_and_early_return, values_read_through_locals, return_value_that_raises,
 ]  # fmt: skip
