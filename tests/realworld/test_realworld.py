@@ -58,3 +58,13 @@ def test_suite_passes_the_same_tests_converted(pkg, tmp_path):
             f"{sorted(lost)[:5]}\n{run.output}"
         )
         assert run.passed == plain.passed
+
+
+def test_the_realworld_extra_pins_the_same_versions():
+    import tomllib
+
+    with open(os.path.join(harness.ROOT, "pyproject.toml"), "rb") as f:
+        extra = tomllib.load(f)["project"]["optional-dependencies"]["realworld"]
+    pins = dict(req.split("==") for req in extra)
+    for pkg in PACKAGES:
+        assert pins.get(pkg.dist) == pkg.version, pkg.dist
