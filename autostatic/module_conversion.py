@@ -186,7 +186,10 @@ def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> M
     module = gast.gast_to_ast(tree)
     at = _insert_at(tree)
     line = module.body[at].lineno if at < len(module.body) else 1
-    module.body[at:at] = _alias_imports(jst, sym, line)
+    imports = _alias_imports(jst, sym, line)
+    if not result.converted:  # no callable of ours in a namespace that needs none
+        imports = imports[:1]
+    module.body[at:at] = imports
     ast.fix_missing_locations(module)
     result.tree = module
     return result
