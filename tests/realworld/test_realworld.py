@@ -3,7 +3,8 @@
 One test per package (so ``pytest -n`` runs packages in parallel); each runs the package's own
 suite three times in subprocesses (see ``harness.py``). Skipped with the reason when the sdist
 cannot be downloaded. ``AUTOSTATIC_REALWORLD_REPORT=path`` appends one JSON line per package
-(the numbers in docs/reliability.md).
+(the numbers in docs/reliability.md). ``AUTOSTATIC_REALWORLD_ALL=1`` adds the packages of
+``packages.EXTRA``, which are too slow for CI.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ import time
 import pytest
 
 from tests.realworld import harness
-from tests.realworld.packages import PACKAGES
+from tests.realworld.packages import EXTRA, PACKAGES
+
+_ALL = os.environ.get("AUTOSTATIC_REALWORLD_ALL", "") not in ("", "0")
+_CASES = [pytest.param(p, id=p.dist) for p in PACKAGES] + [
+    pytest.param(p, id=p.dist, marks=pytest.mark.skipif(not _ALL, reason=why)) for p, why in EXTRA
+]
 
 
 def _report(pkg, counts, runs) -> None:
@@ -37,7 +43,7 @@ def _report(pkg, counts, runs) -> None:
         f.write(json.dumps(row) + "\n")
 
 
-@pytest.mark.parametrize("pkg", PACKAGES, ids=[p.dist for p in PACKAGES])
+@pytest.mark.parametrize("pkg", _CASES)
 def test_suite_passes_the_same_tests_converted(pkg, tmp_path):
     try:
         top = harness.fresh_copy(pkg, str(tmp_path))
@@ -66,5 +72,5 @@ def test_the_realworld_extra_pins_the_same_versions():
     with open(os.path.join(harness.ROOT, "pyproject.toml"), "rb") as f:
         extra = tomllib.load(f)["project"]["optional-dependencies"]["realworld"]
     pins = dict(req.split("==") for req in extra)
-    for pkg in PACKAGES:
+    for pkg in PACKAGES + [p for p, _ in EXTRA]:
         assert pins.get(pkg.dist) == pkg.version, pkg.dist
