@@ -575,6 +575,26 @@ def return_value_that_raises(a, b):
     return -1
 
 
+class _Box:
+    def __init__(self, value):
+        self.value = value
+
+
+def branch_input_copies_are_released(a, b):
+    """The copy of a maybe-unbound branch input does not keep the old value alive
+    (more_itertools.extract checks values die once emitted)."""
+    import weakref
+
+    gone, refs = [], []
+    for i in range(abs(a) % 4 + 2):
+        if i % 2 == 0 or b > 0:
+            value = _Box(i)
+        if refs:
+            gone.append(refs[-1]() is None)
+        refs.append(weakref.ref(value))
+    return gone
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -590,4 +610,5 @@ PROGRAMS = [
     for_mutating_list_and_targets, for_shadowed_builtins, for_closure_shadowed_zip,
     for_nested_loops_and_yield, for_exception_in_body,
     docstring_and_early_return, values_read_through_locals, return_value_that_raises,
+    branch_input_copies_are_released,
 ]  # fmt: skip
