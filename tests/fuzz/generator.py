@@ -112,8 +112,9 @@ def statement(draw, ctx: Ctx) -> list[str]:
         return [f"fl = fl {draw(st.sampled_from(['+', '*', '/']))} ({int_expr(draw, ctx, 1)})"]
     if kind == "append":
         return [f"xs.append({int_expr(draw, ctx, 1)})"]
-    if kind == "return":
-        return [f"return {_result(draw, ctx)}"]
+    if kind == "return":  # a value that may raise (inside try/except: not returned)
+        value = int_expr(draw, ctx) if draw(st.booleans()) else _result(draw, ctx)
+        return [f"return {value}"]
     if kind in ("break", "continue"):
         return [f"if {bool_expr(draw, ctx, 1)}:", f"    {kind}"]
     if kind == "if":
