@@ -142,7 +142,9 @@ def transform_function(
     if passes is not None:
         return node, stages
     docstring = _docstring(original)
-    converted = node.body[1:] if docstring else node.body
+    converted = node.body
+    if docstring and _docstring(converted):  # lowering passes may insert statements before it
+        converted = converted[1:]
     switch = gast.If(
         test=gast.Attribute(value=templates.name(jst), attr="tracing", ctx=gast.Load()),
         body=converted,

@@ -7,7 +7,8 @@ corrupt a ``.pyc`` Python itself reads::
     pkg/__pycache__/model.cpython-311-autostatic-0.1.0.pyc      # ours (sys.pycache_prefix too)
 
 Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (4) compiler fingerprint (8) source hash (8)
-payload length (4, little endian) payload (``marshal`` of ``(warnings, code)``). An entry is
+payload length (4, little endian) payload CRC-32 (4, little endian) payload (``marshal`` of
+``(warnings, code)``; the CRC makes a damaged payload a miss, never different code). An entry is
 used only when every field matches: the interpreter's magic number, this compiler (version and
 its own source files, so an edited transformer invalidates old entries), and a hash of the
 module's source (not its mtime, which stays the same for edits within one second). Anything
@@ -23,11 +24,12 @@ import marshal
 import os
 import sys
 import types
+import zlib
 
 from autostatic import __version__
 
 MARK = b"ASTC"
-_HEADER = 4 + 4 + 8 + 8 + 4
+_HEADER = 4 + 4 + 8 + 8 + 4 + 4
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _fingerprint: bytes | None = None
 
@@ -92,9 +94,12 @@ def read(path: str, data: bytes) -> tuple[tuple, types.CodeType] | None:
     size = int.from_bytes(blob[24:28], "little")
     if len(blob) != _HEADER + size:
         return None
+    payload = memoryview(blob)[_HEADER:]
+    if zlib.crc32(payload) != int.from_bytes(blob[28:32], "little"):
+        return None
     try:
-        warnings, code = marshal.loads(memoryview(blob)[_HEADER:])
-    except (ValueError, EOFError, TypeError):
+        warnings, code = marshal.loads(payload)
+    except Exception:  # ValueError, EOFError, TypeError, SystemError...: not our entry
         return None
     if not isinstance(code, types.CodeType) or not isinstance(warnings, tuple):
         return None
@@ -113,6 +118,7 @@ def write(path: str, data: bytes, warnings: tuple, code: types.CodeType) -> bool
             fingerprint(),
             source_hash(data),
             len(payload).to_bytes(4, "little"),
+            zlib.crc32(payload).to_bytes(4, "little"),
             payload,
         )
     )

@@ -7,7 +7,7 @@ The import hook and ``python -m autostatic`` compile marked modules with this::
     from __future__ import annotations        from __future__ import annotations
     import autostatic_runtime as rt           import autostatic_runtime.convert_ops as _jst
                                               from autostatic_runtime.static.program import (
-                                                  Variable as _jst_Variable)
+                                                  Variable as __jst_Variable__)
                                               import autostatic_runtime as rt
     def f(x):                                 def f(x):
         if rt.mean(x) > 0: ...                    if _jst.tracing: <converted body>
@@ -32,7 +32,9 @@ from autostatic.conversion import transform_function
 from autostatic.pyct.naming import Namer
 
 JST = "_jst"
-SYM = "_jst_Variable"
+#: A dunder name: code that walks its module's namespace for callables (toolz.curried builds
+#: its namespace so) skips dunders, and a dunder is never name-mangled in class bodies.
+SYM = "__jst_Variable__"
 _DEFS = (gast.FunctionDef, gast.AsyncFunctionDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
@@ -103,11 +105,13 @@ def _module_names(tree: gast.Module) -> set[str]:
 
 
 def _free(name: str, taken: set) -> str:
-    """``name`` or ``name1``, ``name2``...: never a ``__name`` (class bodies would mangle it)."""
+    """``name`` or ``name1``, ``name2``... (``__x1__`` for a dunder): never a ``__name``, which
+    class bodies would mangle."""
+    stem, end = (name[:-2], "__") if name.endswith("__") else (name, "")
     candidate, i = name, 0
     while candidate in taken:
         i += 1
-        candidate = f"{name}{i}"
+        candidate = f"{stem}{i}{end}"
     taken.add(candidate)
     return candidate
 
@@ -182,7 +186,10 @@ def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> M
     module = gast.gast_to_ast(tree)
     at = _insert_at(tree)
     line = module.body[at].lineno if at < len(module.body) else 1
-    module.body[at:at] = _alias_imports(jst, sym, line)
+    imports = _alias_imports(jst, sym, line)
+    if not result.converted:  # no callable of ours in a namespace that needs none
+        imports = imports[:1]
+    module.body[at:at] = imports
     ast.fix_missing_locations(module)
     result.tree = module
     return result

@@ -8,6 +8,7 @@ plain Python it stands for.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -50,12 +51,20 @@ __all__ = [
 ]  # fmt: skip
 
 
-tracing = False  # True while static mode is on: converted functions run their converted body
+#: ``AUTOSTATIC_FORCE_CONVERTED=1`` (read at import): converted functions always run their
+#: converted body, on Python values too - a testing and diagnostic setting that makes a test
+#: suite exercise the converter's Python semantics (see docs/reliability.md).
+FORCE_CONVERTED = os.environ.get("AUTOSTATIC_FORCE_CONVERTED", "").strip().lower() in (
+    "1", "true", "yes", "on",
+)  # fmt: skip
+
+#: True while static mode is on (or forced): converted functions run their converted body
+tracing = FORCE_CONVERTED
 
 
 def _follow_mode(static: bool) -> None:
     global tracing
-    tracing = static
+    tracing = static or FORCE_CONVERTED
 
 
 mode.on_switch(_follow_mode)

@@ -574,6 +574,57 @@ def list_append_errors(a, b):
     return xs.pop() + xs.pop(b % 3)  # IndexError when the list runs short
 
 
+def docstring_and_early_return(a, b):
+    """A docstring: the lowering passes insert their flags before it (toolz's
+    instanceproperty lost them)."""
+    if a > b:
+        return a
+    return b - 1
+
+
+def values_read_through_locals(a, b):
+    """Variables read only through ``locals()`` (parse's extract_format) stay outputs of the
+    branches that set them (generated names aside)."""
+    align = None
+    if a > b:
+        align = "<"
+    elif b > 3:
+        grouping = ","  # noqa: F841
+    seen = locals()
+    return sorted((k, v) for k, v in seen.items() if not k.startswith("__"))
+
+
+def return_value_that_raises(a, b):
+    """A ``return`` whose value raises (and is caught) has not returned (cachetools' cached
+    method: ``try: return cache[key] except KeyError: ...``)."""
+    cache = {a: b} if a > 0 else {}
+    try:
+        return cache[b]
+    except KeyError:
+        pass
+    return -1
+
+
+class _Box:
+    def __init__(self, value):
+        self.value = value
+
+
+def branch_input_copies_are_released(a, b):
+    """The copy of a maybe-unbound branch input does not keep the old value alive
+    (more_itertools.extract checks values die once emitted)."""
+    import weakref
+
+    gone, refs = [], []
+    for i in range(abs(a) % 4 + 2):
+        if i % 2 == 0 or b > 0:
+            value = _Box(i)
+        if refs:
+            gone.append(refs[-1]() is None)
+        refs.append(weakref.ref(value))
+    return gone
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -583,10 +634,11 @@ PROGRAMS = [
     for_loop_jumps_and_else, returns_in_loops_try_and_with, return_in_finally_and_generator_like,
     closure_sees_branch_update, exception_after_branch_assignment,
     chained_comparisons, builtins_on_python_values, asserts, shape_attribute, printing,
-    shadowed_builtins,
-    string_and_list_values, zero_arg_super, for_range_forms, for_range_errors,
+    shadowed_builtins, for_range_forms, for_range_errors,
     for_enumerate_zip_targets, for_else_break_continue, for_iterable_once_generators_dicts,
     for_mutating_list_and_targets, for_shadowed_builtins, for_closure_shadowed_zip,
     for_nested_loops_and_yield, for_exception_in_body, list_append_pop_in_loops,
     list_append_errors,
+    docstring_and_early_return, values_read_through_locals, return_value_that_raises,
+    branch_input_copies_are_released,
 ]  # fmt: skip

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import types
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 import autostatic_runtime as rt
-import autostatic_runtime.convert_ops as _convert_ops
 from autostatic.jit.program_cache import (
     EAGER,
     ConcreteProgram,
@@ -33,6 +33,7 @@ from autostatic.jit.program_cache import (
     trace,
     warn_unhashable,
 )
+from autostatic_runtime import mode as _mode
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.tensor import Tensor
 
@@ -40,6 +41,10 @@ __all__ = ["to_static", "StaticFunction", "enable_to_static"]
 
 _enabled = [True]
 _FAST_ENTRIES = 256
+#: Static mode is process-wide, so one thread traces at a time: calls from other threads wait
+#: (a trace must never see another thread's eager ops, nor the same key be traced twice).
+_LOCK = threading.RLock()
+_tracer = [None]  # the thread tracing a StaticFunction (None: none, or a user's enable_static)
 
 
 def enable_to_static(enable: bool = True) -> None:
@@ -138,8 +143,12 @@ class StaticFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not _enabled[0]:
             return self.dygraph_function(*args, **kwargs)
-        if _convert_ops.tracing:  # called while another program is traced: inline it
-            return self._call_converted(args, kwargs)
+        if _mode._static[0] and _tracer[0] in (None, threading.get_ident()):
+            return self._call_converted(args, kwargs)  # called while tracing: inline it
+        with _LOCK:
+            return self._call(args, kwargs)
+
+    def _call(self, args: tuple, kwargs: dict) -> Any:
         if not kwargs:  # fast path: tensors only, seen before with these exact shapes
             sig = self._signature(args)
             if sig is not None:
@@ -187,6 +196,8 @@ class StaticFunction:
         return build_key(args, kwargs, self._input_spec, self._names, training)
 
     def _trace(self, args: tuple, kwargs: dict, key: tuple) -> Any:
+        outer = _tracer[0]
+        _tracer[0] = threading.get_ident()
         try:
             fn = self._converted_function()
             if self._instance is not None:
@@ -206,6 +217,8 @@ class StaticFunction:
             self._eager_reasons[key] = reason
             self.program_cache.put(key, EAGER)
             return EAGER
+        finally:
+            _tracer[0] = outer
         self.program_cache.put(key, program)
         return program
 
@@ -223,9 +236,10 @@ class StaticFunction:
                 )
             args = tuple(self._input_spec)
         key, notes = self._key(args, kwargs)
-        found = self.program_cache.get(key)
-        if found is None:
-            found = self._trace(args, kwargs, key)
+        with _LOCK:
+            found = self.program_cache.get(key)
+            if found is None:
+                found = self._trace(args, kwargs, key)
         if found is EAGER:
             raise ToStaticError(
                 f"{self.__qualname__} cannot be made static: {self._eager_reasons.get(key)}"

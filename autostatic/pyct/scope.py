@@ -121,7 +121,8 @@ class FunctionInfo:
         self.free_vars = frozenset(read_names - self.locals)
         self.cell_vars = frozenset(base_name(s) for s in walker.captured) & self.locals
         composites = {s for s in body.modified | body.deleted if "." in s}
-        self.always_live = self.cell_vars | undeclared | composites
+        observed = self.locals if self.uses_locals_builtin else frozenset()  # locals(), eval
+        self.always_live = self.cell_vars | undeclared | composites | observed
         self.graph = None
 
     def __repr__(self) -> str:

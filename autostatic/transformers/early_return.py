@@ -14,12 +14,12 @@ After (the converted body; the original body is untouched)::
         __do_return_0 = False
         __retval_1 = _jst.UNDEFINED
         if x.mean() > 0:
-            __do_return_0 = True
             __retval_1 = x * 2
+            __do_return_0 = True
         if not __do_return_0:
             y = x - 1
-            __do_return_0 = True
             __retval_1 = y
+            __do_return_0 = True
         return __retval_1
 
 Statements after one that may return run under ``if not <flag>``; inside a loop a
@@ -134,8 +134,8 @@ class ReturnTransformer(Transformer):
 
     def _return(self, node: gast.Return, in_loop: bool) -> list:
         value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
-        stmts = replace(
-            "flag = True\nretval = value", node, flag=self.flag, retval=self.value, value=value
+        stmts = replace(  # the value first: if it raises, the function has not returned
+            "retval = value\nflag = True", node, flag=self.flag, retval=self.value, value=value
         )
         if in_loop:
             stmts.append(gast.copy_location(gast.Break(), node))

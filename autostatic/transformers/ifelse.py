@@ -180,4 +180,12 @@ class IfElseTransformer(Transformer):
         shared = self.shareable(node.body + node.orelse, modified | reads, risky)
         both = names_in(body_scope, "modified") & names_in(orelse_scope, "modified")
         unbind = [o for o in outputs if o not in defined and o not in both] if shared else []
-        return fns + reads_before + [call] + self.unbind(unbind, node), shared
+        # the guarded copies must not keep the old values alive (a generator may suspend next)
+        copies = [a.id for a, n in zip(args, inputs) if n not in defined]
+        release = [_delete(copies, node)] if copies else []
+        return fns + reads_before + [call] + release + self.unbind(unbind, node), shared
+
+
+def _delete(names: list[str], origin: gast.AST) -> gast.Delete:
+    targets = [gast.Name(id=n, ctx=gast.Del(), annotation=None, type_comment=None) for n in names]
+    return gast.copy_location(gast.Delete(targets=targets), origin)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 import textwrap
 import types
 
@@ -221,3 +222,21 @@ def test_the_public_names():
     assert autostatic.install is import_hook.install
     assert autostatic.uninstall is import_hook.uninstall
     assert isinstance(autostatic.convert, types.FunctionType)
+
+
+def test_the_variable_alias_is_a_dunder_that_namespace_walkers_skip():
+    # toolz.curried curries every callable of a module namespace whose name has no '__'
+    source = "def f(x):\n    if x:\n        return 1\n    return 0\n"
+    namespace, report = _run(source)
+    public = sorted(k for k, v in namespace.items() if callable(v) and "__" not in k)
+    assert public == ["f"] and report.sym == "__jst_Variable__"
+    namespace, report = _run("__jst_Variable__ = 2\n" + source)
+    assert report.sym == "__jst_Variable1__" and namespace["__jst_Variable__"] == 2
+    assert namespace["f"](1) == 1
+
+
+def test_a_module_without_functions_gets_no_callable_alias():
+    # toolz.curried.operator fills its namespace from locals() and checks every callable in it
+    namespace, report = _run("import operator\nlocals().update(vars(operator))\nx = 1\n")
+    assert report.converted == 0 and "__jst_Variable__" not in namespace
+    assert [k for k, v in namespace.items() if callable(v) and k not in vars(operator)] == []
