@@ -15,6 +15,8 @@ runtime.
 The converter (and gast) is imported on first use, so ``import autostatic`` followed by
 ``autostatic.load``, or importing converted modules from the hook's warm cache, never
 loads it.
+
+PYTEST_DONT_REWRITE: pytest leaves this package's own asserts alone (its plugin is in it).
 """
 
 from __future__ import annotations

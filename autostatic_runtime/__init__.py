@@ -7,6 +7,8 @@
 
 Everything converted code and saved models need at run time lives here; it never imports
 the compiler package ``autostatic``.
+
+PYTEST_DONT_REWRITE: pytest leaves this package's own asserts alone (its plugin is in it).
 """
 
 from __future__ import annotations

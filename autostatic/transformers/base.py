@@ -40,7 +40,7 @@ class Transformer(gast.NodeTransformer):
         self.ctx = ctx
         self.protected = 0  # depth of try/with blocks around the current statement
         self.function: gast.AST | None = None  # the user function being visited
-        self._captured: set[str] | None = None  # names its closures use (computed lazily)
+        self._captured: tuple | None = None  # what its closures use (computed lazily)
 
     def generic_visit(self, node: gast.AST) -> gast.AST:
         if not self.statements_only:
@@ -78,14 +78,15 @@ class Transformer(gast.NodeTransformer):
         return node
 
     @property
-    def captured(self) -> set[str]:
-        """Names the current function's closures use (see ``captured_names``)."""
+    def captured(self) -> tuple[set[str], set[str]]:
+        """(names the current function's closures use, names they rebind): see
+        ``captured_names``."""
         if self._captured is None and self.function is not None:
             self._captured = anno.get(self.function, anno.CAPTURED, None)
             if self._captured is None:  # user closures do not change between passes
                 self._captured = captured_names(self.function)
                 anno.set(self.function, anno.CAPTURED, self._captured)
-        return self._captured or set()
+        return self._captured or (set(), set())
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -99,17 +100,26 @@ class Transformer(gast.NodeTransformer):
 
     visit_TryStar = visit_With = visit_AsyncWith = visit_Try
 
-    def shareable(self, stmts: list, used: set[str], risky_reads: set[str]) -> bool:
+    def shareable(
+        self, stmts: list, modified: set[str], reads: set[str], risky_reads: set[str]
+    ) -> bool:
         """Whether ``stmts`` run as a generated function (inputs in, outputs out) behave
         exactly as inline code on Python values, so both paths can share one function.
 
         Not when an exception could expose half-updated locals (inside ``try``/``with``), a
-        closure shares a variable they read or assign (``used``: a call could rebind it
-        behind the function's back), they read a possibly-unbound variable, or they
+        closure reads a variable they assign (it would not see the new value), a closure
+        rebinds (``nonlocal``, ``:=``) a variable they use (they would not see it change),
+        they read a possibly-unbound variable, or they
         hold statements whose meaning depends on the frame (``del``, ``global``, ``yield``,
         ``return``, nested ``def``/``lambda``/``class``, ``super()``, ``locals()``...).
         """
-        if self.protected or used & self.captured or risky_reads:
+        closure_reads, closure_rebinds = self.captured
+        if (
+            self.protected
+            or risky_reads
+            or modified & closure_reads
+            or (modified | reads) & closure_rebinds
+        ):
             return False
         if find_jump(stmts) is not None:
             return False
@@ -239,21 +249,27 @@ def _frame_bound(node: gast.AST) -> bool:
     return found
 
 
-def captured_names(fn: gast.AST) -> set[str]:
-    """Names read or written inside the nested scopes of ``fn`` that may run later
-    (functions, lambdas, classes, generator expressions); the converter's own generated
-    functions do not count."""
-    found: set[str] = set()
+def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
+    """(names used inside the nested scopes of ``fn`` that may run later -- functions,
+    lambdas, classes, generator expressions --, the names they rebind in ``fn``: ``nonlocal``
+    ones and ``:=`` targets). The converter's own generated functions do not count."""
+    used: set[str] = set()
+    rebound: set[str] = set()
 
     def visit(node: gast.AST, inside: bool) -> None:
         for child in gast.iter_child_nodes(node):
             scope = isinstance(child, _CLOSURES) and not anno.get(child, anno.GENERATED, False)
-            if (inside or scope) and isinstance(child, gast.Name):
-                found.add(child.id)
+            if inside or scope:
+                if isinstance(child, gast.Name):
+                    used.add(child.id)
+                elif isinstance(child, gast.Nonlocal):
+                    rebound.update(child.names)
+                elif isinstance(child, gast.NamedExpr) and isinstance(child.target, gast.Name):
+                    rebound.add(child.target.id)
             visit(child, inside or scope)
 
     visit(fn, False)
-    return found
+    return used, rebound
 
 
 def find_jump(stmts: list) -> gast.AST | None:

@@ -177,7 +177,7 @@ class IfElseTransformer(Transformer):
                 node,
             )
         risky = {n for n in inputs if n not in defined} & reads
-        shared = self.shareable(node.body + node.orelse, modified | reads, risky)
+        shared = self.shareable(node.body + node.orelse, modified, reads, risky)
         both = names_in(body_scope, "modified") & names_in(orelse_scope, "modified")
         unbind = [o for o in outputs if o not in defined and o not in both] if shared else []
         # the guarded copies must not keep the old values alive (a generator may suspend next)

@@ -167,6 +167,6 @@ class WhileTransformer(Transformer):
         header = set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
         risky = {v for v in loop_vars if v not in defined and v in header}
         test = gast.copy_location(gast.Expr(value=node.test), node)
-        shared = self.shareable([test] + node.body, modified | reads, risky)
+        shared = self.shareable([test] + node.body, modified, reads, risky)
         unbind = self.unbind([v for v in loop_vars if v not in defined], node) if shared else []
         return [cond_fn, body_fn] + reads_before + [call] + unbind, shared
