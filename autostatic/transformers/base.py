@@ -170,6 +170,30 @@ class Transformer(gast.NodeTransformer):
             for s in stmts
         )
 
+    def blocked(
+        self, node: gast.AST, jumps: list, modified: set[str], what: str, hints: tuple[str, str]
+    ) -> list | None:
+        """Statements raising a clear error when ``node``'s symbolic path is impossible (a
+        jump left in ``jumps``, or an attribute or non-local among ``modified``), else None.
+        ``what`` names the statement ("an 'if'"); ``hints`` end the jump and assign errors."""
+        jump = find_jump(jumps)
+        if jump is not None:
+            kind = type(jump).__name__.lower()
+            return self.unsupported(
+                f"'{kind}' inside {what} whose condition is a tensor is not supported yet "
+                f"(line {jump.lineno}){hints[0]}",
+                node,
+            )
+        attrs = sorted(modified - bare(modified))
+        outer = sorted(m for m in bare(modified) if not self.is_local(m))
+        if attrs or outer:
+            return self.unsupported(
+                f"assigning '{(attrs or outer)[0]}' inside {what} whose condition is a tensor "
+                f"is not supported yet; {hints[1]}",
+                node,
+            )
+        return None
+
     def unbind(self, names: list[str], origin: gast.AST) -> list[gast.stmt]:
         """``if x is _jst.UNDEFINED: del x`` for each name: a shared functional form leaves
         a variable unbound exactly where the user's code would."""

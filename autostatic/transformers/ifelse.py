@@ -37,7 +37,7 @@ import gast
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace, tuple_of
-from autostatic.transformers.base import Transformer, bare, clone, find_jump, names_in
+from autostatic.transformers.base import Transformer, bare, clone, names_in
 
 
 def function_def(fn_name: str, params: list[str], body: list, origin: gast.AST) -> gast.FunctionDef:
@@ -112,29 +112,23 @@ class IfElseTransformer(Transformer):
 
     def _symbolic_path(self, node: gast.If, pred: str) -> tuple[list, bool]:
         """The symbolic path's statements, and whether they may serve the Python path too."""
-        jump = find_jump(node.body) or find_jump(node.orelse)
-        if jump is not None:
-            kind = type(jump).__name__.lower()
-            return self.unsupported(
-                f"'{kind}' inside an 'if' whose condition is a tensor is not supported yet "
-                f"(line {jump.lineno}); compute a value in both branches instead",
-                node,
-            ), False
         body_scope = anno.get(node, anno.BODY_SCOPE)
         orelse_scope = anno.get(node, anno.ORELSE_SCOPE)
         test_scope = anno.get(node, anno.TEST_SCOPE, None)
         temps = self.ctx.temporaries
         modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
-        attrs = sorted(modified - bare(modified))
-        outer = sorted(m for m in bare(modified) if not self.is_local(m))
-        if attrs or outer:
-            what = attrs[0] if attrs else outer[0]
-            return self.unsupported(
-                f"assigning '{what}' inside an 'if' whose condition is a tensor is not "
-                "supported yet; assign a local variable in both branches and set it after "
-                "the 'if'",
-                node,
-            ), False
+        error = self.blocked(
+            node,
+            node.body + node.orelse,
+            modified,
+            "an 'if'",
+            (
+                "; compute a value in both branches instead",
+                "assign a local variable in both branches and set it after the 'if'",
+            ),
+        )
+        if error is not None:
+            return error, False
         live_out = set(anno.get(node, anno.LIVE_OUT))
         tested = names_in(test_scope, "modified")
         maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested

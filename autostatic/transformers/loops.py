@@ -40,7 +40,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.templates import constant, name, replace, tuple_of
-from autostatic.transformers.base import Transformer, bare, clone, find_jump, names_in
+from autostatic.transformers.base import Transformer, bare, clone, names_in
 from autostatic.transformers.for_loops import appended_lists
 from autostatic.transformers.ifelse import function_def, guarded_inputs
 
@@ -91,26 +91,15 @@ class WhileTransformer(Transformer):
 
     def _symbolic_path(self, node: gast.While) -> tuple[list, bool]:
         """The symbolic path's statements, and whether they may serve the Python path too."""
-        jump = find_jump(node.body)
-        if jump is not None:
-            kind = type(jump).__name__.lower()
-            return self.unsupported(
-                f"'{kind}' inside a 'while' loop whose condition is a tensor is not "
-                f"supported yet (line {jump.lineno})",
-                node,
-            ), False
         body_scope = anno.get(node, anno.BODY_SCOPE)
         test_scope = anno.get(node, anno.TEST_SCOPE, None)
         temps = self.ctx.temporaries
         modified = (names_in(body_scope, "modified") | names_in(test_scope, "modified")) - temps
-        attrs = sorted(modified - bare(modified))
-        outer = sorted(m for m in bare(modified) if not self.is_local(m))
-        if attrs or outer:
-            return self.unsupported(
-                f"assigning '{(attrs or outer)[0]}' inside a 'while' loop whose condition is a "
-                "tensor is not supported yet; carry a local variable instead",
-                node,
-            ), False
+        error = self.blocked(
+            node, node.body, modified, "a 'while' loop", ("", "carry a local variable instead")
+        )
+        if error is not None:
+            return error, False
         live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
         loop_vars = sorted(m for m in modified if m in live)
         # lists bound before the loop that the body appends to or pops from are carried (as
