@@ -68,15 +68,10 @@ class BreakContinueTransformer(Transformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_While(self, node: gast.While):
-        self.generic_visit(node)  # inner loops first
-        kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
-        if not kinds:
+        lowered = self._lowered_body(node)
+        if lowered is None:
             return node
-        brk = self.ctx.namer.new("break") if gast.Break in kinds else None
-        cont = self.ctx.namer.new("continue") if gast.Continue in kinds else None
-        self.flags = (brk, cont)
-        self.ctx.jump_flags.update(f for f in self.flags if f)
-        body = self._block(node.body)
+        brk, cont, body = lowered
         head = []
         if cont:
             body = replace("flag = False", node, flag=cont) + body
@@ -93,15 +88,10 @@ class BreakContinueTransformer(Transformer):
     def visit_For(self, node: gast.For):
         """A Python ``for`` keeps iterating once a tensor ``break`` happened, its bodies
         guarded by the flag (a Python ``break`` still stops it at once)."""
-        self.generic_visit(node)
-        kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
-        if not kinds:
+        lowered = self._lowered_body(node)
+        if lowered is None:
             return node
-        brk = self.ctx.namer.new("break") if gast.Break in kinds else None
-        cont = self.ctx.namer.new("continue") if gast.Continue in kinds else None
-        self.flags = (brk, cont)
-        self.ctx.jump_flags.update(f for f in self.flags if f)
-        body = self._block(node.body)
+        brk, cont, body = lowered
         if cont:
             body = replace("flag = False", node, flag=cont) + body
         head = tail = []
@@ -117,6 +107,19 @@ class BreakContinueTransformer(Transformer):
                 node.orelse = []
         node.body = body
         return head + [node] + tail
+
+    def _lowered_body(self, node: gast.AST) -> tuple | None:
+        """(break flag, continue flag, lowered body) of a loop with jumps of its own (inner
+        loops lowered first), or None when it has none; a flag is None when unused."""
+        self.generic_visit(node)
+        kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
+        if not kinds:
+            return None
+        brk = self.ctx.namer.new("break") if gast.Break in kinds else None
+        cont = self.ctx.namer.new("continue") if gast.Continue in kinds else None
+        self.flags = (brk, cont)
+        self.ctx.jump_flags.update(f for f in self.flags if f)
+        return brk, cont, self._block(node.body)
 
     def _block(self, stmts: list) -> list:
         out = []
