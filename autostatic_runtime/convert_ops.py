@@ -39,10 +39,12 @@ from autostatic_runtime.convert_loops import (  # ``for`` loops
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.control_flow import PLACEHOLDER
 from autostatic_runtime.static.program import Variable
+from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
     "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
-    "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined",
+    "logical_and", "logical_or", "logical_not", "select", "convert_and", "convert_or",
+    "convert_ifexp", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_shape", "convert_isinstance",
@@ -114,6 +116,8 @@ def convert_ifelse(
     names: tuple,
     location: tuple | None = None,
     arrays: tuple = (),
+    containers: tuple = (),
+    attributes: tuple = (),
 ) -> tuple:
     """The symbolic path of
 
@@ -124,6 +128,10 @@ def convert_ifelse(
 
     as a ``cond`` op, or as exactly that statement when ``pred`` is not symbolic. Returns
     the values of ``names`` after the statement (``UNDEFINED`` where one is left unbound).
+    ``containers`` are (position in ``inputs``, position in ``names``) of the lists, dicts and
+    tensors the branches change in place (each branch gets its own copy; the result is written back into the
+    original object); ``attributes`` are the ``(object, name)`` pairs the branches assign,
+    restored before each branch is traced (the last outputs are their values).
     """
     if not isinstance(pred, Variable):
         outs = true_fn(*inputs) if pred else false_fn(*inputs)
@@ -131,10 +139,17 @@ def convert_ifelse(
             return tuple(UNDEFINED if v is PLACEHOLDER else v for v in outs)
         return outs
     from autostatic_runtime.static.control_flow import cond
+    from autostatic_runtime.static.mutation import copy_container, restore_attributes, write_back
+
+    saved = [getattr(obj, attr, _MISSING) for obj, attr in attributes]
 
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
-            outs = list(fn(*inputs))
+            restore_attributes(attributes, saved)
+            args = list(inputs)
+            for i, _ in containers:
+                args[i] = copy_container(args[i])
+            outs = list(fn(*args))
             for i, (name, value) in enumerate(zip(names, outs)):
                 if value is UNDEFINED and name.startswith(RETURN_VALUE):
                     outs[i] = PLACEHOLDER
@@ -150,8 +165,24 @@ def convert_ifelse(
         run.__wrapped__ = fn  # errors name the branch's own lines
         return run
 
-    outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
-    return tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
+    try:
+        outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+    finally:
+        restore_attributes(attributes, saved)
+    outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+    for i, j in containers:
+        if _same_container(inputs[i], outs[j]):
+            outs[j] = write_back(inputs[i], outs[j])
+    return tuple(outs)
+
+
+_MISSING = object()
+
+
+def _same_container(original: Any, merged: Any) -> bool:
+    return type(original) is type(merged) or (
+        isinstance(original, Variable) and isinstance(merged, Variable)
+    )
 
 
 def convert_while_loop(
@@ -172,7 +203,9 @@ def convert_while_loop(
     iteration whose condition is symbolic (Python numbers among the loop variables become
     tensors). ``consts`` are the other values the loop reads. ``arrays`` names the loop
     variables the body ``append``s to or ``pop``s from: Python lists among them become
-    ``TensorArray``s when the loop becomes a ``while`` op.
+    ``TensorArray``s when the loop becomes a ``while`` op. A loop variable first bound in the
+    body starts as a placeholder shaped like the body's value; if the loop runs zero times
+    and it is not a return value, the program raises when it runs.
     """
     loop_vars = tuple(loop_vars)
     while True:
@@ -183,37 +216,76 @@ def convert_while_loop(
             return loop_vars
         loop_vars = tuple(body_fn(*loop_vars, *consts))
     from autostatic_runtime.static.control_flow import _build_while
+    from autostatic_runtime.static.mutation import initialize_undefined
 
-    for name, value in zip(names, loop_vars):
-        if value is UNDEFINED and name.startswith(RETURN_VALUE):
-            raise StaticBuildError(
-                "'return' inside a loop whose condition is a tensor is not supported yet; "
-                "keep the value in a variable, 'break', and return it after the loop",
-                location,
-            )
-        if value is UNDEFINED:
-            raise StaticBuildError(
-                f"loop must iterate at least once to initialize '{name}' (this tensor-dependent "
-                "loop uses it before it is set); set it before the loop",
-                location,
-            )
+    unset = [i for i, v in enumerate(loop_vars) if v is UNDEFINED]
+    checked: list[str] = []
+    if unset:
+        loop_vars = initialize_undefined(body_fn, loop_vars, consts, names, unset, location)
+        checked = [names[i] for i in unset if not names[i].startswith(RETURN_VALUE)]
     if arrays:
         from autostatic_runtime.static.tensor_array import to_tensor_arrays
 
         loop_vars = to_tensor_arrays(loop_vars, names, arrays)
+    n = len(loop_vars)
+
+    def cond_loop(*v):
+        return cond_fn(*v[:n], *consts)
+
+    def body_loop(*v):
+        out = tuple(body_fn(*v[:n], *consts))
+        return out + (True,) if checked else out
+
+    init = list(loop_vars)
+    if checked:  # one more loop variable: whether the body ran
+        init.append(False)
+        names = tuple(names) + ("__ran",)
     try:
-        out = _build_while(
-            lambda *v: cond_fn(*v, *consts),
-            lambda *v: tuple(body_fn(*v, *consts)),
-            list(loop_vars),
-            names,
-        )
+        out = _build_while(cond_loop, body_loop, init, names)
     except StaticBuildError as exc:
         raise StaticBuildError(exc.detail, location) from None
+    if checked:
+        ran = out.pop()
+        for name_ in checked:
+            convert_assert(
+                ran,
+                f"'{name_}' is first set inside this tensor-dependent loop, which ran zero "
+                "times, so it has no value after the loop; set it before the loop",
+            )
     return tuple(out)
 
 
 # ---- expressions ------------------------------------------------------------------------
+
+
+def convert_and(lhs: Any, rhs: Any) -> Any:
+    """``lhs and rhs`` once ``lhs`` is symbolic or truthy (the converted code has taken
+    ``lhs`` itself when it is a falsy Python value)."""
+    if lhs.__class__ is not Variable:
+        return rhs
+    if not isinstance(rhs, TensorLike):  # Python's truth value of a Python operand
+        return logical_and(lhs, bool(rhs))
+    return logical_and(lhs, rhs)
+
+
+def convert_or(lhs: Any, rhs: Any) -> Any:
+    """``lhs or rhs`` once ``lhs`` is symbolic or falsy (the converted code has taken ``lhs``
+    itself when it is a truthy Python value)."""
+    if lhs.__class__ is not Variable:
+        return rhs
+    if not isinstance(rhs, TensorLike):
+        return logical_or(lhs, bool(rhs))
+    return logical_or(lhs, rhs)
+
+
+def convert_ifexp(pred: Any, true_fn: Callable, false_fn: Callable) -> Any:
+    """``true_fn() if pred else false_fn()``; a ``cond`` op for a symbolic ``pred``, so the
+    untaken arm reaches neither the values nor the gradients."""
+    if pred.__class__ is not Variable:
+        return true_fn() if pred else false_fn()
+    from autostatic_runtime.static.control_flow import cond
+
+    return cond(pred, true_fn, false_fn)
 
 
 def logical_and(lhs: Variable, rhs: Any) -> Any:

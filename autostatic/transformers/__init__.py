@@ -1,7 +1,10 @@
 """The converter's passes, one per file; ``PIPELINE`` lists them in the order they run.
 
 The lowering passes (early return, break/continue) rewrite statements first; the dataflow
-analysis runs after them; the dual-path passes then read its annotations.
+analysis runs after them; the expression passes rewrite expressions in place; the
+control-flow pass runs last and gives every ``if``/``while``/``for`` its dual form (the
+user's statement, or the functional call when the condition is symbolic) and its branch
+functions, defined once each (converted code grows linearly with the source).
 """
 
 from autostatic.transformers.asserts import AssertTransformer
@@ -9,29 +12,25 @@ from autostatic.transformers.break_continue import BreakContinueTransformer
 from autostatic.transformers.builtin_calls import BuiltinCallTransformer
 from autostatic.transformers.calls import CallTransformer
 from autostatic.transformers.comparisons import ComparisonTransformer
+from autostatic.transformers.control_flow import ControlFlowTransformer
 from autostatic.transformers.early_return import ReturnTransformer
-from autostatic.transformers.for_loops import ForTransformer
-from autostatic.transformers.ifelse import IfElseTransformer
 from autostatic.transformers.logical import LogicalTransformer
-from autostatic.transformers.loops import WhileTransformer
 from autostatic.transformers.shapes import ShapeTransformer
 
-# comparisons before logical (it makes their ``and`` dual-path); shapes early (the tree is
-# smallest before if/while duplicate it); builtins after calls (they keep its ``convert_call``
-# as the fallback); for loops after if/else (their dispatch ``if`` tests a Python bool) and
-# before while (which converts the ``while`` they make); asserts last (their ``if`` is final)
+# comparisons before logical (it makes their ``and`` dual-path); builtins after calls (they
+# keep its ``convert_call`` as the fallback); asserts before control flow (their ``if`` is
+# Python's); control flow last: it copies statements into branch functions, so every
+# expression pass has run on them already
 PIPELINE = (
     ReturnTransformer,
     BreakContinueTransformer,
     ComparisonTransformer,
     ShapeTransformer,
     LogicalTransformer,
-    IfElseTransformer,
-    ForTransformer,  # after IfElse (its dispatch `if` is on a Python bool), before While
-    WhileTransformer,
     CallTransformer,
     BuiltinCallTransformer,
     AssertTransformer,
+    ControlFlowTransformer,
 )
 
 __all__ = [
@@ -41,10 +40,8 @@ __all__ = [
     "BuiltinCallTransformer",
     "CallTransformer",
     "ComparisonTransformer",
-    "ForTransformer",
-    "IfElseTransformer",
+    "ControlFlowTransformer",
     "LogicalTransformer",
     "ReturnTransformer",
     "ShapeTransformer",
-    "WhileTransformer",
 ]

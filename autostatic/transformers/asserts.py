@@ -26,6 +26,7 @@ import linecache
 
 import gast
 
+from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import _BLOCKS, Transformer, clone
@@ -78,6 +79,10 @@ class AssertTransformer(Transformer):
             call=[gast.Expr(value=call)],
             python=[python],
         )
+        for stmt in stmts:
+            for sub in gast.walk(stmt):
+                if isinstance(sub, gast.If):
+                    anno.set(sub, anno.PYTHON_IF, True)
         return [copy_location_deep(s, node) for s in stmts]
 
     def _source(self, node: gast.Assert) -> str:

@@ -47,10 +47,14 @@ from __future__ import annotations
 
 import gast
 
+import copy
+
 from autostatic import pyct
 from autostatic.pyct import anno
+from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import _BLOCKS, Transformer, clone
+from autostatic.transformers.base import _BLOCKS
+from autostatic.transformers.containers import callee
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
 ROUTED = {"range": "convert_range", "enumerate": "convert_enumerate", "zip": "convert_zip"}
@@ -66,188 +70,189 @@ ARRAY_METHODS = frozenset({"append", "pop"})
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
-class ForTransformer(Transformer):
-    """Dual-path ``for`` (see the module docstring)."""
+def build_for(self, node: gast.For) -> tuple[list, list]:
+    """(dual form, functional form) of ``node``; its loop functions are hoisted."""
+    from autostatic.transformers.loops import loop_call
 
-    statements_only = True  # it rewrites statements only
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self._functions: list = []  # the enclosing function nodes
-        self.changed: list = []  # functions whose loops were rewritten (to analyze again)
-
-    @classmethod
-    def transform(cls, node: gast.AST, ctx) -> gast.AST:
-        if not _has_statement(node, gast.For):
-            return node
-        self = cls(ctx)
-        node = self.visit(node)
-        for fn in self.changed:  # the generated while loops need their dataflow facts
-            info = pyct.analyze(fn)
-            if fn is node:
-                ctx.info = info
-        return node
-
-    def visit_FunctionDef(self, node):
-        if anno.get(node, anno.FUNCTION_INFO, None) is None and _has_loop(node.body):
-            pyct.analyze(node)  # a branch function IfElseTransformer generated
-        self._functions.append(node)
-        try:
-            return super().visit_FunctionDef(node)
-        finally:
-            self._functions.pop()
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_For(self, node: gast.For):
-        self.generic_visit(node)  # inner loops first
-        if _python_only(node.iter):
-            return node
-        if self._functions and self._functions[-1] not in self.changed:
-            self.changed.append(self._functions[-1])
-        namer = self.ctx.namer
-        it, length, index = namer.new("iter"), namer.new("len"), namer.new("index")
-        head = replace("it = iterable", node, it=it, iterable=self._route(node.iter))
-        step = replace(
-            """
-            target = jst.loop_item(it, index)
-            index = index + 1
-            """,
+    body_d, body_f = self.block(node.body)
+    orelse_d, orelse_f = self.block(node.orelse)
+    if _python_only(_unwrap(node.iter)):
+        func = copy.copy(node)
+        node.body, node.orelse = body_d, orelse_d
+        func.body, func.orelse = body_f, orelse_f
+        return [node], [func]
+    namer = self.ctx.namer
+    it, length, index = namer.new("iter"), namer.new("len"), namer.new("index")
+    head = replace("it = iterable", node, it=it, iterable=_route(self, node.iter))
+    step = replace(
+        """
+        target = jst.loop_item(it, index)
+        index = index + 1
+        """,
+        node,
+        target=copy.deepcopy(node.target),
+        jst=self.ctx.jst,
+        it=it,
+        index=index,
+    )
+    test = replace("index < length", node, index=index, length=length)[0].value
+    body_loop = list(body_f)
+    for stmt in [s for s in body_loop if anno.get(s, anno.BREAK_CHECK, None)]:
+        body_loop.remove(stmt)  # a lowered `break`: the while's test stops at the flag
+        test = replace(
+            "jst.loop_continues(flag, index, length)",
             node,
-            target=clone(node.target),
+            jst=self.ctx.jst,
+            flag=anno.get(stmt, anno.BREAK_CHECK),
+            index=index,
+            length=length,
+        )[0].value
+    targets = _store_names(node.target)
+    extra = ([index], targets + [index], [it, length], step)
+    call, ok = loop_call(self, node, test, body_loop, extra)
+    symbolic = (
+        replace(
+            "length = jst.loop_length(it, where)",
+            node,
+            length=length,
             jst=self.ctx.jst,
             it=it,
-            index=index,
+            where=self.location(node),
         )
-        body, orelse = clone(node.body), clone(node.orelse)
-        analyze_new_functions(body + orelse)  # copies of nested functions lose their facts
-        test = replace("index < length", node, index=index, length=length)[0].value
-        for stmt in [s for s in body if anno.get(s, anno.BREAK_CHECK, None)]:
-            body.remove(stmt)  # a lowered `break`: the while's test stops at the flag
-            flag = anno.get(stmt, anno.BREAK_CHECK)
-            test = replace(
-                "jst.loop_continues(flag, index, length)",
-                node,
-                jst=self.ctx.jst,
-                flag=flag,
-                index=index,
-                length=length,
-            )[0].value
-        loop = gast.While(test=test, body=step + body, orelse=orelse)
-        symbolic = (
-            replace(
-                "length = jst.loop_length(it, where)",
-                node,
-                length=length,
-                jst=self.ctx.jst,
-                it=it,
-                where=self.location(node),
-            )
-            + self._init_target(node, it)
-            + self._list_checks(node)
-            + replace("index = 0", node, index=index)
-            + [gast.copy_location(loop, node)]
-        )
-        node.iter = gast.copy_location(name(it), node.iter)
-        dispatch = gast.If(
-            test=replace("jst.is_symbolic_iterable(it)", node, jst=self.ctx.jst, it=it)[0].value,
-            body=symbolic,
-            orelse=[node],
-        )
-        return head + [gast.copy_location(dispatch, node)]
+        + _init_target(self, node, it)
+        + _list_checks(self, node)
+        + replace("index = 0", node, index=index)
+        + call
+    )
+    symbolic = [copy_location_deep(s, node) for s in symbolic]
+    func_for = copy.copy(node)
+    node.iter = gast.copy_location(name(it), node.iter)
+    node.body, node.orelse = body_d, orelse_d
+    func_for.iter = gast.copy_location(name(it), func_for.iter)
+    func_for.body, func_for.orelse = body_f, orelse_f
+    is_symbolic = replace("jst.is_symbolic_iterable(it)", node, jst=self.ctx.jst, it=it)[0].value
+    tail = orelse_f if ok else []
+    dual = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[node])
+    func = gast.If(
+        test=copy.deepcopy(is_symbolic), body=copy.deepcopy(symbolic) + tail, orelse=[func_for]
+    )
+    return head + [gast.copy_location(dual, node)], copy.deepcopy(head) + [
+        gast.copy_location(func, node)
+    ]
 
-    # -- the iterable ------------------------------------------------------------------------
-    def _route(self, expr: gast.expr) -> gast.expr:
-        """``range(a)`` -> ``_jst.convert_range(range, a)``; into enumerate/zip arguments."""
-        if not (
-            isinstance(expr, gast.Call)
-            and isinstance(expr.func, gast.Name)
-            and expr.func.id in ROUTED
-            and not self._bound_here(expr.func.id)
-        ):
-            return expr
-        kind = expr.func.id
-        args = list(expr.args)
-        if kind == "zip":
-            args = [self._route(a) for a in args]
-        elif kind == "enumerate" and args and not isinstance(args[0], gast.Starred):
-            args[0] = self._route(args[0])
-        call = gast.Call(
-            func=self.jst(ROUTED[kind]), args=[expr.func] + args, keywords=expr.keywords
-        )
-        return gast.copy_location(call, expr)
 
-    def _bound_here(self, symbol: str) -> bool:
-        info = self.ctx.info
-        return info is not None and (
-            symbol in info.locals or symbol in info.globals or symbol in info.nonlocals
+def _unwrap(expr: gast.expr) -> gast.expr:
+    """``f(args)`` for ``_jst.convert_call(f)(args)`` (the calls pass wrapped it)."""
+    func = getattr(expr, "func", None)
+    if (
+        isinstance(expr, gast.Call)
+        and isinstance(func, gast.Call)
+        and isinstance(func.func, gast.Attribute)
+        and func.func.attr == "convert_call"
+        and len(func.args) == 1
+        and isinstance(func.args[0], gast.Name)
+        and func.args[0].id in ROUTED
+    ):
+        return gast.copy_location(
+            gast.Call(func=func.args[0], args=expr.args, keywords=expr.keywords), expr
         )
+    return expr
 
-    # -- the symbolic path -----------------------------------------------------------------
-    def _init_target(self, node: gast.For, it: str) -> list:
-        """Bind target names read after the loop that may be unbound before it."""
-        live = set(anno.get(node, anno.LIVE_OUT, ()))
-        defined = set(anno.get(node, anno.DEFINED_IN, ()))
-        maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN, ()))
-        names = _store_names(node.target)
-        needed = [n for n in names if n in live and n not in defined]
-        if not needed:
-            return []
-        temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
-        target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(clone(node.target))
-        stmts = replace(
-            "target = jst.loop_placeholder(it)", node, target=target, jst=self.ctx.jst, it=it
-        )
-        for n in needed:
-            if n in maybe:  # bound on some paths: keep its value there, as Python would
-                stmts += replace(
-                    """
-                    try:
-                        n
-                    except NameError:
-                        n = temp
-                    """,
-                    node,
-                    n=n,
-                    temp=temps[n],
-                )
-            else:
-                stmts += replace("n = temp", node, n=n, temp=temps[n])
-        return stmts
 
-    def _list_checks(self, node: gast.For) -> list:
-        """``check_loop_list(xs, 'xs', 'append', where)`` for ``xs.append(...)`` (or
-        ``self.xs.append(...)``) in the body on a value bound before the loop and not rebound
-        in it: a list the traced body appends to would hold one iteration's values."""
-        body_scope = anno.get(node, anno.BODY_SCOPE, None)
-        rebound = set(getattr(body_scope, "modified", ()))
-        defined = set(anno.get(node, anno.DEFINED_IN, ()))
-        stmts, seen = [], set()
-        for call in _calls(node.body):
-            func = call.func
-            if not isinstance(func, gast.Attribute) or func.attr not in MUTATORS:
-                continue
-            dotted = _dotted(func.value)
-            if dotted is None or dotted in seen:
-                continue
-            root = dotted.split(".")[0]
-            if root in rebound or dotted in rebound:
-                continue
-            if self.is_local(root) and root not in defined:
-                continue
-            if func.attr in ARRAY_METHODS and dotted == root and self.is_local(root):
-                continue  # a local list: carried by the while op as a tensor array
-            seen.add(dotted)
+def _route(self, expr: gast.expr) -> gast.expr:
+    """``range(a)`` -> ``_jst.convert_range(range, a)``; into enumerate/zip arguments."""
+    expr = _unwrap(expr)
+    if not (
+        isinstance(expr, gast.Call)
+        and isinstance(expr.func, gast.Name)
+        and expr.func.id in ROUTED
+        and not _bound_here(self, expr.func.id)
+    ):
+        return expr
+    kind = expr.func.id
+    args = list(expr.args)
+    if kind == "zip":
+        args = [_route(self, a) for a in args]
+    elif kind == "enumerate" and args and not isinstance(args[0], gast.Starred):
+        args[0] = _route(self, args[0])
+    call = gast.Call(func=self.jst(ROUTED[kind]), args=[expr.func] + args, keywords=expr.keywords)
+    return gast.copy_location(call, expr)
+
+
+def _bound_here(self, symbol: str) -> bool:
+    info = self.ctx.info
+    return info is not None and (
+        symbol in info.locals or symbol in info.globals or symbol in info.nonlocals
+    )
+
+
+def _init_target(self, node: gast.For, it: str) -> list:
+    """Bind target names read after the loop that may be unbound before it."""
+    live = set(anno.get(node, anno.LIVE_OUT, ()))
+    defined = set(anno.get(node, anno.DEFINED_IN, ()))
+    maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN, ()))
+    names = _store_names(node.target)
+    needed = [n for n in names if n in live and n not in defined]
+    if not needed:
+        return []
+    temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
+    target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(
+        copy.deepcopy(node.target)
+    )
+    stmts = replace(
+        "target = jst.loop_placeholder(it)", node, target=target, jst=self.ctx.jst, it=it
+    )
+    for n in needed:
+        if n in maybe:  # bound on some paths: keep its value there, as Python would
             stmts += replace(
-                "jst.check_loop_list(value, text, method, where)",
-                call,
-                jst=self.ctx.jst,
-                value=clone(func.value),
-                text=constant(dotted),
-                method=constant(func.attr),
-                where=self.location(call),
+                """
+                try:
+                    n
+                except NameError:
+                    n = temp
+                """,
+                node,
+                n=n,
+                temp=temps[n],
             )
-        return stmts
+        else:
+            stmts += replace("n = temp", node, n=n, temp=temps[n])
+    return stmts
+
+
+def _list_checks(self, node: gast.For) -> list:
+    """``check_loop_list(xs, 'xs', 'append', where)`` for ``xs.append(...)`` (or
+    ``self.xs.append(...)``) in the body on a value bound before the loop and not rebound
+    in it: a list the traced body appends to would hold one iteration's values."""
+    body_scope = anno.get(node, anno.BODY_SCOPE, None)
+    rebound = set(getattr(body_scope, "modified", ()))
+    defined = set(anno.get(node, anno.DEFINED_IN, ()))
+    stmts, seen = [], set()
+    for call in _calls(node.body):
+        func = callee(call)
+        if not isinstance(func, gast.Attribute) or func.attr not in MUTATORS:
+            continue
+        dotted = _dotted(func.value)
+        if dotted is None or dotted in seen:
+            continue
+        root = dotted.split(".")[0]
+        if root in rebound or dotted in rebound:
+            continue
+        if self.is_local(root) and root not in defined:
+            continue
+        if func.attr in ARRAY_METHODS and dotted == root and self.is_local(root):
+            continue  # a local list: carried by the while op as a tensor array
+        seen.add(dotted)
+        stmts += replace(
+            "jst.check_loop_list(value, text, method, where)",
+            call,
+            jst=self.ctx.jst,
+            value=copy.deepcopy(func.value),
+            text=constant(dotted),
+            method=constant(func.attr),
+            where=self.location(call),
+        )
+    return stmts
 
 
 def appended_lists(stmts: list) -> list[str]:
@@ -256,7 +261,7 @@ def appended_lists(stmts: list) -> list[str]:
     as ``__name_N``): lists a symbolic loop carries as tensor arrays."""
     found = []
     for call in _calls(stmts, into_generated=True):
-        func = call.func
+        func = callee(call)
         if (
             isinstance(func, gast.Attribute)
             and func.attr in ARRAY_METHODS
@@ -289,6 +294,7 @@ def _python_only(iterable: gast.expr) -> bool:
     ``range``/``enumerate``/``zip`` of those and int constants (the loop stays as written)."""
     if isinstance(iterable, _DISPLAYS):
         return True
+    iterable = _unwrap(iterable)
     if (
         isinstance(iterable, gast.Call)
         and isinstance(iterable.func, gast.Name)
@@ -296,7 +302,7 @@ def _python_only(iterable: gast.expr) -> bool:
         and iterable.args
         and not iterable.keywords
     ):
-        return all(_python_only(a) or _int_constant(a) for a in iterable.args)
+        return all(_python_only(_unwrap(a)) or _int_constant(a) for a in iterable.args)
     return False
 
 

@@ -7,41 +7,60 @@ Before::
     else:
         y = x - 1
 
-After::
+After (``__true_fn_1``/``__false_fn_2`` are defined once, at the top of the converted body)::
 
+    def __true_fn_1(x):              # inputs are parameters, outputs are returned
+        y = relu(x)                  # (the branch's own statements in functional form)
+        return (y,)
+    def __false_fn_2(x):
+        y = x - 1
+        return (y,)
+    ...
     __pred_0 = x.mean() > 0
     if __pred_0.__class__ is _jst_Variable:      # symbolic: one type test (~20 ns)
-        def __true_fn_1(x):          # inputs are parameters, outputs are returned:
-            y = relu(x)              # no closure over the user's locals (no cells)
-            return (y,)
-        def __false_fn_2(x):
-            y = x - 1
-            return (y,)
         (y,) = _jst.convert_ifelse(__pred_0, __true_fn_1, __false_fn_2, (x,), ('y',), where)
     elif __pred_0:                   # exactly the user's statement
         y = relu(x)
     else:
         y = x - 1
 
-Outputs are the variables either branch assigns that are live after the statement; inputs
-are the variables the branches read (plus the outputs, so an unassigned branch passes them
-through) that may be bound before it. A possibly-unbound input is passed as
-``_jst.UNDEFINED``; a branch that leaves an output unbound returns ``_jst.UNDEFINED``, which
-``convert_ifelse`` reports with the variable's name.
+Inside another statement's branch function only the ``convert_ifelse`` call is kept (it runs
+the right branch function for a Python condition). Outputs are the variables either branch
+assigns that are live after the statement; inputs are the variables the branches read (plus
+the outputs, so an unassigned branch passes them through) that may be bound before it. A
+possibly-unbound input is passed as ``_jst.UNDEFINED``; a branch that leaves an output unbound
+returns ``_jst.UNDEFINED``, which ``convert_ifelse`` reports with the variable's name.
+Variables a user closure reads are shared with the branch functions through ``nonlocal``, so
+the closure sees the value the branch gives them.
 """
 
 from __future__ import annotations
+
+import copy
 
 import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace, tuple_of
-from autostatic.transformers.base import Transformer, bare, clone, names_in
+from autostatic.transformers.base import Transformer, bare, names_in
+from autostatic.transformers.containers import mutated_containers
 
 
-def function_def(fn_name: str, params: list[str], body: list, origin: gast.AST) -> gast.FunctionDef:
-    """``def fn_name(params): body`` located at ``origin``."""
+def function_def(
+    fn_name: str, params: list[str], body: list, origin: gast.AST, shared: tuple = ()
+) -> gast.FunctionDef:
+    """``def fn_name(params): body`` located at ``origin``. Parameters in ``shared`` are the
+    user function's cells: the function binds them with ``nonlocal`` instead."""
+    prologue = []
+    if shared:
+        renamed = {p: f"{p}__in" for p in shared}
+        params = [renamed.get(p, p) for p in params]
+        prologue = [gast.Nonlocal(names=list(shared))] + [
+            gast.Assign(targets=[name(p, store=True)], value=name(renamed[p]), type_comment=None)
+            for p in shared
+            if renamed[p] in params
+        ]
     args = gast.arguments(
         args=[
             gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None) for p in params
@@ -56,7 +75,7 @@ def function_def(fn_name: str, params: list[str], body: list, origin: gast.AST) 
     node = gast.FunctionDef(
         name=fn_name,
         args=args,
-        body=body or [gast.Pass()],
+        body=prologue + (body or [gast.Pass()]),
         decorator_list=[],
         returns=None,
         type_comment=None,
@@ -65,7 +84,7 @@ def function_def(fn_name: str, params: list[str], body: list, origin: gast.AST) 
     anno.set(node, anno.GENERATED, True)
     if isinstance(node.body[-1], gast.Return):
         anno.set(node.body[-1], anno.GENERATED, True)
-    return gast.copy_location(node, origin)
+    return copy_location_deep(gast.copy_location(node, origin), origin)
 
 
 def guarded_inputs(self: Transformer, names: list[str], defined: set[str], origin: gast.AST):
@@ -92,92 +111,133 @@ def guarded_inputs(self: Transformer, names: list[str], defined: set[str], origi
     return stmts, exprs
 
 
-class IfElseTransformer(Transformer):
-    """Dual-path ``if``/``elif``/``else`` (see the module docstring)."""
+def shared_cells(self: Transformer, params: list[str]) -> tuple:
+    """The parameters that are cells of the user's function (a closure reads them)."""
+    info = self.ctx.info
+    cells = getattr(info, "cell_vars", ()) if info is not None else ()
+    return tuple(p for p in params if p in cells)
 
-    statements_only = True  # it rewrites statements only
 
-    def visit_If(self, node: gast.If):
-        self.generic_visit(node)  # inner statements first: they are dual-path already
-        if anno.get(node, anno.BREAK_CHECK, None):  # `if <flag> is True: break`: Python bool
-            return node
-        pred = self.ctx.namer.new("pred")
-        head = replace("pred = test", node.test, pred=pred, test=node.test)
-        symbolic, shared = self._symbolic_path(node, pred)
-        if shared:  # one functional form serves both paths (convert_ifelse runs Python too)
-            return head + [copy_location_deep(s, node) for s in symbolic]
-        python_if = gast.If(test=name(pred), body=node.body, orelse=node.orelse)
-        check = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[python_if])
-        return head + [copy_location_deep(check, node)]
+def build_if(self, node: gast.If) -> tuple[list, list]:
+    """(dual form, functional form) of ``node``; its branch functions are hoisted."""
+    body_d, body_f = self.block(node.body)
+    orelse_d, orelse_f = self.block(node.orelse)
+    pred = self.ctx.namer.new("pred")
+    head = replace("pred = test", node.test, pred=pred, test=node.test)
+    symbolic, ok = _symbolic_path(self, node, pred, body_f, orelse_f)
+    node.body, node.orelse = body_d, orelse_d
+    python_if = gast.If(test=name(pred), body=body_d, orelse=orelse_d)
+    check = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[python_if])
+    dual = head + [copy_location_deep(check, node)]
+    if not ok:  # an error: the functional form keeps the Python path
+        func_if = gast.If(test=name(pred), body=body_f, orelse=orelse_f)
+        check_f = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[func_if])
+        return dual, head + [copy_location_deep(check_f, node)]
+    return dual, copy.copy(head) + [copy_location_deep(s, node) for s in symbolic]
 
-    def _symbolic_path(self, node: gast.If, pred: str) -> tuple[list, bool]:
-        """The symbolic path's statements, and whether they may serve the Python path too."""
-        body_scope = anno.get(node, anno.BODY_SCOPE)
-        orelse_scope = anno.get(node, anno.ORELSE_SCOPE)
-        test_scope = anno.get(node, anno.TEST_SCOPE, None)
-        temps = self.ctx.temporaries
-        modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
-        error = self.blocked(
-            node,
-            node.body + node.orelse,
-            modified,
-            "an 'if'",
-            (
-                "; compute a value in both branches instead",
-                "assign a local variable in both branches and set it after the 'if'",
-            ),
+
+def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple[list, bool]:
+    """The ``convert_ifelse`` statements of ``node`` and True, or a clear error and False."""
+    body_scope = anno.get(node, anno.BODY_SCOPE)
+    orelse_scope = anno.get(node, anno.ORELSE_SCOPE)
+    test_scope = anno.get(node, anno.TEST_SCOPE, None)
+    temps = self.ctx.temporaries
+    modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
+    containers = mutated_containers(node.body + node.orelse)
+    defined_in = set(anno.get(node, anno.DEFINED_IN))
+    attrs = sorted(
+        m
+        for m in modified
+        if "." in m and (not self.is_local(m.split(".")[0]) or m.split(".")[0] in defined_in)
+    )
+    error = self.blocked(
+        node,
+        node.body + node.orelse,
+        {m for m in modified if "." not in m},
+        "an 'if'",
+        (
+            "; compute a value in both branches instead",
+            "assign a local variable in both branches and set it after the 'if'",
+        ),
+    )
+    if error is not None:
+        return error, False
+    live_out = set(anno.get(node, anno.LIVE_OUT))
+    tested = names_in(test_scope, "modified")
+    maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
+    defined = set(anno.get(node, anno.DEFINED_IN)) | tested
+    outputs = sorted(m for m in bare(modified) if m in live_out)
+    outputs += sorted(c for c in containers if c not in outputs and self.is_local(c) and c in maybe)
+    reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read")) - temps
+    inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
+    shared = shared_cells(self, inputs)
+    fns = []
+    guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped
+    for branch, branch_f, scope, label in (
+        (node.body, body_f, body_scope, "true_fn"),
+        (node.orelse, orelse_f, orelse_scope, "false_fn"),
+    ):
+        assigned = names_in(scope, "modified")
+        jumped = self.jumps(branch) or (guard and branch is node.orelse)
+        unset = "PLACEHOLDER" if jumped else "UNDEFINED"
+        results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
+        results += [_attribute(a) for a in attrs]
+        ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
+        body = list(branch_f) + [gast.copy_location(ret, node)]
+        fns.append(self.hoist(function_def(self.ctx.namer.new(label), inputs, body, node, shared)))
+    reads_before, args = guarded_inputs(self, inputs, defined, node)
+    call = replace(
+        "jst.convert_ifelse(pred, true_fn, false_fn, args, names, where)",
+        node,
+        jst=self.ctx.jst,
+        pred=pred,
+        true_fn=fns[0],
+        false_fn=fns[1],
+        args=gast.Tuple(elts=args, ctx=gast.Load()),
+        names=gast.Tuple(elts=[constant(o) for o in outputs + attrs], ctx=gast.Load()),
+        where=self.location(node),
+    )[0]
+    pairs = [(inputs.index(c), outputs.index(c)) for c in containers if c in inputs and c in outputs]
+    if pairs:
+        value = gast.Tuple(
+            elts=[gast.Tuple(elts=[constant(i), constant(j)], ctx=gast.Load()) for i, j in pairs],
+            ctx=gast.Load(),
         )
-        if error is not None:
-            return error, False
-        live_out = set(anno.get(node, anno.LIVE_OUT))
-        tested = names_in(test_scope, "modified")
-        maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
-        defined = set(anno.get(node, anno.DEFINED_IN)) | tested
-        outputs = sorted(m for m in modified if m in live_out)
-        reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read")) - temps
-        inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
-        fns = []
-        guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped
-        for branch, scope, label in (
-            (node.body, body_scope, "true_fn"),
-            (node.orelse, orelse_scope, "false_fn"),
-        ):
-            assigned = names_in(scope, "modified")
-            jumped = self.jumps(branch) or (guard and branch is node.orelse)
-            unset = "PLACEHOLDER" if jumped else "UNDEFINED"
-            results = [
-                name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs
-            ]
-            ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
-            body = clone(branch) + [gast.copy_location(ret, node)]
-            fns.append(function_def(self.ctx.namer.new(label), inputs, body, node))
-        reads_before, args = guarded_inputs(self, inputs, defined, node)
-        call = replace(
-            "jst.convert_ifelse(pred, true_fn, false_fn, args, names, where)",
+        call.value.keywords.append(gast.keyword(arg="containers", value=value))
+    if attrs:
+        value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=gast.Load())
+        call.value.keywords.append(gast.keyword(arg="attributes", value=value))
+    targets = [name(o, store=True) for o in outputs] + [_attribute(a, store=True) for a in attrs]
+    if targets:
+        call = gast.copy_location(
+            gast.Assign(
+                targets=[gast.Tuple(elts=targets, ctx=gast.Store())],
+                value=call.value,
+                type_comment=None,
+            ),
             node,
-            jst=self.ctx.jst,
-            pred=pred,
-            true_fn=fns[0].name,
-            false_fn=fns[1].name,
-            args=gast.Tuple(elts=args, ctx=gast.Load()),
-            names=gast.Tuple(elts=[constant(o) for o in outputs], ctx=gast.Load()),
-            where=self.location(node),
-        )[0]
-        if outputs:
-            call = gast.copy_location(
-                gast.Assign(
-                    targets=[tuple_of(outputs, store=True)], value=call.value, type_comment=None
-                ),
-                node,
-            )
-        risky = {n for n in inputs if n not in defined} & reads
-        shared = self.shareable(node.body + node.orelse, modified, reads, risky)
-        both = names_in(body_scope, "modified") & names_in(orelse_scope, "modified")
-        unbind = [o for o in outputs if o not in defined and o not in both] if shared else []
-        # the guarded copies must not keep the old values alive (a generator may suspend next)
-        copies = [a.id for a, n in zip(args, inputs) if n not in defined]
-        release = [_delete(copies, node)] if copies else []
-        return fns + reads_before + [call] + release + self.unbind(unbind, node), shared
+        )
+    # the guarded copies must not keep the old values alive (a generator may suspend next)
+    copies = [a.id for a, n in zip(args, inputs) if n not in defined]
+    release = [_delete(copies, node)] if copies else []
+    return reads_before + [call] + release, True
+
+
+def _attribute(dotted: str, store: bool = False) -> gast.expr:
+    """``a.b.c`` as an expression (a store target when ``store``)."""
+    parts = dotted.split(".")
+    node: gast.expr = name(parts[0])
+    for i, part in enumerate(parts[1:], start=1):
+        last = i == len(parts) - 1
+        ctx = gast.Store() if store and last else gast.Load()
+        node = gast.Attribute(value=node, attr=part, ctx=ctx)
+    return node
+
+
+def _owner(dotted: str) -> gast.Tuple:
+    """``(a.b, 'c')`` for ``a.b.c``: the object and the attribute a branch sets."""
+    head, _, attr = dotted.rpartition(".")
+    return gast.Tuple(elts=[_attribute(head), constant(attr)], ctx=gast.Load())
 
 
 def _delete(names: list[str], origin: gast.AST) -> gast.Delete:

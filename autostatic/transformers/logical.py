@@ -8,14 +8,17 @@ Before::
 
 After::
 
-    ok = (b if __v_0 else __v_0) if (__v_0 := a).__class__ is not _jst_Variable else \\
-        _jst.logical_and(__v_0, b)
+    ok = __v_0 if (__v_0 := a).__class__ is not _jst_Variable and not __v_0 else \\
+        _jst.convert_and(__v_0, b)
     y = (x if __v_1 else z) if (__v_1 := c).__class__ is not _jst_Variable else \\
-        _jst.select(__v_1, x, z)
+        _jst.convert_ifexp(__v_1, lambda: x, lambda: z)
 
-The left operand (or condition) is evaluated once, first, as Python does; ``b`` is evaluated
-only when Python would evaluate it, unless ``a`` is symbolic (then both sides are needed to
-build the op). ``a and b and c`` is ``a and (b and c)``.
+The left operand (or condition) is evaluated once, first, as Python does (its truth value
+too); ``b`` is evaluated only when Python would evaluate it, unless ``a`` is symbolic (then
+both sides are needed to build the op); it appears once in the converted code, so chains
+stay linear in size. ``a and b and c`` is ``a and (b and c)``. A symbolic condition of a
+ternary becomes a ``cond`` op: the untaken arm never reaches values or gradients. Large
+arms are not copied: the Python path calls the same lambdas.
 """
 
 from __future__ import annotations
@@ -65,14 +68,12 @@ class LogicalTransformer(Transformer):
 
     def _pair(self, node: gast.BoolOp, left: gast.expr, right: gast.expr) -> gast.expr:
         tmp, walrus = self._temp(left)
-        if isinstance(node.op, gast.And):
-            python = gast.IfExp(test=name(tmp), body=right, orelse=name(tmp))
-            fn = "logical_and"
-        else:
-            python = gast.IfExp(test=name(tmp), body=name(tmp), orelse=right)
-            fn = "logical_or"
-        symbolic = gast.Call(func=self.jst(fn), args=[name(tmp), _copy(right)], keywords=[])
-        return self._dual(tmp, walrus, python, symbolic, node)
+        is_and = isinstance(node.op, gast.And)
+        truth = gast.UnaryOp(op=gast.Not(), operand=name(tmp)) if is_and else name(tmp)
+        done = gast.BoolOp(op=gast.And(), values=[self.is_symbolic(walrus, negate=True), truth])
+        fn = "convert_and" if is_and else "convert_or"
+        rest = gast.Call(func=self.jst(fn), args=[name(tmp), right], keywords=[])
+        return copy_location_deep(gast.IfExp(test=done, body=name(tmp), orelse=rest), node)
 
     def visit_UnaryOp(self, node: gast.UnaryOp):
         self.generic_visit(node)
@@ -88,12 +89,17 @@ class LogicalTransformer(Transformer):
         if self._no_walrus:
             return node
         tmp, walrus = self._temp(node.test)
-        python = gast.IfExp(test=name(tmp), body=node.body, orelse=node.orelse)
+        arms = (node.body, node.orelse)
+        if any(_binds(arm) for arm in arms):  # a lambda would bind it in its own scope
+            return node
+        lambdas = [_lambda(arm) for arm in arms]
         symbolic = gast.Call(
-            func=self.jst("select"),
-            args=[name(tmp), _copy(node.body), _copy(node.orelse)],
-            keywords=[],
+            func=self.jst("convert_ifexp"), args=[name(tmp), *lambdas], keywords=[]
         )
+        if sum(_size(arm) for arm in arms) > _COPY_LIMIT:  # one copy: Python calls it too
+            symbolic.args[0] = walrus
+            return copy_location_deep(symbolic, node)
+        python = gast.IfExp(test=name(tmp), body=_copy(node.body), orelse=_copy(node.orelse))
         return self._dual(tmp, walrus, python, symbolic, node)
 
     def visit_FunctionDef(self, node: gast.FunctionDef):
@@ -107,6 +113,27 @@ class LogicalTransformer(Transformer):
         self.generic_visit(node)
         self._no_walrus = saved
         return node
+
+
+_COPY_LIMIT = 40  # nodes of both arms: copied for an inline Python path up to this size
+
+
+def _size(node: gast.AST) -> int:
+    return sum(1 for _ in gast.walk(node))
+
+
+def _binds(node: gast.AST) -> bool:
+    """Whether ``node`` holds ``:=``, ``yield`` or ``await`` (they change the scope)."""
+    kinds = (gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await)
+    return any(isinstance(sub, kinds) for sub in gast.walk(node))
+
+
+def _lambda(body: gast.expr) -> gast.Lambda:
+    args = gast.arguments(
+        args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+        defaults=[],
+    )  # fmt: skip
+    return gast.Lambda(args=args, body=body)
 
 
 def _copy(node: gast.expr) -> gast.expr:

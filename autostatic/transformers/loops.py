@@ -8,8 +8,15 @@ Before::
     else:
         done = True
 
-After::
+After (``__cond_2``/``__body_3`` are defined once, at the top of the converted body)::
 
+    def __cond_2(i, s, n):
+        return i < n
+    def __body_3(i, s, n):
+        s = s + i                          # the body's statements in functional form
+        i = i + 1
+        return (i, s)
+    ...
     __else_0 = False
     while True:
         __pred_1 = i < n                   # evaluated once per iteration, as Python does
@@ -26,136 +33,185 @@ After::
     if __else_0:
         done = True
 
-``__cond_2(i, s, n)`` returns the test and ``__body_3(i, s, n)`` runs the body and returns
-the loop variables: the variables the body (or a walrus in the test) assigns that are read
-by the test or body before being assigned, or live after the loop, and the local lists it
-``append``s to or ``pop``s from (passed as ``arrays=(...)``: they become tensor arrays).
-Other locals the loop reads are passed as constants. The else flag is generated only for
-loops with ``else``.
+Inside another statement's branch function only the ``convert_while_loop`` call (then the
+``else``) is kept: it runs the loop in Python while the condition is a Python value. The loop
+variables are the variables the body (or a walrus in the test) assigns that are read by the
+test or body before being assigned, or live after the loop; attributes the body assigns
+(``self.steps = ...``) on objects bound before the loop; and the local lists it ``append``s
+to or ``pop``s from (passed as ``arrays=(...)``: they become tensor arrays). Other locals the
+loop reads are passed as constants. A loop variable first bound inside the body starts
+unbound; ``convert_while_loop`` gives it a placeholder shaped like the body's value.
 """
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from autostatic.pyct import anno
-from autostatic.pyct.templates import constant, name, replace, tuple_of
-from autostatic.transformers.base import Transformer, bare, clone, names_in
+from autostatic.pyct.origin import copy_location_deep
+from autostatic.pyct.templates import constant, name, replace
+from autostatic.transformers.base import bare, names_in
 from autostatic.transformers.for_loops import appended_lists
-from autostatic.transformers.ifelse import function_def, guarded_inputs
+from autostatic.transformers.ifelse import _attribute, function_def, guarded_inputs, shared_cells
 
 
-class WhileTransformer(Transformer):
-    """Dual-path ``while`` (see the module docstring)."""
-
-    statements_only = True  # it rewrites statements only
-
-    def visit_While(self, node: gast.While):
-        self.generic_visit(node)
-        namer = self.ctx.namer
-        symbolic, shared = self._symbolic_path(node)
-        if shared:  # one functional form serves both paths (the loop runs in Python until
-            return symbolic + node.orelse  # its condition is symbolic); no break: else runs
-        pred = namer.new("pred")
-        flag = namer.new("else") if node.orelse else None
-        if flag:
-            symbolic = symbolic + replace("flag = True", node, flag=flag)
-        exit_ = replace("flag = True", node, flag=flag) if flag else []
-        loop = replace(
-            """
-            while True:
-                pred = test
-                if check:
-                    symbolic
-                    break
-                if not pred:
-                    exit_
-                    break
-                body
-        """,
+def build_while(self, node: gast.While) -> tuple[list, list]:
+    """(dual form, functional form) of ``node``; its loop functions are hoisted."""
+    body_d, body_f = self.block(node.body)
+    orelse_d, orelse_f = self.block(node.orelse)
+    symbolic, ok = loop_call(self, node, node.test, body_f)
+    if ok:
+        func = copy_location_deep_all(copy.deepcopy(symbolic), node) + orelse_f
+    namer = self.ctx.namer
+    pred = namer.new("pred")
+    flag = namer.new("else") if node.orelse else None
+    if flag:
+        symbolic = symbolic + replace("flag = True", node, flag=flag)
+    exit_ = replace("flag = True", node, flag=flag) if flag else []
+    template = """
+        while True:
+            pred = test
+            if check:
+                symbolic
+                break
+            if not pred:
+                exit_
+                break
+            body
+    """
+    loop = replace(
+        template,
+        node,
+        pred=pred,
+        test=node.test,
+        check=self.is_symbolic(name(pred)),
+        symbolic=symbolic,
+        exit_=exit_,
+        body=body_d,
+    )
+    if not ok:  # an error on the symbolic path: the functional form keeps the Python loop
+        func = replace(
+            template,
             node,
             pred=pred,
             test=node.test,
             check=self.is_symbolic(name(pred)),
-            symbolic=symbolic,
-            exit_=exit_,
-            body=node.body,
+            symbolic=copy.deepcopy(symbolic),
+            exit_=copy.deepcopy(exit_),
+            body=body_f,
         )
-        if not flag:
-            return loop
-        return (
-            replace("flag = False", node, flag=flag)
-            + loop
-            + replace("if flag:\n    orelse", node, flag=flag, orelse=node.orelse)
-        )
+    if flag:
+        head = replace("flag = False", node, flag=flag)
+        dual = head + loop + replace("if flag:\n    orelse", node, flag=flag, orelse=orelse_d)
+        if not ok:
+            func = copy.deepcopy(head) + func
+            func += replace("if flag:\n    orelse", node, flag=flag, orelse=orelse_f)
+        return dual, func
+    return loop, func
 
-    def _symbolic_path(self, node: gast.While) -> tuple[list, bool]:
-        """The symbolic path's statements, and whether they may serve the Python path too."""
-        body_scope = anno.get(node, anno.BODY_SCOPE)
-        test_scope = anno.get(node, anno.TEST_SCOPE, None)
-        temps = self.ctx.temporaries
-        modified = (names_in(body_scope, "modified") | names_in(test_scope, "modified")) - temps
-        error = self.blocked(
-            node, node.body, modified, "a 'while' loop", ("", "carry a local variable instead")
-        )
-        if error is not None:
-            return error, False
-        live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
-        loop_vars = sorted(m for m in modified if m in live)
-        # lists bound before the loop that the body appends to or pops from are carried (as
-        # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
-        arrays = [
-            n
-            for n in appended_lists(node.body)
-            if self.is_local(n) and n not in temps and (n not in modified or n in live)
-        ]
-        loop_vars = sorted(set(loop_vars) | set(arrays))
-        reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read")) - temps
-        consts = sorted(
-            n for n in reads - modified - set(arrays) if self.is_local(n)
-        )  # body temporaries
-        # (assigned before they are read in every iteration) stay local to the body
-        params = loop_vars + consts
-        cond_fn = function_def(
-            self.ctx.namer.new("cond"),
-            params,
-            [gast.copy_location(gast.Return(value=clone([node.test])[0]), node)],
+
+def copy_location_deep_all(stmts: list, origin: gast.AST) -> list:
+    return [copy_location_deep(s, origin) for s in stmts]
+
+
+def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -> tuple[list, bool]:
+    """The ``convert_while_loop`` statements for a loop with ``test`` and (functional) body
+    ``body_f`` whose dataflow facts are on ``node``, and True; or a clear error and False.
+    ``extra``: (leading statements of each iteration, names they bind, constants, location
+    facts) for a ``for`` loop's index and item."""
+    body_scope = anno.get(node, anno.BODY_SCOPE)
+    test_scope = anno.get(node, anno.TEST_SCOPE, None)
+    temps = self.ctx.temporaries
+    modified = (names_in(body_scope, "modified") | names_in(test_scope, "modified")) - temps
+    extra_vars, bound, extra_consts, step = extra or ((), (), (), [])
+    modified |= set(bound)
+    defined = set(anno.get(node, anno.DEFINED_IN, ())) | set(bound)
+    attrs = sorted(
+        m
+        for m in modified
+        if "." in m and (not self.is_local(m.split(".")[0]) or m.split(".")[0] in defined)
+    )
+    error = self.blocked(
+        node,
+        body_f,
+        {m for m in modified if "." not in m} - set(extra_vars),
+        "a 'while' loop" if isinstance(node, gast.While) else "a 'for' loop",
+        ("", "carry a local variable instead"),
+    )
+    if error is not None:
+        return error, False
+    live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
+    loop_vars = sorted(m for m in bare(modified) if m in live or m in extra_vars)
+    # lists bound before the loop that the body appends to or pops from are carried (as
+    # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
+    arrays = [
+        n
+        for n in appended_lists(node.body)
+        if self.is_local(n) and n not in temps and (n not in modified or n in live)
+    ]
+    loop_vars = sorted(set(loop_vars) | set(arrays))
+    reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read")) - temps
+    consts = sorted(
+        n for n in reads - set(loop_vars) - set(arrays) if self.is_local(n) and n not in modified
+    )
+    consts = sorted(set(consts) | set(extra_consts))
+    attr_params = [self.ctx.namer.new("attr") for _ in attrs]
+    params = loop_vars + attr_params + consts
+    shared = shared_cells(self, loop_vars + consts)
+    set_attrs = [
+        gast.Assign(targets=[_attribute(a, store=True)], value=name(p), type_comment=None)
+        for a, p in zip(attrs, attr_params)
+    ]
+    set_attrs = copy_location_deep_all(set_attrs, node)
+    cond_fn = function_def(
+        self.ctx.namer.new("loop_cond"),
+        params,
+        set_attrs + [gast.copy_location(gast.Return(value=copy.deepcopy(test)), node)],
+        node,
+        shared,
+    )
+    results = [name(v) for v in loop_vars] + [_attribute(a) for a in attrs]
+    ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
+    body_fn = function_def(
+        self.ctx.namer.new("loop_body"),
+        params,
+        copy.deepcopy(set_attrs) + step + list(body_f) + [gast.copy_location(ret, node)],
+        node,
+        shared,
+    )
+    cond_name, body_name = self.hoist(cond_fn), self.hoist(body_fn)
+    reads_before, args = guarded_inputs(self, loop_vars, defined, node)
+    args += [_attribute(a) for a in attrs]
+    call = replace(
+        "jst.convert_while_loop(cond, body, args, consts, names, where)",
+        node,
+        jst=self.ctx.jst,
+        cond=cond_name,
+        body=body_name,
+        args=gast.Tuple(elts=args, ctx=gast.Load()),
+        consts=gast.Tuple(elts=[name(c) for c in consts], ctx=gast.Load()),
+        names=gast.Tuple(elts=[constant(v) for v in loop_vars + attrs], ctx=gast.Load()),
+        where=self.location(node),
+    )[0]
+    if arrays:
+        elts = [constant(v) for v in sorted(arrays)]
+        value = gast.Tuple(elts=elts, ctx=gast.Load())
+        call.value.keywords.append(gast.keyword(arg="arrays", value=value))
+    targets = [name(v, store=True) for v in loop_vars] + [_attribute(a, store=True) for a in attrs]
+    if targets:
+        call = gast.copy_location(
+            gast.Assign(
+                targets=[gast.Tuple(elts=targets, ctx=gast.Store())],
+                value=call.value,
+                type_comment=None,
+            ),
             node,
         )
-        ret = gast.Return(value=tuple_of(loop_vars))
-        body_fn = function_def(
-            self.ctx.namer.new("body"),
-            params,
-            clone(node.body) + [gast.copy_location(ret, node)],
-            node,
-        )
-        defined = set(anno.get(node, anno.LOOP_DEFINED_IN_HEADER))  # at any iteration's test
-        reads_before, args = guarded_inputs(self, loop_vars, defined, node)
-        call = replace(
-            "jst.convert_while_loop(cond, body, args, consts, names, where)",
-            node,
-            jst=self.ctx.jst,
-            cond=cond_fn.name,
-            body=body_fn.name,
-            args=gast.Tuple(elts=args, ctx=gast.Load()),
-            consts=tuple_of(consts),
-            names=gast.Tuple(elts=[constant(v) for v in loop_vars], ctx=gast.Load()),
-            where=self.location(node),
-        )[0]
-        if arrays:
-            elts = [constant(v) for v in sorted(arrays)]
-            value = gast.Tuple(elts=elts, ctx=gast.Load())
-            call.value.keywords.append(gast.keyword(arg="arrays", value=value))
-        if loop_vars:
-            call = gast.copy_location(
-                gast.Assign(
-                    targets=[tuple_of(loop_vars, store=True)], value=call.value, type_comment=None
-                ),
-                node,
-            )
-        header = set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
-        risky = {v for v in loop_vars if v not in defined and v in header}
-        test = gast.copy_location(gast.Expr(value=node.test), node)
-        shared = self.shareable([test] + node.body, modified, reads, risky)
-        unbind = self.unbind([v for v in loop_vars if v not in defined], node) if shared else []
-        return [cond_fn, body_fn] + reads_before + [call] + unbind, shared
+    copies = [a.id for a, n in zip(args, loop_vars) if n not in defined]
+    release = []
+    if copies:
+        targets = [gast.Name(id=n, ctx=gast.Del(), annotation=None, type_comment=None) for n in copies]
+        release = [gast.copy_location(gast.Delete(targets=targets), node)]
+    return reads_before + [call] + release, True

@@ -80,11 +80,40 @@ def _describe(structure: Any) -> str:
     if structure is None:
         return "a tensor"
     if structure[0] is dict:
-        return "a dict with keys " + str([k for k, _ in structure[1]])
+        inner = ", ".join(f"{k!r}: {_describe(p)}" for k, p in structure[1])
+        return "a dict {" + inner + "}"
     if structure[0] == "tensor_array":
         return "a tensor array"
     kind = structure[1].__name__ if structure[0] == "namedtuple" else structure[0].__name__
-    return f"a {kind} of {len(structure[-1])}"
+    return f"a {kind} ({', '.join(_describe(p) for p in structure[-1])})"
+
+
+def _match_placeholders(a: Any, b: Any) -> tuple[Any, Any]:
+    """``a`` and ``b`` with a ``PLACEHOLDER`` that stands where the other side has a tuple,
+    list or dict expanded into one of placeholders (a function's return value that one
+    branch has not given yet)."""
+    if a is PLACEHOLDER and b is not PLACEHOLDER:
+        return _placeholders_like(b), b
+    if b is PLACEHOLDER and a is not PLACEHOLDER:
+        return a, _placeholders_like(a)
+    if type(a) is type(b) and isinstance(a, (tuple, list)) and len(a) == len(b):
+        pairs = [_match_placeholders(x, y) for x, y in zip(a, b)]
+        rebuild = type(a) if type(a) in (tuple, list) else (lambda it: type(a)(*it))
+        return rebuild(p[0] for p in pairs), rebuild(p[1] for p in pairs)
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        pairs = {k: _match_placeholders(a[k], b[k]) for k in a}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    return a, b
+
+
+def _placeholders_like(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _placeholders_like(v) for k, v in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_placeholders_like(v) for v in value)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return type(value)(*(_placeholders_like(v) for v in value))
+    return PLACEHOLDER
 
 
 def _fn_location(fn: Callable) -> tuple | None:
@@ -250,6 +279,10 @@ def cond(
     tblock, tleaves, tstruct, tmut = _trace_branch(program, true_fn)
     fblock, fleaves, fstruct, fmut = _trace_branch(program, false_fn)
     tloc, floc = _fn_location(true_fn), _fn_location(false_fn)
+    if tstruct != fstruct:  # a return value one branch has not given yet: shape it alike
+        tout, fout = _match_placeholders(unflatten(tstruct, tleaves), unflatten(fstruct, fleaves))
+        tleaves, tstruct = flatten(tout)
+        fleaves, fstruct = flatten(fout)
     nresults = len(tleaves)
     arrays = []
     if tmut or fmut:

@@ -1,0 +1,59 @@
+"""Python containers a block changes in place: ``xs.append(v)``, ``d[k] = v``, ``x[i] = v``.
+
+A tensor-dependent ``if`` traces both branches one after the other; a list, dict or tensor
+that a branch changes in place would carry the first branch's changes into the second. The
+``if`` passes such names to ``convert_ifelse(..., containers=...)``, which gives each branch
+its own shallow copy and writes the merged result back into the original object.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autostatic.transformers.base import _SCOPES
+
+#: Methods that change a list, dict or set in place.
+MUTATORS = frozenset(
+    {
+        "append", "extend", "insert", "pop", "remove", "clear", "add", "update", "setdefault",
+        "discard", "popitem", "sort", "reverse",
+    }
+)  # fmt: skip
+
+
+def callee(call: gast.Call) -> gast.expr:
+    """What ``call`` calls: ``f`` for ``f(...)`` and for ``_jst.convert_call(f)(...)``."""
+    func = call.func
+    if (
+        isinstance(func, gast.Call)
+        and isinstance(func.func, gast.Attribute)
+        and func.func.attr == "convert_call"
+        and len(func.args) == 1
+    ):
+        return func.args[0]
+    return func
+
+
+def mutated_containers(stmts: list) -> list[str]:
+    """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance."""
+    found: list[str] = []
+
+    def note(target: gast.AST) -> None:
+        if isinstance(target, gast.Name) and target.id not in found:
+            found.append(target.id)
+
+    stack = list(reversed(stmts))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            note(node.value)
+        elif isinstance(node, gast.Call):
+            func = callee(node)
+            if isinstance(func, gast.Attribute) and func.attr in MUTATORS:
+                note(func.value)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
+            note(node.target.value)
+        stack.extend(reversed(list(gast.iter_child_nodes(node))))
+    return found

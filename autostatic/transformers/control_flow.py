@@ -1,0 +1,150 @@
+"""``if``/``while``/``for``: each statement once as the user wrote it, once as a functional form.
+
+Every convertible statement ``S`` gets:
+
+- its *branch functions* (``true_fn``/``false_fn``, ``loop_cond``/``loop_body``), defined once
+  at the top of the converted body (``hoisted``); their bodies hold the *functional forms* of
+  the statements inside ``S``;
+- a *dual form* ``D(S)`` where ``S`` appears in the user's code: one type test picks the
+  functional call for a symbolic condition, else the user's own statement runs inline (its
+  inner statements in dual form)::
+
+      __pred_0 = x.mean() > 0
+      if __pred_0.__class__ is _jst_Variable:
+          (y,) = _jst.convert_ifelse(__pred_0, __true_fn_1, __false_fn_2, (x,), ('y',), where)
+      elif __pred_0:
+          y = relu(x)            # exactly the user's statement: frames, closures, del, try
+      else:
+          y = x - 1
+
+- a *functional form* ``F(S)`` (just the call) where ``S`` sits inside another statement's
+  branch function.
+
+Each statement thus appears twice (inline, and in its parent's branch function) whatever
+the nesting depth: converted code grows linearly with the source. The builders live in
+``ifelse.py``, ``loops.py`` and ``for_loops.py``; this pass walks the blocks bottom-up and
+hands each builder the dual and functional forms of the statement's blocks.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from autostatic.pyct import anno
+from autostatic.transformers.base import _BLOCKS, Transformer
+
+
+class ControlFlowTransformer(Transformer):
+    """Dual and functional forms of ``if``/``while``/``for`` (see the module docstring)."""
+
+    statements_only = True
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.hoisted: list = []  # branch functions of the function being converted
+
+    def visit_FunctionDef(self, node: gast.FunctionDef):
+        if anno.get(node, anno.GENERATED, False):
+            return node
+        info = anno.get(node, anno.FUNCTION_INFO, None)
+        saved = self.ctx.info, self.protected, self.function, self._captured, self.hoisted
+        if info is not None:
+            self.ctx.info = info
+        self.protected, self.function, self._captured, self.hoisted = 0, node, None, []
+        try:
+            dual, _ = self.block(node.body, functional=False)
+            node.body = _docstring(dual) + self.hoisted + dual[len(_docstring(dual)) :]
+        finally:
+            self.ctx.info, self.protected, self.function, self._captured, self.hoisted = saved
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    # -- blocks --------------------------------------------------------------------------
+    def block(self, stmts: list, functional: bool = True) -> tuple[list, list]:
+        """(dual form, functional form) of a block; the functional one only if asked."""
+        dual, func = [], []
+        for stmt in stmts:
+            d, f = self.statement(stmt, functional)
+            dual += d
+            func += f
+        return dual, func
+
+    def statement(self, stmt: gast.stmt, functional: bool) -> tuple[list, list]:
+        kind = type(stmt)
+        if kind in (gast.FunctionDef, gast.AsyncFunctionDef):
+            self.visit_FunctionDef(stmt)
+            return [stmt], [stmt]
+        if kind is gast.ClassDef:
+            self._class_body(stmt)
+            return [stmt], [stmt]
+        if kind is gast.If and not (
+            anno.get(stmt, anno.PYTHON_IF, False) or anno.get(stmt, anno.BREAK_CHECK, None)
+        ):
+            from autostatic.transformers.ifelse import build_if
+
+            return build_if(self, stmt)
+        if kind is gast.While:
+            from autostatic.transformers.loops import build_while
+
+            return build_while(self, stmt)
+        if kind is gast.For:
+            from autostatic.transformers.for_loops import build_for
+
+            return build_for(self, stmt)
+        if not any(type(getattr(stmt, b, None)) is list for b in _BLOCKS):
+            return [stmt], [stmt]
+        return self._compound(stmt, functional)
+
+    def _compound(self, stmt: gast.stmt, functional: bool) -> tuple[list, list]:
+        """A statement with blocks that is not converted itself (try, with, a Python-only
+        if, async for, match): its blocks in dual form, and a copy with functional ones."""
+        protects = isinstance(stmt, (gast.Try, gast.TryStar, gast.With, gast.AsyncWith))
+        self.protected += protects
+        try:
+            copy_ = copy.copy(stmt) if functional else None
+            for field in _BLOCKS:
+                block = getattr(stmt, field, None)
+                if type(block) is not list:
+                    continue
+                if field in ("handlers", "cases"):
+                    duals, funcs = [], []
+                    for clause in block:
+                        d_clause, f_clause = copy.copy(clause), copy.copy(clause)
+                        d_clause.body, f_clause.body = self.block(clause.body, functional)
+                        duals.append(d_clause)
+                        funcs.append(f_clause)
+                    setattr(stmt, field, duals)
+                    if functional:
+                        setattr(copy_, field, funcs)
+                    continue
+                d, f = self.block(block, functional)
+                setattr(stmt, field, d)
+                if functional:
+                    setattr(copy_, field, f)
+        finally:
+            self.protected -= protects
+        return [stmt], [copy_] if functional else []
+
+    def _class_body(self, node: gast.ClassDef) -> None:
+        for stmt in node.body:
+            if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef)):
+                self.visit_FunctionDef(stmt)
+
+    def hoist(self, fn: gast.FunctionDef) -> str:
+        """Define ``fn`` once, at the top of the converted function; returns its name."""
+        self.hoisted.append(fn)
+        return fn.name
+
+
+def _docstring(body: list) -> list:
+    first = body[0] if body else None
+    if (
+        isinstance(first, gast.Expr)
+        and isinstance(first.value, gast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return [first]
+    return []

@@ -1,0 +1,127 @@
+"""Python state a traced branch or loop changes in place, kept apart per branch.
+
+A tensor-dependent ``if`` traces both branches one after the other, and a tensor-dependent
+loop traces its body once (or twice, to learn the type of a variable first bound inside it).
+Lists, dicts and tensors a branch changes in place, and attributes it assigns, must not leak
+from one trace into the next; these helpers copy, restore and write back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.static.program import Variable
+
+def alias(value: Variable) -> Variable:
+    """A new Python object for the same program variable (``x[i] = v`` on the alias moves
+    the alias, never the original object)."""
+    new = Variable(
+        value.block,
+        value.name,
+        value._shape,
+        value._dtype,
+        value.persistable,
+        value.stop_gradient,
+        value.is_data,
+    )
+    new.op, new.trainable, new.initializer = value.op, value.trainable, value.initializer
+    return new
+
+
+def copy_container(value: Any) -> Any:
+    """A shallow copy of a list or dict, an alias of a (non-persistable) Variable."""
+    kind = type(value)
+    if kind is list:
+        return list(value)
+    if kind is dict:
+        return dict(value)
+    if isinstance(value, Variable) and not value.persistable:
+        return alias(value)
+    return value
+
+
+def write_back(original: Any, merged: Any) -> Any:
+    """Make ``original`` hold ``merged`` in place (aliases of it see the change)."""
+    if type(original) is list:
+        original[:] = merged
+    elif type(original) is dict:
+        original.clear()
+        original.update(merged)
+    elif isinstance(original, Variable) and not original.persistable:
+        original._snapshot()
+        original._replace(merged)
+    else:
+        return merged
+    return original
+
+
+def restore_attributes(attributes: tuple, saved: list) -> None:
+    """Set each ``(object, name)`` back to its saved value (or delete it if it had none)."""
+    for (obj, attr), value in zip(attributes, saved):
+        if value.__class__ is object:  # the caller's "no such attribute" marker
+            if hasattr(obj, attr):
+                try:
+                    delattr(obj, attr)
+                except AttributeError:
+                    pass
+        else:
+            setattr(obj, attr, value)
+
+
+def initialize_undefined(
+    body_fn, loop_vars: tuple, consts: tuple, names: tuple, unset: list, location
+) -> tuple:
+    """Loop variables first bound inside the body, given placeholders shaped like the values
+    one traced (then discarded) run of the body gives them."""
+    from autostatic_runtime.static.control_flow import _placeholder_like
+    from autostatic_runtime.static.builder import default_main_program
+    from autostatic_runtime.static.tensor_array import MutationLog
+
+    program = default_main_program()
+    first = len(program.blocks)
+    block = program._create_block()
+    args = [alias(v) if isinstance(v, Variable) and not v.persistable else v for v in loop_vars]
+    try:
+        with MutationLog() as log:
+            try:
+                out = tuple(body_fn(*args, *consts))
+            finally:
+                log.restore()
+    except StaticBuildError:
+        raise
+    except Exception as exc:  # the body read one of them before binding it
+        name = names[unset[0]]
+        raise StaticBuildError(
+            f"loop must iterate at least once to initialize '{name}' (this tensor-dependent "
+            f"loop uses it before it is set: {type(exc).__name__}: {exc}); set it before the "
+            "loop",
+            location,
+        ) from None
+    finally:
+        program._rollback()
+        del program.blocks[first:]
+    parent = program.current_block()
+    values = list(loop_vars)
+    for i in unset:
+        value = out[i]
+        if value.__class__.__name__ == "Undefined":
+            raise StaticBuildError(
+                f"loop must iterate at least once to initialize '{names[i]}' (this "
+                "tensor-dependent loop may leave it unset); set it before the loop",
+                location,
+            )
+        values[i] = _placeholder(parent, program, value, _placeholder_like)
+    return tuple(values)
+
+
+def _placeholder(block, program, value: Any, like_fn) -> Any:
+    if isinstance(value, (list, tuple)):
+        return type(value)(_placeholder(block, program, v, like_fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _placeholder(block, program, v, like_fn) for k, v in value.items()}
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return type(value)(0)
+    return like_fn(block, program, value)
