@@ -128,8 +128,8 @@ def convert_ifelse(
 
     as a ``cond`` op, or as exactly that statement when ``pred`` is not symbolic. Returns
     the values of ``names`` after the statement (``UNDEFINED`` where one is left unbound).
-    ``containers`` are (position in ``inputs``, position in ``names``) of the lists, dicts and
-    tensors the branches change in place (each branch gets its own copy; the result is written back into the
+    ``containers`` are (position in ``inputs``, position in ``names`` or -1) of the lists,
+    dicts and tensors the branches change in place (each branch gets its own copy; the result is written back into the
     original object); ``attributes`` are the ``(object, name)`` pairs the branches assign,
     restored before each branch is traced (the last outputs are their values).
     """
@@ -139,15 +139,21 @@ def convert_ifelse(
             return tuple(UNDEFINED if v is PLACEHOLDER else v for v in outs)
         return outs
     from autostatic_runtime.static.control_flow import cond
-    from autostatic_runtime.static.mutation import copy_container, restore_attributes, write_back
+    from autostatic_runtime.static.mutation import (
+        copy_container,
+        copyable,
+        restore_attributes,
+        write_back,
+    )
 
     saved = [getattr(obj, attr, _MISSING) for obj, attr in attributes]
+    copied = [(i, j) for i, j in containers if copyable(inputs[i])]
 
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
             restore_attributes(attributes, saved)
             args = list(inputs)
-            for i, _ in containers:
+            for i, _ in copied:
                 args[i] = copy_container(args[i])
             outs = list(fn(*args))
             for i, (name, value) in enumerate(zip(names, outs)):
@@ -160,7 +166,7 @@ def convert_ifelse(
                         "branch (or before the 'if')",
                         location,
                     )
-            return tuple(outs)
+            return tuple(outs) + tuple(args[i] for i, _ in copied)
 
         run.__wrapped__ = fn  # errors name the branch's own lines
         return run
@@ -170,19 +176,16 @@ def convert_ifelse(
     finally:
         restore_attributes(attributes, saved)
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-    for i, j in containers:
-        if _same_container(inputs[i], outs[j]):
-            outs[j] = write_back(inputs[i], outs[j])
+    merged = outs[len(names) :]
+    outs = outs[: len(names)]
+    for (i, j), value in zip(copied, merged):
+        write_back(inputs[i], value)
+        if j >= 0:
+            outs[j] = inputs[i]
     return tuple(outs)
 
 
 _MISSING = object()
-
-
-def _same_container(original: Any, merged: Any) -> bool:
-    return type(original) is type(merged) or (
-        isinstance(original, Variable) and isinstance(merged, Variable)
-    )
 
 
 def convert_while_loop(

@@ -167,8 +167,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
     defined = set(anno.get(node, anno.DEFINED_IN)) | tested
     outputs = sorted(m for m in bare(modified) if m in live_out)
-    outputs += sorted(c for c in containers if c not in outputs and self.is_local(c) and c in maybe)
     reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read")) - temps
+    reads |= {c for c in containers if self.is_local(c)}
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
     shared = shared_cells(self, inputs)
     fns = []
@@ -197,7 +197,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         names=gast.Tuple(elts=[constant(o) for o in outputs + attrs], ctx=gast.Load()),
         where=self.location(node),
     )[0]
-    pairs = [(inputs.index(c), outputs.index(c)) for c in containers if c in inputs and c in outputs]
+    pairs = [
+        (inputs.index(c), outputs.index(c) if c in outputs else -1)
+        for c in containers
+        if c in inputs
+    ]
     if pairs:
         value = gast.Tuple(
             elts=[gast.Tuple(elts=[constant(i), constant(j)], ctx=gast.Load()) for i, j in pairs],

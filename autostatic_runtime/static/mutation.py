@@ -29,6 +29,12 @@ def alias(value: Variable) -> Variable:
     return new
 
 
+def copyable(value: Any) -> bool:
+    """A list, dict or non-persistable Variable (a tensor array keeps its own log)."""
+    kind = type(value)
+    return kind is list or kind is dict or (isinstance(value, Variable) and not value.persistable)
+
+
 def copy_container(value: Any) -> Any:
     """A shallow copy of a list or dict, an alias of a (non-persistable) Variable."""
     kind = type(value)
