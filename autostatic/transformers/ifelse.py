@@ -84,7 +84,10 @@ def function_def(
     anno.set(node, anno.GENERATED, True)
     if isinstance(node.body[-1], gast.Return):
         anno.set(node.body[-1], anno.GENERATED, True)
-    return copy_location_deep(gast.copy_location(node, origin), origin)
+    for stmt in prologue:
+        copy_location_deep(stmt, origin)
+    copy_location_deep(args, origin)
+    return gast.copy_location(node, origin)
 
 
 def guarded_inputs(self: Transformer, names: list[str], defined: set[str], origin: gast.AST):

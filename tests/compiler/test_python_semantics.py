@@ -104,7 +104,7 @@ def test_to_code_shows_both_bodies_and_the_functional_form():
     code = autostatic.to_code(programs.if_elif_else)
     assert "if _jst.tracing:" in code and "convert_ifelse" in code
     assert "def __true_fn" in code and "def if_elif_else(a, b):" in code
-    assert "__class__ is _jst_Variable" not in code  # plain branches share one form
+    assert "__class__ is _jst_Variable" in code  # the user's statement for Python values
 
 
 def test_branches_that_cannot_run_as_functions_keep_the_users_statement():

@@ -222,5 +222,21 @@ def test_loop_must_initialize_variables_it_defines():
             i = i + 1
         return last
 
-    with pytest.raises(StaticBuildError, match="loop must iterate at least once"):
-        trace(defined_in_loop, np.ones(1, np.float32))
+    x = np.ones(1, np.float32)
+    main, outs = trace(defined_in_loop, x)
+    np.testing.assert_allclose(run(main, outs, x)[0], eager(defined_in_loop, x)[0])
+
+
+def test_a_variable_first_set_in_a_loop_that_ran_zero_times_is_a_run_time_error():
+    def defined_in_loop(x, n):
+        i = rt.full([], 0, "int64")
+        while i < n:
+            last = x * 2
+            i = i + 1
+        return last
+
+    x, n = np.ones(2, np.float32), np.array(2, np.int64)
+    main, outs = trace(defined_in_loop, x, n)
+    np.testing.assert_allclose(run(main, outs, x, n)[0], [2.0, 2.0])
+    with pytest.raises(Exception, match="'last' is first set inside this tensor-dependent loop"):
+        run(main, outs, x, np.array(0, np.int64))
