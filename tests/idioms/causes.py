@@ -38,8 +38,10 @@ LIST_POP_BOTH_BRANCHES = (
     "a tensor if both run on the same Python list while tracing, so the list loses two items"
 )
 DICT_ITEM_ONE_BRANCH = (
-    "containers: internal: d[k] = v in only one branch of a tensor if (dict returned) raises "
-    "KeyError \"no variable 'elementwise_add_2' in block 2 or its parents\" (static/program.py)"
+    "containers: internal: d[k] = v inside a tensor if where the branches do not assign the "
+    "same keys (one branch only; different keys per branch in a tensor for; a Python loop "
+    "over d.items() in one branch) raises KeyError \"no variable 'elementwise_add_2' in "
+    "block 2 or its parents\" (static/program.py)"
 )
 TENSOR_SETITEM_IN_COND = (
     "containers: internal: x[i] = v on a tensor inside a tensor if / for-range body raises "
@@ -96,8 +98,9 @@ WALRUS_IN_WHILE_TEST = (
     "iterate at least once to initialize 's'\""
 )
 WALRUS_COUNTER_HANGS = (
-    "walrus: HANG: `while (i := i + 1) < n:` -- the increment made in the while test is not "
-    "carried by the while op, so the static loop never ends (eager ends)"
+    "walrus: HANG: `while (i := i + 1) < n:` -- the walrus lands in the generated __cond_ "
+    "function, which binds i locally and cannot return it, so the while op never advances "
+    "i and the static loop never ends (eager ends)"
 )
 
 # 8 -- shapes as traced values
@@ -117,6 +120,13 @@ TILE_WITH_TRACED_DIMS = (
 ARANGE_WITH_TRACED_END = (
     "shapes: internal: rt.arange(x.shape[0]) / rt.arange(rt.shape(x)[0]) raises TypeError "
     "\"operand 'Variable' does not support ufuncs\" (creation.py arange infer)"
+)
+
+SLICE_WITH_SYMBOLIC_BOUND = (
+    "shapes: internal: slicing with a symbolic bound -- x[: x.shape[0] // 2] with a None dim, "
+    "or x[i : i + 1] with a Python counter the while op promoted to a tensor -- raises "
+    "TypeError \"symbolic variable 'elementwise_floordiv_2' cannot be used as a Python "
+    "index\" (static/program.py __index__)"
 )
 
 # 9 -- ternaries whose untaken arm is nan/inf
@@ -147,11 +157,6 @@ NONE_STATE_INTO_CELL = (
     "(expected 2, got 0)\" in nn/layer/rnn.py forward (the None loop variable is traced as an "
     "empty placeholder)"
 )
-SLICE_WITH_PROMOTED_COUNTER = (
-    "loop-dtype: internal: slicing x[i : i + 1] with a Python counter promoted to a tensor by "
-    "the while op raises TypeError \"symbolic variable 'loop_var_11' cannot be used as a "
-    "Python index\""
-)
 BUILTIN_MAX_OF_PROMOTED = (
     "loop-dtype: internal: builtin max(count, 1) after a tensor loop promoted `count` raises "
     "TypeError \"the truth value of the symbolic variable ... is not known\" "
@@ -171,9 +176,10 @@ NOT_TO_STATIC_BOUND_METHOD = (
     "(eager fails too)"
 )
 RECURSIVE_HELPER_NOT_CONVERTED = (
-    "api: internal: a recursive helper's tensor `if` is not converted on the recursive call "
-    "(convert_call of a function already being converted): TypeError \"the truth value of "
-    "the symbolic variable 'greater_than_1' is not known\""
+    "api: internal: a recursive helper with a tensor `if` (`_apply_n(x, depth)` calling "
+    "itself on depth - 1): the recursive calls run the unconverted body, so the `if` calls "
+    "bool() on a Variable: TypeError \"the truth value of the symbolic variable "
+    "'greater_than_1' is not known\""
 )
 
 # 12 -- closures and Python objects carried by loops
@@ -199,6 +205,11 @@ DATACLASS_COND_EQ = (
     "closures: internal: cond compares non-tensor leaves with ==; for a dataclass of tensors "
     "returned by both branches, __eq__ compares tensors and bool() of the result raises "
     "TypeError \"the truth value of the symbolic variable 'equal_11' is not known\""
+)
+FUNCTION_CHOSEN_BY_TENSOR_MESSAGE = (
+    "closures: the (right) StaticBuildError for a nested def chosen by a tensor if shows "
+    "generated names, truncated: \"output 0 is <function __autostatic_factory__.<locals in "
+    "one branch\" -- it should name the user's function 'act'"
 )
 
 # generic

@@ -4,6 +4,7 @@ assignment on a Layer, a SimpleNamespace and a plain object."""
 
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 import autostatic_runtime as rt
@@ -183,6 +184,94 @@ def self_attr_counter_in_loop_layer_forward(x):
     return Stepper()(x)
 
 
+def rows_appended_then_indexed_in_tensor_if(x, flag):
+    rows = []
+    for r in rt.nn.functional.relu(x):
+        rows.append(r)
+    if flag > 0:
+        res = rows[0] * rows[0]
+    else:
+        res = rows[-1] * rows[-1]
+    return rows[-1] * res
+
+
+def append_and_conditional_pop_in_while(x):
+    kept = []
+    i = 0
+    while i < rt.shape(x)[0]:
+        kept.append(x[i] + i)
+        i += 1
+        if rt.sum(x[i - 1]) < 0:
+            kept.pop()
+    kept.append(rt.zeros([3], "float32"))
+    return rt.stack(kept)
+
+
+class CachedAttention(rt.nn.Layer):
+    """A sublayer that reads and rewrites a cache dict, called in a loop."""
+
+    def __init__(self):
+        super().__init__()
+        rt.seed(23)
+        self.k = rt.nn.Linear(3, 3, bias_attr=False)
+        self.v = rt.nn.Linear(3, 3, bias_attr=False)
+
+    def forward(self, x, cache=None):
+        k, v = self.k(x), self.v(x)
+        if cache is not None:
+            k = 0.5 * cache["k"] + k
+            v = 0.5 * cache["v"] + v
+            cache["k"], cache["v"] = k, v
+        w = rt.nn.functional.softmax(rt.matmul(x, k, transpose_y=True))
+        return rt.matmul(w, v)
+
+
+class DictCacheNet(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.att = CachedAttention()
+
+    def forward(self, x):
+        cache = {"k": rt.zeros_like(x), "v": rt.zeros_like(x)}
+        out = x
+        for _ in range(3):
+            out = self.att(out, cache)
+            if rt.mean(out) > 0:
+                for key, val in cache.items():
+                    cache[key] = rt.tanh(val)
+        return out + cache["k"]
+
+
+def dict_item_set_in_for_over_tensor(x):
+    stats = {"pos": rt.zeros([3], "float32"), "neg": rt.zeros([3], "float32")}
+    for row in x:
+        if rt.sum(row) > 0:
+            stats["pos"] = stats["pos"] + row
+        else:
+            stats["neg"] = stats["neg"] + row
+    return stats
+
+
+def dict_pop_with_default_in_tensor_if(x, **kwargs):
+    scale = kwargs.pop("scale", 2.0)
+    opts = {"shift": x * 0.1}
+    if rt.mean(x) > 0:
+        y = x * scale + opts.pop("shift")
+    else:
+        y = x - opts.pop("missing", 1.0)
+    return y
+
+
+def append_in_nested_while_and_for(x):
+    outs = []
+    i = 0
+    while i < rt.shape(x)[0]:
+        for j in range(2):
+            outs.append(x[i] * (j + 1))
+        i += 1
+    return rt.concat(outs)
+
+
 M1 = rand(3, 3, seed=21, low=-0.2, high=1.0)
 M2 = rand(3, 3, seed=22, low=-1.0, high=0.2)
 V1 = arr(0.5, -1.0, 2.0)
@@ -207,6 +296,13 @@ CASES = [
     case(list_item_set_in_branch, [(V1,), (V2,)], kind="3"),
     case(self_attr_counter_in_loop_layer_forward, [(M1,), (M2,)], kind="3", grad=False,
          input_spec="batch"),
+    case(rows_appended_then_indexed_in_tensor_if,
+         [(V1, np.array([1], "int64")), (V1, np.array([0], "int64"))], kind="3"),
+    case(append_and_conditional_pop_in_while, [(M1,), (M2,)], kind="3", input_spec="batch"),
+    case(DictCacheNet(), [(M1,), (M2,)], kind="3", id="dict_cache_updated_by_sublayer"),
+    case(dict_item_set_in_for_over_tensor, [(M1,), (M2,)], kind="3", input_spec="batch"),
+    case(dict_pop_with_default_in_tensor_if, [(V1,), (V2,)], kind="3"),
+    case(append_in_nested_while_and_for, [(M1,), (M2[:1],)], kind="3", input_spec="batch"),
 ]
 
 XFAIL: dict[str, str] = {
@@ -223,6 +319,8 @@ XFAIL: dict[str, str] = {
     "plain_object_attr_in_for": C.ATTR_ASSIGN_IN_COND,
     "list_item_set_in_branch": C.LIST_MUTATION_IN_COND,
     "self_attr_counter_in_loop_layer_forward": C.ATTR_ASSIGN_IN_COND,
+    "dict_cache_updated_by_sublayer": C.DICT_ITEM_ONE_BRANCH,
+    "dict_item_set_in_for_over_tensor": C.DICT_ITEM_ONE_BRANCH,
 }
 
 

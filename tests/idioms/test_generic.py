@@ -142,6 +142,23 @@ def early_python_return_before_tensor_code(x, skip=False):
     return x * 3
 
 
+def assert_inside_tensor_loop(x):
+    total = rt.zeros([1], "float32")
+    for row in x:
+        assert rt.all(rt.isfinite(row)), "row must be finite"
+        total = total + rt.sum(row)
+    return total
+
+
+def print_inside_tensor_while(x):
+    i = rt.to_tensor(0)
+    while i < 2:
+        print("step", i, rt.mean(x))
+        x = x * 0.5
+        i += 1
+    return x
+
+
 P = rand(4, seed=101, low=0.1, high=1.0)
 N = rand(4, seed=102, low=-1.0, high=-0.1)
 MX = arr(0.9, -0.4, 0.3, 0.1)
@@ -161,6 +178,8 @@ CASES = [
     case(tensor_while_with_inner_tensor_if, [(P,), (N,)], kind="generic"),
     case(comparison_between_two_tensors, [(P, N), (N, P)], kind="generic"),
     case(early_python_return_before_tensor_code, [(P,), (N,)], kind="generic"),
+    case(assert_inside_tensor_loop, [(M3,), (M3[:1],)], kind="generic", input_spec="batch"),
+    case(print_inside_tensor_while, [(P,)], kind="generic"),
 ]
 
 XFAIL: dict[str, str] = {}

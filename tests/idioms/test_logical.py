@@ -126,6 +126,25 @@ def or_value_used_as_number(x, lr=None):
     return x + step
 
 
+def python_flag_and_tensor_in_for_body(x, use_bias=True, bias=None):
+    out = rt.zeros([3], "float32")
+    for row in x:
+        if use_bias and rt.sum(row) > 0:
+            out = out + row + 1
+        elif bias is None or rt.max(row) > 0.5:
+            out = out - row
+    return out
+
+
+def not_tensor_in_while_test(x):
+    h = x
+    n = 0
+    while not rt.all(h < 0.2) and n < 10:
+        h = h - 0.25
+        n += 1
+    return h, n
+
+
 # ---- kind 7: walrus ----------------------------------------------------------------------
 
 
@@ -257,6 +276,15 @@ def ternary_guarding_log_of_sum(x):
     return y * x
 
 
+def ternary_guarding_log_in_while(x):
+    h = x + 2.0
+    n = 0
+    while rt.max(h) > 1.5 and n < 5:
+        h = rt.log(h) if rt.min(h) > 1.0 else h * 0.5
+        n += 1
+    return h
+
+
 P = rand(4, seed=31, low=0.1, high=1.0)
 N = rand(4, seed=32, low=-1.0, high=-0.1)
 MX = arr(0.5, -0.3, 0.9, -0.8)
@@ -282,6 +310,8 @@ CASES = [
     case(tensor_flag_variable_then_if, [(P,), (N,)], kind="4"),
     case(chained_comparison, [(P * 0.5,), (N,), (P * 2,)], kind="4"),
     case(or_value_used_as_number, [(P,), (N,)], kind="4"),
+    case(python_flag_and_tensor_in_for_body, [(M2P,), (M2N,)], kind="4", input_spec="batch"),
+    case(not_tensor_in_while_test, [(P,), (N,)], kind="4"),
     case(walrus_in_if, [(P,), (N,)], kind="7"),
     case(walrus_in_while, [(P,), (N * 5,)], kind="7"),
     case(walrus_in_and, [(P,), (N,), (P * 3,)], kind="7"),
@@ -303,6 +333,7 @@ CASES = [
     case(ternary_inside_expression, [(P,), (MX,)], kind="9"),
     case(ternary_guarding_pow, [(P,), (MX,)], kind="9"),
     case(ternary_guarding_log_of_sum, [(P,), (N,)], kind="9"),
+    case(ternary_guarding_log_in_while, [(P,), (N * 0.5,)], kind="9"),
 ]
 
 XFAIL: dict[str, str] = {

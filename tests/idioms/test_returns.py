@@ -129,6 +129,12 @@ def return_none_on_one_path(x):
     # falls off the end: returns None eagerly; no static program can return both
 
 
+def return_label_string_chosen_by_tensor(x):
+    if rt.mean(x) > 0:
+        return x, "positive"
+    return -x, "negative"
+
+
 P = rand(3, 3, seed=5, low=0.1, high=1.0)
 N = rand(3, 3, seed=6, low=-1.0, high=-0.1)
 M = rand(3, 3, seed=7, low=-0.5, high=0.6)
@@ -149,7 +155,10 @@ CASES = [
     case(EarlyExitLayer(), [(P,), (N,), (M,)], kind="2", id="early_exit_layer"),
     case(return_three_deep, [(BIG,), (P * 0.5,), (N,), (N * 9,)], kind="2"),
     case(return_only_in_else, [(P,), (N,)], kind="2"),
-    case(return_none_on_one_path, [(P,)], kind="2", error="return"),
+    case(return_none_on_one_path, [(P,)], kind="2", error="return a tensor on every path"),
+    # a Python string chosen by a tensor condition has no static form: a clear error
+    case(return_label_string_chosen_by_tensor, [(P,)], kind="2",
+         error=r"\bstr\b|string|'positive'"),
 ]
 
 XFAIL: dict[str, str] = {
@@ -165,6 +174,7 @@ XFAIL: dict[str, str] = {
     "early_exit_layer": C.RETURN_PLACEHOLDER_STRUCTURE,
     "return_three_deep": C.RETURN_PLACEHOLDER_STRUCTURE,
     "return_only_in_else": C.RETURN_PLACEHOLDER_STRUCTURE,
+    "return_label_string_chosen_by_tensor": C.RETURN_PLACEHOLDER_STRUCTURE,
 }
 
 

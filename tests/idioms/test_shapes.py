@@ -117,6 +117,28 @@ def eye_like_batch(x):
     return x * rt.cast(rt.unsqueeze(idx, 1) == rt.unsqueeze(idx, 0), "float32")
 
 
+def last_dim_from_shape_op(x):
+    d = rt.shape(x)[-1]
+    return rt.reshape(x, [-1, d]) / rt.cast(d, "float32")
+
+
+def slice_with_shape_bound(x):
+    half = x.shape[0] // 2
+    return x[:half] * 2
+
+
+def rank_from_len_of_shape(x):
+    if len(x.shape) == 2:
+        return rt.sum(x, axis=-1)
+    return x
+
+
+def shape_tuple_compared_in_if(x, y):
+    if x.shape[0] == y.shape[0]:
+        return x + y
+    return x
+
+
 X43 = rand(4, 3, seed=51)
 X23 = rand(2, 3, seed=52)
 X46 = rand(4, 6, seed=53)
@@ -148,6 +170,10 @@ CASES = [
          kind="8", input_spec=B),
     case(int_of_unknown_dim, [(X46,), (X26,)], kind="8", input_spec=B),
     case(shape_list_unpacked, [(X426,), (X326,)], kind="8", input_spec=B),
+    case(last_dim_from_shape_op, [(X43,), (X23,)], kind="8", input_spec="dynamic"),
+    case(slice_with_shape_bound, [(X43,), (X23,)], kind="8", input_spec=B),
+    case(rank_from_len_of_shape, [(X43,), (X23,)], kind="8", input_spec=B),
+    case(shape_tuple_compared_in_if, [(X43, X43 * 2), (X23, X23 + 1)], kind="8", input_spec=B),
     case(eye_like_batch, [(SQ4,), (SQ2,)], kind="8", input_spec="dynamic"),
 ]
 
@@ -161,6 +187,7 @@ XFAIL: dict[str, str] = {
     "zeros_of_whole_shape": C.CREATION_WITH_TRACED_DIMS,
     "full_like_scalar_from_shape": C.CREATION_WITH_TRACED_DIMS,
     "eye_like_batch": C.ARANGE_WITH_TRACED_END,
+    "slice_with_shape_bound": C.SLICE_WITH_SYMBOLIC_BOUND,
 }
 
 

@@ -3,6 +3,7 @@ with its kind, its outcome and, for failures, the exception and where inside aut
 was raised.
 
     python -m tests.idioms.triage [module ...]      # from the project root
+    python -m tests.idioms.triage --summary         # counts per kind, xfails per cause
 
 A case whose *eager* run fails is reported as "EAGER-BROKEN": that is a bug in the test.
 """
@@ -54,7 +55,43 @@ def _timeout(signum, frame):
     raise CaseTimeout("no result after 10 s (a loop that does not end?)")
 
 
+def summary() -> int:
+    """Cases per kind (passing / xfail) and the xfail causes with one test id each."""
+    from collections import Counter, defaultdict
+
+    from . import causes
+
+    total, xfailed = Counter(), Counter()
+    by_cause: dict[str, list[str]] = defaultdict(list)
+    for m in MODULES:
+        mod = importlib.import_module(f"tests.idioms.{m}")
+        xf = dict(getattr(mod, "XFAIL", {}))
+        ids = [c.id for c in mod.CASES]
+        if getattr(mod, "TRAIN_XFAIL", None) is not None or hasattr(mod, "TRAIN_XFAIL"):
+            ids.append("train_mlp_with_tensor_branch")
+            if mod.TRAIN_XFAIL:
+                xf["train_mlp_with_tensor_branch"] = mod.TRAIN_XFAIL
+        for i in ids:
+            kind = harness.KINDS[i]
+            total[kind] += 1
+            if i in xf:
+                xfailed[kind] += 1
+                by_cause[xf[i]].append(f"{m}.py::{i}")
+    order = sorted(total, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0))
+    print("kind     cases  pass  xfail")
+    for k in order:
+        print(f"{k:8} {total[k]:5} {total[k] - xfailed[k]:5} {xfailed[k]:6}")
+    n, x = sum(total.values()), sum(xfailed.values())
+    print(f"{'all':8} {n:5} {n - x:5} {x:6}\n")
+    names = {v: k for k, v in vars(causes).items() if k.isupper()}
+    for reason, tests in sorted(by_cause.items()):
+        print(f"[{len(tests)}] {names.get(reason, '?')}: {reason}\n    e.g. {tests[0]}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--summary"]:
+        return summary()
     mods = argv or MODULES
     for m in mods:
         try:
