@@ -77,9 +77,10 @@ RETURN_IN_TENSOR_LOOP = (
     "inside a loop whose condition is a tensor is not supported yet\""
 )
 JUMP_FLAG_NOT_INITIALIZED = (
-    "loop-jumps: the converter's own break/continue flag is first set inside the loop: "
+    "loop-jumps: the converter's own break/continue flag is first set inside the outer loop: "
     "StaticBuildError \"loop must iterate at least once to initialize '__continue_1'\" "
-    "(continue-then-break in a for over range; break from a nested tensor for)"
+    "(continue-then-break in a for over range; a break or return in an inner tensor loop "
+    "nested in a tensor for -- the flag is bound in the outer body, not before the outer loop)"
 )
 RETURN_IN_WHILE_TRUE = (
     "loop-jumps: returns inside `while True:` with tensor conditions: StaticBuildError "

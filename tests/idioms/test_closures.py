@@ -198,7 +198,7 @@ CASES = [
     case(lambda_reads_branch_variable, [(P,), (N,)], kind="12"),
     case(nested_def_reads_loop_index, [(P,), (N[:2],)], kind="12", input_spec=B),
     case(closure_called_in_while_condition, [(P,), (N * 2,)], kind="12"),
-    case(closure_reads_var_updated_in_tensor_while, [(P,), (N * 3,)], kind="12"),
+    case(closure_reads_var_updated_in_tensor_while, [(P,), (N * 3,)], kind="12", timeout=2),
     case(nonlocal_counter_in_tensor_loop, [(M1,), (M2,)], kind="12", input_spec=B, grad=False),
     case(partial_helper_with_loop_var, [(M1,), (M2,)], kind="12", input_spec=B),
     case(namedtuple_carried_by_while, [(P,), (N,)], kind="12"),

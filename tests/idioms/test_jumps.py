@@ -164,6 +164,44 @@ def return_in_loop_of_helper(x):
     return helper_with_loop_return(x, 1.0) + helper_with_loop_return(-x, 0.5)
 
 
+def return_three_levels_deep(x):
+    if rt.sum(x) > -100:
+        for i in range(rt.shape(x)[0]):
+            j = 0
+            while j < rt.shape(x)[1]:
+                if x[i, j] > 0.95:
+                    return x[i] * j
+                j += 1
+    return x[0] * -1
+
+
+def break_outer_via_flag_continue_inner(x):
+    total = rt.zeros([1], "float32")
+    stop = False
+    for i in range(rt.shape(x)[0]):
+        for j in range(rt.shape(x)[1]):
+            if x[i, j] < 0:
+                continue
+            total = total + x[i, j]
+            if total > 2:
+                stop = True
+                break
+        if stop:
+            break
+    return total
+
+
+def continue_in_while_over_python_counter(x):
+    i = 0
+    pos = rt.zeros([1], "float32")
+    while i < 5:
+        i += 1
+        if x[i - 1] <= 0:
+            continue
+        pos = pos + x[i - 1]
+    return pos
+
+
 V1 = arr(0.3, -0.2, 0.9, 1.2, -0.4)
 V2 = arr(-0.1, 0.4, 0.2, -0.3, 0.1)
 V3 = arr(1.0, 6.0, 2.0)
@@ -187,6 +225,9 @@ CASES = [
     case(continue_and_break_in_while, [(V1,), (V2,), (V3,)], kind="6", input_spec="batch"),
     case(return_from_enumerate_loop, [(M1,), (M2,)], kind="6", input_spec="batch"),
     case(return_in_loop_of_helper, [(V1,), (V2,)], kind="6", input_spec="batch"),
+    case(return_three_levels_deep, [(M1,), (M2,)], kind="6", input_spec="batch"),
+    case(break_outer_via_flag_continue_inner, [(M1,), (M2,)], kind="6", input_spec="batch"),
+    case(continue_in_while_over_python_counter, [(V1,), (V2,)], kind="6"),
 ]
 
 XFAIL: dict[str, str] = {
@@ -201,6 +242,8 @@ XFAIL: dict[str, str] = {
     "for_else_with_tensor_break": C.TRACED_INT_DTYPES,
     "return_from_enumerate_loop": C.RETURN_IN_TENSOR_LOOP,
     "return_in_loop_of_helper": C.RETURN_IN_TENSOR_LOOP,
+    "return_three_levels_deep": C.JUMP_FLAG_NOT_INITIALIZED,
+    "break_outer_via_flag_continue_inner": C.JUMP_FLAG_NOT_INITIALIZED,
 }
 
 

@@ -113,6 +113,26 @@ def first_set_in_if_inside_while(x):
     return best, where
 
 
+def first_bound_in_loop_inside_tensor_if(x):
+    if rt.mean(x) > 0:
+        for row in x:
+            peak = rt.max(row)
+    else:
+        peak = rt.min(x)
+    return peak * x[0]
+
+
+def first_bound_in_inner_while_of_for(x):
+    out = rt.zeros([3], "float32")
+    for i in range(rt.shape(x)[0]):
+        k = 0
+        while k < 2:
+            scaled = x[i] * (k + 1)
+            k += 1
+        out = out + scaled
+    return out
+
+
 # ---- kind 10: dtype / shape changes; Python numbers start loop variables -----------------
 
 
@@ -294,6 +314,9 @@ CASES = [
     case(loop_index_used_after, [(V1,), (V2[:2],)], kind="5", input_spec="batch"),
     case(enumerate_target_used_after, [(M1,), (M2,)], kind="5", input_spec="batch"),
     case(first_set_in_if_inside_while, [(M1,), (M2,)], kind="5", input_spec="batch"),
+    case(first_bound_in_loop_inside_tensor_if, [(M1 + 1,), (M2 - 1,)], kind="5",
+         input_spec="batch"),
+    case(first_bound_in_inner_while_of_for, [(M1,), (M2,)], kind="5", input_spec="batch"),
     case(digits_into_int32_number, [(DIG,), (DIG[:2],)], kind="10", input_spec="batch"),
     case(python_zero_accumulates_floats, [(M1,), (M2,)], kind="10", input_spec="batch"),
     case(python_float_start_then_maximum, [(M1,), (M2,)], kind="10", input_spec="batch"),
@@ -327,6 +350,8 @@ XFAIL: dict[str, str] = {
     "set_in_both_branches_inside_loop": C.FIRST_BOUND_IN_LOOP,
     "python_mode_branch_in_tensor_while": C.FIRST_BOUND_IN_LOOP,
     "first_set_in_if_inside_while": C.FIRST_BOUND_IN_LOOP,
+    "first_bound_in_loop_inside_tensor_if": C.FIRST_BOUND_IN_LOOP,
+    "first_bound_in_inner_while_of_for": C.FIRST_BOUND_IN_LOOP,
     "digits_into_int32_number": C.PY_INT_START_PROMOTED_INT64,
     "python_zero_accumulates_floats": C.PY_INT_START_THEN_FLOAT,
     "python_float_start_then_maximum": C.TO_TENSOR_OF_VARIABLE,
