@@ -95,7 +95,9 @@ TRACED_INT_DTYPES = (
 
 # 7 -- walrus
 WALRUS_IN_WHILE_TEST = (
-    "walrus: `while (s := f(x)) > c:` binds s in the loop test: StaticBuildError \"loop must "
+    "walrus: a name bound by := inside a tensor loop -- in the while test (`while (s := "
+    "f(x)) > c:`) or in an `and` in the body (`if flag and (m := rt.max(row)) > c:`) -- is "
+    "taken for a loop variable first bound in the loop: StaticBuildError \"loop must "
     "iterate at least once to initialize 's'\""
 )
 WALRUS_COUNTER_HANGS = (

@@ -217,6 +217,24 @@ def walrus_in_python_and_tensor_or(x, eps=0.0):
     return x - 1
 
 
+def walrus_in_if_inside_while(x):
+    i = rt.to_tensor(0)
+    acc = rt.zeros([1], "float32")
+    while i < rt.shape(x)[0]:
+        if (v := x[i]) > 0:
+            acc = acc + v
+        i += 1
+    return acc
+
+
+def walrus_in_and_inside_for(x, limit=0.5):
+    out = rt.zeros([3], "float32")
+    for row in x:
+        if limit and (m := rt.max(row)) > limit:
+            out = out + row / m
+    return out
+
+
 # ---- kind 9: ternaries whose untaken arm is nan/inf --------------------------------------
 
 
@@ -323,6 +341,8 @@ CASES = [
     case(walrus_in_ternary_condition, [(P,), (N,)], kind="7"),
     case(walrus_in_while_and_with_break, [(P,), (N * 5,)], kind="7"),
     case(walrus_in_python_and_tensor_or, [(P,), (N,)], kind="7"),
+    case(walrus_in_if_inside_while, [(P,), (MX,)], kind="7", input_spec="batch"),
+    case(walrus_in_and_inside_for, [(M2P,), (M2N,)], kind="7", input_spec="batch"),
     case(ternary_guarding_log, [(P,), (MX,)], kind="9"),
     case(ternary_guarding_sqrt, [(ZS,), (MX,)], kind="9"),
     case(ternary_guarding_division, [(P,), (arr(1.0, -1.0, 0.5, -0.5),)], kind="9"),
@@ -340,6 +360,7 @@ CASES = [
 XFAIL: dict[str, str] = {
     "or_with_none_scale": C.OR_WITH_NONE,
     "walrus_in_while": C.WALRUS_IN_WHILE_TEST,
+    "walrus_in_and_inside_for": C.WALRUS_IN_WHILE_TEST,
     "walrus_counter_used_after_while": C.WALRUS_COUNTER_HANGS,
     "ternary_guarding_sqrt": C.TERNARY_NAN_GRAD,
     "ternary_guarding_division": C.TERNARY_NAN_GRAD,

@@ -215,6 +215,27 @@ def mean_of_python_count(x):
     return total / max(count, 1)
 
 
+def python_float_zero_accumulates(x):
+    acc = 0.0
+    for row in x:
+        acc = acc + rt.mean(row)
+    return acc
+
+
+def python_int_counts_int64_hits(x):
+    hits = 0
+    for row in x:
+        hits = hits + rt.sum(rt.cast(row > 0, "int64"))
+    return hits
+
+
+def rows_concatenated_over_tensor_for(x):
+    acc = x[0:1] * 0
+    for row in x:
+        acc = rt.concat([acc, rt.unsqueeze(row, 0)])
+    return acc
+
+
 # ---- generic loops -----------------------------------------------------------------------
 
 
@@ -328,6 +349,10 @@ CASES = [
     case(growing_concat_in_while, [(M1,), (M2,)], kind="10", input_spec="batch"),
     case(int32_sum_stays_int32, [(DIG,), (DIG[:1],)], kind="10", input_spec="batch"),
     case(mean_of_python_count, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(python_float_zero_accumulates, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(python_int_counts_int64_hits, [(M1,), (M2,)], kind="10", input_spec="batch",
+         grad=False),
+    case(rows_concatenated_over_tensor_for, [(M1,), (M2,)], kind="10", input_spec="batch"),
     case(while_with_tensor_counter, [(M1,)], kind="generic"),
     case(for_over_tensor_rows, [(M1,), (M2,)], kind="generic", input_spec="batch"),
     case(for_over_enumerate_weighted, [(M1,), (M2,)], kind="generic", input_spec="batch"),
