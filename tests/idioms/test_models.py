@@ -1,0 +1,343 @@
+"""Idioms: small real models (kind 13): LSTM/GRU-style cell loops over a traced sequence
+length, a seq2seq greedy decode loop with early stop, a beam-search-style loop, attention
+with length masks, a sentiment-style pooled classifier, an MLP with a tensor branch trained
+a few steps; and (generic) Layers with ``self.training`` branches and sublayers with tensor
+control flow."""
+
+import numpy as np
+import pytest
+
+import autostatic
+import autostatic_runtime as rt
+from autostatic import InputSpec
+
+from . import causes as C
+from .harness import KINDS, apply_xfails, case, rand, run_case
+
+F = rt.nn.functional
+
+
+class ManualLSTM(rt.nn.Layer):
+    """Gates written out, as in hand-rolled dygraph LSTMs."""
+
+    def __init__(self, d=4, hidden=4):
+        super().__init__()
+        rt.seed(81)
+        self.hidden = hidden
+        self.wx = rt.nn.Linear(d, 4 * hidden)
+        self.wh = rt.nn.Linear(hidden, 4 * hidden, bias_attr=False)
+
+    def forward(self, x):
+        h = x[:, 0, :] * 0.0
+        c = x[:, 0, :] * 0.0
+        for t in range(rt.shape(x)[1]):
+            gates = self.wx(x[:, t, :]) + self.wh(h)
+            i, f, g, o = rt.split(gates, 4, axis=1)
+            c = F.sigmoid(f) * c + F.sigmoid(i) * rt.tanh(g)
+            h = F.sigmoid(o) * rt.tanh(c)
+        return h, c
+
+
+class GRUWithLengths(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(82)
+        self.cell = rt.nn.GRUCell(4, 5)
+
+    def forward(self, x, lengths):
+        h = rt.zeros([x.shape[0], 5], "float32")
+        t = 0
+        while t < rt.max(lengths):
+            out, h_new = self.cell(x[:, t, :], h)
+            alive = rt.unsqueeze(lengths > t, 1)
+            h = rt.where(alive, h_new, h)
+            t += 1
+        return h
+
+
+class LSTMCollect(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(83)
+        self.cell = rt.nn.LSTMCell(4, 3)
+
+    def forward(self, x):
+        outputs = []
+        state = None
+        for t in range(rt.shape(x)[1]):
+            out, state = self.cell(x[:, t, :], state)
+            outputs.append(out)
+        return rt.stack(outputs, axis=1)
+
+
+EOS = 0
+
+
+class GreedyDecoder(rt.nn.Layer):
+    def __init__(self, vocab=6, hidden=8, max_len=5):
+        super().__init__()
+        rt.seed(84)
+        self.max_len = max_len
+        self.emb = rt.nn.Embedding(vocab, hidden)
+        self.cell = rt.nn.GRUCell(hidden, hidden)
+        self.out = rt.nn.Linear(hidden, vocab)
+
+    def forward(self, src):
+        h = rt.mean(self.emb(src), axis=1)
+        tok = rt.full([src.shape[0]], 1, "int64")
+        tokens = []
+        for _ in range(self.max_len):
+            _, h = self.cell(self.emb(tok), h)
+            tok = rt.argmax(self.out(h), axis=-1)
+            tokens.append(tok)
+            if rt.all(tok == EOS):
+                break
+        return rt.stack(tokens, axis=1)
+
+
+class WhileDecoder(GreedyDecoder):
+    """The same decoder with a tensor ``while`` and a finished mask."""
+
+    def forward(self, src):
+        h = rt.mean(self.emb(src), axis=1)
+        tok = rt.full([src.shape[0]], 1, "int64")
+        finished = tok == EOS
+        score = rt.zeros([src.shape[0]], "float32")
+        step = 0
+        while step < self.max_len and not rt.all(finished):
+            _, h = self.cell(self.emb(tok), h)
+            logp = F.log_softmax(self.out(h))
+            tok = rt.argmax(logp, axis=-1)
+            best = rt.max(logp, axis=-1)
+            score = score + rt.where(finished, rt.zeros_like(best), best)
+            finished = rt.logical_or(finished, tok == EOS)
+            step += 1
+        return score, step
+
+
+class BeamSearch(rt.nn.Layer):
+    def __init__(self, vocab=5, hidden=6, beam=2, steps=3):
+        super().__init__()
+        rt.seed(85)
+        self.vocab, self.beam, self.steps = vocab, beam, steps
+        self.init = rt.nn.Linear(4, hidden)
+        self.step_fc = rt.nn.Linear(hidden, hidden)
+        self.out = rt.nn.Linear(hidden, vocab)
+
+    def forward(self, x):
+        h = rt.tanh(self.init(x))  # [beam, hidden]
+        scores = rt.to_tensor([0.0] + [-1e9] * (self.beam - 1))
+        history = []
+        for _ in range(self.steps):
+            logp = F.log_softmax(self.out(h))
+            total = rt.reshape(rt.unsqueeze(scores, 1) + logp, [-1])
+            scores, idx = rt.topk(total, self.beam)
+            parent = idx // self.vocab
+            token = idx % self.vocab
+            h = rt.tanh(self.step_fc(rt.gather(h, parent)))
+            history.append(token)
+            if rt.max(scores) < -20.0:
+                break
+        return scores, rt.stack(history)
+
+
+class MaskedAttention(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(86)
+        self.q = rt.nn.Linear(4, 4)
+
+    def forward(self, enc, lengths):
+        query = self.q(rt.mean(enc, axis=1))  # [B, 4]
+        scores = rt.squeeze(rt.matmul(enc, rt.unsqueeze(query, 2)), 2)  # [B, T]
+        steps = rt.unsqueeze(rt.arange(rt.shape(enc)[1]), 0)
+        pad = steps >= rt.unsqueeze(lengths, 1)
+        if rt.any(pad):
+            scores = rt.masked_fill(scores, pad, -1e9)
+        attn = F.softmax(scores)
+        return rt.sum(enc * rt.unsqueeze(attn, 2), axis=1)
+
+
+class SentimentPool(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(87)
+        self.emb = rt.nn.Embedding(10, 6, padding_idx=0)
+        self.fc = rt.nn.Linear(6, 2)
+
+    def forward(self, tokens):
+        e = self.emb(tokens)
+        mask = rt.cast(tokens != 0, "float32")
+        total = rt.zeros([tokens.shape[0], 6], "float32")
+        for t in range(rt.shape(tokens)[1]):
+            total = total + e[:, t, :] * rt.unsqueeze(mask[:, t], 1)
+        n = rt.clip(rt.sum(mask, axis=1, keepdim=True), min=1.0)
+        logits = self.fc(total / n)
+        if self.training:
+            return logits
+        return F.softmax(logits)
+
+
+class TrainingBranchNet(rt.nn.Layer):
+    def __init__(self, training=True):
+        super().__init__()
+        rt.seed(88)
+        self.fc = rt.nn.Linear(3, 4)
+        self.bn = rt.nn.BatchNorm1D(4)
+        self.train() if training else self.eval()
+
+    def forward(self, x):
+        h = self.bn(self.fc(x))
+        if self.training and rt.mean(h) > -10:
+            h = h * 0.9
+        else:
+            h = rt.tanh(h)
+        return h
+
+
+class Gate(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = rt.nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if rt.mean(h) > 0:
+            return rt.nn.functional.relu(h)
+        return h * 0.1
+
+
+class StackOfGates(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(89)
+        self.blocks = rt.nn.LayerList([Gate() for _ in range(3)])
+
+    def forward(self, x):
+        for blk in self.blocks:
+            res = blk(x)
+            if rt.sum(res) > rt.sum(x):
+                x = x + res
+            else:
+                x = res
+        return x
+
+
+class ResidualWhile(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(90)
+        self.fc = rt.nn.Linear(3, 3)
+
+    def forward(self, x):
+        steps = rt.zeros([1], "int64")
+        while rt.mean(rt.abs(x)) < 2.0 and steps < 4:
+            x = x + rt.tanh(self.fc(x))
+            steps += 1
+        return x, steps
+
+
+SEQ = rand(2, 5, 4, seed=91)
+SEQ3 = rand(3, 2, 4, seed=92)
+LEN = np.array([5, 2], "int64")
+SRC = np.array([[1, 3, 4], [2, 5, 0]], "int64")
+SRC2 = np.array([[4, 4, 1], [3, 3, 3], [5, 1, 2]], "int64")
+TOK = np.array([[3, 4, 0, 0], [1, 2, 9, 5]], "int64")
+TOK2 = np.array([[7, 0, 0, 0], [2, 2, 0, 0], [5, 6, 7, 8]], "int64")
+X3 = rand(4, 3, seed=93)
+B2 = rand(2, 4, seed=94)
+SEQ_SPEC = [InputSpec([None, None, 4], "float32")]
+
+CASES = [
+    case(ManualLSTM(), [(SEQ,), (SEQ3,)], kind="13", id="manual_lstm_over_traced_length",
+         input_spec=SEQ_SPEC),
+    case(GRUWithLengths(), [(SEQ, LEN), (SEQ, np.array([1, 3], "int64"))], kind="13",
+         id="gru_cell_loop_with_lengths", input_spec="batch"),
+    case(LSTMCollect(), [(SEQ,), (SEQ3,)], kind="13", id="lstm_cell_outputs_stacked",
+         input_spec=SEQ_SPEC),
+    case(GreedyDecoder(), [(SRC,), (SRC2,)], kind="13", id="greedy_decode_with_break",
+         input_spec="batch"),
+    case(WhileDecoder(), [(SRC,), (SRC2,)], kind="13", id="greedy_decode_while_finished",
+         input_spec="batch"),
+    case(BeamSearch(), [(B2,)], kind="13", id="beam_search_topk_loop"),
+    case(MaskedAttention(), [(SEQ, LEN), (SEQ, np.array([5, 5], "int64"))], kind="13",
+         id="attention_with_length_mask"),
+    case(SentimentPool(), [(TOK,), (TOK2,)], kind="13", id="sentiment_masked_pooling",
+         input_spec="batch"),
+    # the same models with exact shapes (no traced batch dim), for their control flow alone
+    case(GRUWithLengths(), [(SEQ, LEN), (SEQ, np.array([1, 3], "int64"))], kind="13",
+         id="gru_cell_loop_with_lengths_fixed_batch", input_spec=None),
+    case(GreedyDecoder(), [(SRC,), (SRC2,)], kind="13", id="greedy_decode_fixed_batch"),
+    case(WhileDecoder(), [(SRC,), (SRC2,)], kind="13", id="greedy_decode_while_fixed_batch"),
+    case(SentimentPool(), [(TOK,), (TOK2,)], kind="13", id="sentiment_pooling_fixed_batch"),
+    case(TrainingBranchNet(True), [(X3,)], kind="generic", id="layer_training_branch_train"),
+    case(TrainingBranchNet(False), [(X3,)], kind="generic", id="layer_training_branch_eval"),
+    case(StackOfGates(), [(X3,), (-X3,)], kind="generic", id="sublayers_with_tensor_if"),
+    case(ResidualWhile(), [(X3,), (X3 * 3,)], kind="generic", id="layer_residual_while"),
+]
+
+XFAIL: dict[str, str] = {
+    "gru_cell_loop_with_lengths": C.CREATION_WITH_TRACED_DIMS,
+    "lstm_cell_outputs_stacked": C.NONE_STATE_INTO_CELL,
+    "greedy_decode_with_break": C.CREATION_WITH_TRACED_DIMS,
+    "greedy_decode_while_finished": C.CREATION_WITH_TRACED_DIMS,
+    "beam_search_topk_loop": C.LIST_MUTATION_IN_COND,
+    "attention_with_length_mask": C.ARANGE_WITH_TRACED_END,
+    "sentiment_masked_pooling": C.CREATION_WITH_TRACED_DIMS,
+    "greedy_decode_fixed_batch": C.LIST_MUTATION_IN_COND,
+}
+
+
+@pytest.mark.parametrize("fn,inputs,kw", apply_xfails(CASES, XFAIL))
+def test_idiom(fn, inputs, kw):
+    run_case(fn, inputs, kw)
+
+
+# ---- training: an MLP with a tensor branch, trained eagerly and as a static program -------
+
+
+class BranchyMLP(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(95)
+        self.fc1 = rt.nn.Linear(4, 8)
+        self.fc2 = rt.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        if rt.mean(h) > 0:
+            h = F.relu(h)
+        else:
+            h = rt.tanh(h) * 0.5
+        return self.fc2(h)
+
+
+def _train(net, steps=4):
+    opt = rt.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+    rng = np.random.default_rng(96)
+    losses = []
+    for _ in range(steps):
+        x = rt.to_tensor(rng.normal(size=(8, 4)).astype("float32"))
+        y = rt.to_tensor(rng.integers(0, 3, size=(8,)).astype("int64"))
+        loss = F.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss.numpy()))
+    return losses
+
+
+TRAIN_XFAIL: str | None = None
+KINDS["train_mlp_with_tensor_branch"] = "13"
+
+
+@pytest.mark.timeout(60)
+def test_train_mlp_with_tensor_branch(request):
+    if TRAIN_XFAIL:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=TRAIN_XFAIL))
+    eager = _train(BranchyMLP())
+    static_net = autostatic.to_static(
+        BranchyMLP(), input_spec=[InputSpec([None, 4], "float32")]
+    )
+    static = _train(static_net)
+    np.testing.assert_allclose(static, eager, rtol=1e-4, atol=1e-5)
