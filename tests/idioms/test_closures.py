@@ -214,8 +214,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "closure_reads_loop_carried_scale": C.CLOSURE_SEES_STALE_VALUE,
-    "closure_reads_var_updated_in_tensor_while": C.CLOSURE_IN_WHILE_TEST_HANGS,
     "nonlocal_counter_in_tensor_loop": C.NONLOCAL_IN_TENSOR_LOOP,
     "dataclass_carried_by_tensor_for": C.DATACLASS_LOOP_VAR,
     "value_object_method_in_while": C.DATACLASS_LOOP_VAR,

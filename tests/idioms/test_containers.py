@@ -306,21 +306,10 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "append_in_both_branches": C.LIST_MUTATION_IN_COND,
     "append_in_one_branch": C.LIST_MUTATION_IN_COND,
-    "pop_in_branches": C.LIST_POP_BOTH_BRANCHES,
-    "extend_in_branches": C.LIST_MUTATION_IN_COND,
-    "dict_item_overwritten_in_one_branch": C.DICT_ITEM_ONE_BRANCH,
-    "setitem_in_tensor_if": C.TENSOR_SETITEM_IN_COND,
     "setitem_in_tensor_while": C.TENSOR_SETITEM_IN_WHILE,
     "setitem_rows_in_for_range": C.TENSOR_SETITEM_IN_COND,
     "layer_self_attr_in_tensor_if": C.ATTR_ASSIGN_IN_COND,
-    "namespace_attr_in_while": C.ATTR_ASSIGN_IN_COND,
-    "plain_object_attr_in_for": C.ATTR_ASSIGN_IN_COND,
-    "list_item_set_in_branch": C.LIST_MUTATION_IN_COND,
-    "self_attr_counter_in_loop_layer_forward": C.ATTR_ASSIGN_IN_COND,
-    "dict_cache_updated_by_sublayer": C.DICT_ITEM_ONE_BRANCH,
-    "dict_item_set_in_for_over_tensor": C.DICT_ITEM_ONE_BRANCH,
 }
 
 

@@ -231,19 +231,10 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "return_row_in_for_range": C.RETURN_IN_TENSOR_LOOP,
-    "return_index_in_while": C.RETURN_IN_TENSOR_LOOP,
-    "return_in_nested_for": C.JUMP_FLAG_NOT_INITIALIZED,
-    "return_or_break_in_while": C.RETURN_IN_TENSOR_LOOP,
-    "return_tuple_in_for_over_tensor": C.RETURN_IN_TENSOR_LOOP,
-    "continue_then_break": C.JUMP_FLAG_NOT_INITIALIZED,
     "return_in_while_true": C.RETURN_IN_WHILE_TRUE,
     "return_in_if_inside_while_else_break": C.RETURN_IN_TENSOR_LOOP,
     "for_else_with_tensor_break": C.TRACED_INT_DTYPES,
-    "return_from_enumerate_loop": C.RETURN_IN_TENSOR_LOOP,
     "return_in_loop_of_helper": C.RETURN_IN_TENSOR_LOOP,
-    "return_three_levels_deep": C.JUMP_FLAG_NOT_INITIALIZED,
-    "break_outer_via_flag_continue_inner": C.JUMP_FLAG_NOT_INITIALIZED,
 }
 
 

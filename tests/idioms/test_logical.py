@@ -358,15 +358,9 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "or_with_none_scale": C.OR_WITH_NONE,
     "walrus_in_while": C.WALRUS_IN_WHILE_TEST,
-    "walrus_in_and_inside_for": C.WALRUS_IN_WHILE_TEST,
     "walrus_counter_used_after_while": C.WALRUS_COUNTER_HANGS,
-    "ternary_guarding_sqrt": C.TERNARY_NAN_GRAD,
-    "ternary_guarding_division": C.TERNARY_NAN_GRAD,
-    "ternary_guarding_reciprocal": C.TERNARY_NAN_GRAD,
     "nested_ternary_guards": C.TERNARY_NAN_GRAD,
-    "ternary_guarding_pow": C.TERNARY_NAN_GRAD,
 }
 
 

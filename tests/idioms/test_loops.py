@@ -366,17 +366,8 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "value_first_set_in_for": C.FIRST_BOUND_IN_LOOP,
-    "value_first_set_in_while": C.FIRST_BOUND_IN_LOOP,
     "reverse_index_from_python_flag": C.CREATION_WITH_TRACED_DIMS,
     "forward_index_from_python_flag": C.FIRST_BOUND_IN_LOOP,
-    "value_first_set_in_nested_for": C.FIRST_BOUND_IN_LOOP,
-    "value_first_set_in_for_over_rows": C.FIRST_BOUND_IN_LOOP,
-    "set_in_both_branches_inside_loop": C.FIRST_BOUND_IN_LOOP,
-    "python_mode_branch_in_tensor_while": C.FIRST_BOUND_IN_LOOP,
-    "first_set_in_if_inside_while": C.FIRST_BOUND_IN_LOOP,
-    "first_bound_in_loop_inside_tensor_if": C.FIRST_BOUND_IN_LOOP,
-    "first_bound_in_inner_while_of_for": C.FIRST_BOUND_IN_LOOP,
     "digits_into_int32_number": C.PY_INT_START_PROMOTED_INT64,
     "python_zero_accumulates_floats": C.PY_INT_START_THEN_FLOAT,
     "python_float_start_then_maximum": C.TO_TENSOR_OF_VARIABLE,

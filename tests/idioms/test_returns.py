@@ -162,19 +162,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "return_pair": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_nested_tuple": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_dict_with_flag": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_tensor_and_int_code": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_in_nested_if": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_list_of_tensors": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_after_code_following_if": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_float_constant_or_tensor": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_from_helper_call": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "early_exit_layer": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_three_deep": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_only_in_else": C.RETURN_PLACEHOLDER_STRUCTURE,
-    "return_label_string_chosen_by_tensor": C.RETURN_PLACEHOLDER_STRUCTURE,
 }
 
 
