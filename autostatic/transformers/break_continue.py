@@ -54,6 +54,23 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
     return found
 
 
+def _binds_in_test(node: gast.While) -> bool:
+    """A ``:=`` in the test, and no jump in the ``else`` (it would change loops below)."""
+    if not any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
+        return False
+    return not any(isinstance(n, (gast.Break, gast.Continue)) for s in node.orelse for n in gast.walk(s))
+
+
+def _test_in_body(node: gast.While) -> gast.While:
+    """``while (v := f()) > c: body else: orelse`` as ``while True: if not ((v := f()) > c):
+    orelse; break`` then ``body``: the test runs in the body, where its bindings are loop
+    variables like any other assignment."""
+    test = gast.UnaryOp(op=gast.Not(), operand=node.test)
+    leave = replace("if test:\n    orelse\n    break", node, test=test, orelse=node.orelse)
+    loop = gast.While(test=gast.Constant(value=True, kind=None), body=leave + node.body, orelse=[])
+    return gast.copy_location(loop, node)
+
+
 class BreakContinueTransformer(Transformer):
     """Lowers ``break``/``continue`` of ``while`` loops to flags (see the module docstring)."""
 
@@ -68,6 +85,8 @@ class BreakContinueTransformer(Transformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_While(self, node: gast.While):
+        if _binds_in_test(node):  # the test's := bindings must outlive the test
+            node = _test_in_body(node)
         lowered = self._lowered_body(node)
         if lowered is None:
             return node

@@ -358,8 +358,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "walrus_in_while": C.WALRUS_IN_WHILE_TEST,
-    "walrus_counter_used_after_while": C.WALRUS_COUNTER_HANGS,
     "nested_ternary_guards": C.TERNARY_NAN_GRAD,
 }
 
