@@ -93,9 +93,19 @@ def to_tensor(
     """A new tensor holding ``data`` (numbers, nested lists, NumPy arrays or tensors).
 
     Python floats become ``float32`` (the default dtype), ints ``int64``, bools ``bool``;
-    NumPy arrays keep their dtype. ``data`` is copied.
+    NumPy arrays keep their dtype. ``data`` is copied. ``place`` is ``"cpu"``/``"gpu:0"`` or
+    ``rt.CPUPlace()``/``rt.CUDAPlace(0)``. In a list, 1-element tensors mixed with numbers
+    count as numbers.
+
+    While building a program, ``data`` may be a traced Variable or a (nested) list mixing
+    traced values and numbers: the result is computed by ops (``assign``/``cast``, ``stack``)
+    so gradients flow back to the traced values, as in Paddle's static ``assign``. Eagerly the
+    result is a new leaf (Paddle's ``to_tensor`` copies and detaches).
     """
+    data = _numbers_in_lists(data)
     if not in_dynamic_mode():
+        if _holds_traced(data):
+            return _traced_to_tensor(data, dtype)
         arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
         d = _dtype(
             dtype,
@@ -115,15 +125,89 @@ def to_tensor(
     return t
 
 
+def _is_traced(v: Any) -> bool:
+    return isinstance(v, TensorLike) and not isinstance(v, Tensor)
+
+
+def _holds_traced(data: Any) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_traced(v) for v in data)
+    return _is_traced(data)
+
+
+def _numbers_in_lists(data: Any) -> Any:
+    """In a list whose items differ in shape, 1-element tensors become 0-D (so
+    ``[rt.max(x).reshape([1]), 2.0]`` is a 2-vector, as Paddle's ``to_tensor`` gives)."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return data
+    items = [_numbers_in_lists(v) for v in data]
+    tensors = [v for v in items if isinstance(v, TensorLike)]
+    if not tensors:
+        return items if any(a is not b for a, b in zip(items, data)) else data
+    shapes = {tuple(v.shape) if isinstance(v, TensorLike) else np.shape(v) for v in items}
+    if len(shapes) > 1 and all(v.size in (1, -1) and v.ndim <= 1 for v in tensors):
+        from autostatic_runtime.ops.manipulation import reshape
+
+        items = [reshape(v, []) if isinstance(v, TensorLike) and v.ndim else v for v in items]
+    return items
+
+
+def _traced_to_tensor(data: Any, dtype: Any) -> Any:
+    """``to_tensor`` of traced values: ``assign``/``cast`` of one Variable, ``stack`` of a
+    (nested) list; the dtype is the one eager ``to_tensor`` gives on the same values."""
+    from autostatic_runtime.ops.elementwise import assign as _assign
+    from autostatic_runtime.ops.elementwise import cast
+    from autostatic_runtime.ops.manipulation import stack
+
+    if dtype is None:
+        arr = np.asarray(_placeholders(data))
+        d = dtypes.get_default_dtype() if arr.dtype == np.float64 else arr.dtype
+        want = dtypes.convert_dtype(d)
+    else:
+        want = _dtype(dtype)
+
+    def build(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return stack([build(e) for e in v])
+        if isinstance(v, TensorLike):
+            return _assign(v) if v.dtype == want else cast(v, want)
+        return full([], v, want)
+
+    return build(data)
+
+
+def _placeholders(data: Any) -> Any:
+    """``data`` with each tensor replaced by zeros of its dtype (unknown dims as 1)."""
+    if isinstance(data, (list, tuple)):
+        return [_placeholders(v) for v in data]
+    if isinstance(data, TensorLike):
+        shape = tuple(1 if d < 0 else d for d in data.shape)
+        return np.zeros(shape, dtype=str(data.dtype))
+    return data
+
+
 def assign(x: Any, output: Tensor | None = None) -> Tensor:
-    """Copy ``x`` (a tensor or array-like) into a new tensor, or into ``output``."""
+    """Copy ``x`` (a tensor, array-like, or a list mixing tensors and numbers) into a new
+    tensor, or into ``output``. A list holding tensors is stacked (differentiably)."""
     from autostatic_runtime.ops.elementwise import assign as _assign
 
-    value = _assign(x) if isinstance(x, TensorLike) else to_tensor(x)
+    x = _numbers_in_lists(x)
+    if isinstance(x, TensorLike):
+        value = _assign(x)
+    elif _holds_traced(x) or _holds_tensor(x):
+        value = _traced_to_tensor(x, None)
+    else:
+        value = to_tensor(x)
     if output is None:
         return value
     output.set_value(value)
     return output
+
+
+def _holds_tensor(data: Any) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_tensor(v) for v in data)
+    return isinstance(data, TensorLike)
 
 
 # ---- creation ops ----------------------------------------------------------------------
@@ -246,8 +330,34 @@ class RandPerm:
 # ---- public creators --------------------------------------------------------------------
 
 
+def _fill(shape: Any, value: Any, dtype: dtypes.DType, op_name: str) -> Tensor:
+    """``fill_constant``, or ``fill_constant_dynamic`` when ``shape`` holds dims traced from
+    run-time values (see ``ops/shape_tensor.py``)."""
+    from autostatic_runtime.ops.shape_tensor import FillConstantDynamic, shape_tensor
+
+    dynamic = shape_tensor(shape, op_name)
+    if dynamic is not None:
+        static, tensor = dynamic
+        return FillConstantDynamic(tensor, value=value, dtype=dtype, static=static)
+    return FillConstant(shape=_shape(shape, op_name), value=value, dtype=dtype)
+
+
 def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """A tensor of ``shape`` filled with ``fill_value`` (dtype from the value when not given)."""
+    """A tensor of ``shape`` filled with ``fill_value`` (dtype from the value when not given).
+
+    While tracing, ``shape`` may hold traced dims (``x.shape[0]``) or be a 1-D int tensor,
+    and ``fill_value`` may be a traced 1-element tensor (then it is broadcast, differentiably).
+    """
+    if isinstance(fill_value, TensorLike) and not isinstance(fill_value, Tensor):
+        from autostatic_runtime.ops.broadcast import expand
+        from autostatic_runtime.ops.elementwise import cast
+        from autostatic_runtime.ops.manipulation import reshape
+
+        d = fill_value.dtype if dtype is None else _dtype(dtype)
+        value = reshape(fill_value if fill_value.dtype == d else cast(fill_value, d), [])
+        if isinstance(shape, TensorLike):
+            shape = [shape[i] for i in range(shape.shape[0])]
+        return expand(value, list(shape) if isinstance(shape, (list, tuple)) else [shape])
     if isinstance(fill_value, TensorLike):
         fill_value = fill_value.item()
     if dtype is None:
@@ -258,22 +368,22 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None
             if isinstance(fill_value, int)
             else dtypes.get_default_dtype()
         )
-    return FillConstant(shape=_shape(shape, "full"), value=fill_value, dtype=_dtype(dtype))
+    return _fill(shape, fill_value, _dtype(dtype), "full")
 
 
 def zeros(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype`` says otherwise)."""
-    return FillConstant(shape=_shape(shape, "zeros"), value=0, dtype=_dtype(dtype))
+    return _fill(shape, 0, _dtype(dtype), "zeros")
 
 
 def ones(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """A tensor of ones (float32 unless ``dtype`` says otherwise)."""
-    return FillConstant(shape=_shape(shape, "ones"), value=1, dtype=_dtype(dtype))
+    return _fill(shape, 1, _dtype(dtype), "ones")
 
 
 def empty(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """An uninitialised tensor (filled with zeros here)."""
-    return zeros(shape, dtype)
+    return _fill(shape, 0, _dtype(dtype), "empty")
 
 
 def full_like(x: TensorLike, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -304,6 +414,8 @@ def arange(
     start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, name: str | None = None
 ) -> Tensor:
     """Values from ``start`` up to ``end`` (exclusive) by ``step``; int64 for ints, else float32."""
+    if any(_traced(v) for v in (start, end, step)):
+        return _range(start, end, step, dtype)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
@@ -313,6 +425,31 @@ def arange(
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = dtypes.int64 if ints else dtypes.get_default_dtype()
     return Arange(start=start, end=end, step=step, dtype=_dtype(dtype))
+
+
+def _traced(v: Any) -> bool:
+    return isinstance(v, TensorLike) and not isinstance(v, Tensor)
+
+
+def _range(start: Any, end: Any, step: Any, dtype: Any) -> Tensor:
+    """``arange`` over traced bounds: a ``range`` op whose length is known at run time."""
+    from autostatic_runtime.ops.elementwise import cast
+    from autostatic_runtime.ops.shape_tensor import Range
+
+    if end is None:
+        start, end = 0, start
+    values = (start, end, step)
+    if dtype is None:
+        floating = any(
+            v.dtype.is_floating if isinstance(v, TensorLike) else isinstance(v, float)
+            for v in values
+        )
+        dtype = dtypes.get_default_dtype() if floating else dtypes.int64
+    d = _dtype(dtype)
+    start, end, step = (
+        cast(v, d) if isinstance(v, TensorLike) else full([1], v, d) for v in values
+    )
+    return Range(start, end, step, dtype=d)
 
 
 def linspace(start: Any, stop: Any, num: int, dtype: Any = None, name: str | None = None) -> Tensor:

@@ -268,7 +268,14 @@ class SetItem:
 
 
 def getitem(x: Any, key: Any):
-    """``x[key]`` with NumPy semantics: ints, slices, None, ..., int lists/tensors, bool masks."""
+    """``x[key]`` with NumPy semantics: ints, slices, None, ..., int lists/tensors, bool masks.
+
+    While tracing, slice bounds may be traced ints (``x[:, :n]``): those dims go through a
+    ``slice`` op whose bounds are read when the program runs."""
+    if type(key) is tuple or type(key) is slice:
+        from autostatic_runtime.ops.shape_tensor import traced_slices
+
+        x, key = traced_slices(x, key)
     template, tensors = parse_key(key)
     return GetItem(x, *tensors, key=template)
 
