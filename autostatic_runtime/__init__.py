@@ -50,6 +50,7 @@ from autostatic_runtime.errors import (  # noqa: E402
     OpError,
     ShapeError,
 )
+from autostatic_runtime.io import load, save  # noqa: E402
 from autostatic_runtime.mode import in_dynamic_mode  # noqa: E402
 from autostatic_runtime.place import CPUPlace, CUDAPlace, is_compiled_with_cuda  # noqa: E402
 from autostatic_runtime.ops import methods as _methods  # noqa: E402
@@ -76,6 +77,7 @@ for _name in _tensor_array.__all__:  # Paddle's paddle.tensor.create_array & co.
 
 from autostatic_runtime import (  # noqa: E402,F401
     jit,  # noqa: E402,F401  (run_program, load)
+    metric,
     nn,
     optimizer,
     regularizer,

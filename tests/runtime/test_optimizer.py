@@ -116,6 +116,26 @@ def test_momentum_matches_reference_with_weight_decay(nesterov):
     np.testing.assert_allclose(got, ref_momentum(P0, GRADS, 0.05, 0.9, nesterov, 0.01), rtol=1e-12)
 
 
+def ref_adagrad(p, grads, lr, eps=1e-6, init=0.0, decay=0.0):
+    p, moment = p.copy(), np.full_like(p, init)
+    for g in grads:
+        g = g + decay * p
+        moment = moment + g * g
+        p = p - lr * g / (np.sqrt(moment) + eps)
+    return p
+
+
+def test_adagrad_matches_paddle_formula():
+    p = _param(dtype="float64")
+    opt = rt.optimizer.Adagrad(0.1, parameters=[p], initial_accumulator_value=0.2, weight_decay=0.01)
+    (got,) = _run(opt, [p], _steps(GRADS))
+    np.testing.assert_allclose(got, ref_adagrad(P0, GRADS, 0.1, 1e-6, 0.2, 0.01), rtol=1e-12)
+    state = opt.state_dict()
+    assert any(k.endswith("moment_0") for k in state)
+    with pytest.raises(ValueError, match="epsilon"):
+        rt.optimizer.Adagrad(0.1, epsilon=-1.0, parameters=[p])
+
+
 @pytest.mark.parametrize("amsgrad", [False, True])
 def test_adam_matches_paddle_formula(amsgrad):
     p = _param(dtype="float64")
@@ -468,6 +488,7 @@ def test_optimizer_follows_its_scheduler():
         lambda ps: rt.optimizer.Momentum(0.05, 0.9, ps, use_nesterov=True),
         lambda ps: rt.optimizer.Adam(0.05, parameters=ps),
         lambda ps: rt.optimizer.AdamW(0.05, parameters=ps, weight_decay=1e-4),
+        lambda ps: rt.optimizer.Adagrad(0.3, parameters=ps),
     ],
 )
 def test_tiny_regression_trains_to_low_loss(make):
