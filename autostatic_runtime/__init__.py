@@ -56,6 +56,7 @@ from autostatic_runtime.place import CPUPlace, CUDAPlace, is_compiled_with_cuda 
 from autostatic_runtime.ops import methods as _methods  # noqa: E402
 from autostatic_runtime.ops.broadcast import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.combine import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.composite import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.elementwise import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.indexing import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.linalg import *  # noqa: E402,F401,F403

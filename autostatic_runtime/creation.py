@@ -387,8 +387,14 @@ def empty(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
 
 
 def full_like(x: TensorLike, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """A tensor shaped like ``x`` filled with ``fill_value`` (``x``'s dtype by default)."""
-    return FullLike(x, value=fill_value, dtype=x.dtype if dtype is None else _dtype(dtype))
+    """A tensor shaped like ``x`` filled with ``fill_value`` (``x``'s dtype by default); a
+    traced 1-element ``fill_value`` is broadcast (differentiably)."""
+    d = x.dtype if dtype is None else _dtype(dtype)
+    if _is_traced(fill_value):
+        from autostatic_runtime.ops.elementwise import cast
+
+        return FullLike(x, value=0, dtype=d) + cast(fill_value, d).reshape([])
+    return FullLike(x, value=_scalar(fill_value), dtype=d)
 
 
 def zeros_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:

@@ -431,7 +431,8 @@ def _err(name: str, message: str) -> ShapeError:
 
 
 def _check_shape(name: str, what: str, value, want: tuple) -> None:
-    if tuple(value.shape) != want:
+    got = tuple(value.shape)
+    if len(got) != len(want) or any(g != w and g >= 0 and w >= 0 for g, w in zip(got, want)):
         raise _err(name, f"{what} must have shape {list(want)}, got {list(value.shape)}")
 
 
