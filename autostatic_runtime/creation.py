@@ -102,10 +102,9 @@ def to_tensor(
     so gradients flow back to the traced values, as in Paddle's static ``assign``. Eagerly the
     result is a new leaf (Paddle's ``to_tensor`` copies and detaches).
     """
-    data = _numbers_in_lists(data)
     if not in_dynamic_mode():
         if _holds_traced(data):
-            return _traced_to_tensor(data, dtype)
+            return _traced_to_tensor(_numbers_in_lists(data), dtype)
         arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
         d = _dtype(
             dtype,
@@ -116,7 +115,14 @@ def to_tensor(
         out = AssignValue(shape=tuple(arr.shape), dtype=d, values=tuple(arr.reshape(-1).tolist()))
         out.stop_gradient = stop_gradient
         return out
-    t = Tensor._rebuild(_to_array(data, dtype, place), None, 0)
+    try:
+        arr = _to_array(data, dtype, place)
+    except ValueError:  # ragged: 1-element tensors mixed with numbers in a list?
+        mixed = _numbers_in_lists(data)
+        if mixed is data:
+            raise
+        arr = _to_array(mixed, dtype, place)
+    t = Tensor._rebuild(arr, None, 0)
     t.stop_gradient = stop_gradient
     if isinstance(data, np.ndarray) or isinstance(data, Tensor):
         # np.asarray shares memory; Paddle's to_tensor copies
