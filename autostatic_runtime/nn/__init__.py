@@ -11,6 +11,7 @@ from autostatic_runtime.nn import (
     functional,  # noqa: F401
     initializer,  # noqa: F401
 )
+from autostatic_runtime.nn.decode import BeamSearchDecoder, dynamic_decode
 from autostatic_runtime.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from autostatic_runtime.nn.layer import *  # noqa: F401,F403
 from autostatic_runtime.nn.layer import activation as _activation
@@ -36,6 +37,8 @@ __all__ = (
         "ClipGradByValue",
         "functional",
         "initializer",
+        "BeamSearchDecoder",
+        "dynamic_decode",
     ]
     + _activation.__all__
     + _common.__all__
