@@ -493,7 +493,7 @@ def uniform(
     """Uniform random values in ``[min, max)``."""
     d = _dtype(dtype)
     _require_float("uniform", d)
-    return UniformRandom(shape=_shape(shape, "uniform"), min=float(min), max=float(max), dtype=d)
+    return _random("uniform", shape, d, min=float(min), max=float(max))
 
 
 def rand(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -505,19 +505,15 @@ def normal(
     mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str | None = None
 ) -> Tensor:
     """Normal random values with the given mean and standard deviation."""
-    return GaussianRandom(
-        shape=_shape(shape if shape is not None else [1], "normal"),
-        mean=float(mean),
-        std=float(std),
-        dtype=dtypes.get_default_dtype(),
-    )
+    shape = shape if shape is not None else [1]
+    return _random("normal", shape, dtypes.get_default_dtype(), mean=float(mean), std=float(std))
 
 
 def randn(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """Standard normal random values."""
     d = _dtype(dtype)
     _require_float("randn", d)
-    return GaussianRandom(shape=_shape(shape, "randn"), mean=0.0, std=1.0, dtype=d)
+    return _random("randn", shape, d, mean=0.0, std=1.0)
 
 
 def randint(
@@ -532,17 +528,28 @@ def randint(
         low, high = 0, low
     if high <= low:
         raise OpError("randint", f"high ({high}) must be greater than low ({low})", user_location())
-    return RandInt(
-        low=int(low),
-        high=int(high),
-        shape=_shape(shape, "randint"),
-        dtype=_dtype(dtype, dtypes.int64),
-    )
+    return _random("randint", shape, _dtype(dtype, dtypes.int64), low=int(low), high=int(high))
 
 
 def randperm(n: int, dtype: Any = "int64", name: str | None = None) -> Tensor:
     """A random permutation of ``0..n-1``."""
     return RandPerm(n=int(n), dtype=_dtype(dtype))
+
+
+def _random(name: str, shape: Any, dtype: dtypes.DType, **attrs: Any) -> Tensor:
+    """A random creator's op; its ``*_dynamic`` form when ``shape`` holds traced dims."""
+    from autostatic_runtime.ops import shape_tensor as st
+
+    static_op, dynamic_op = {
+        "uniform": (UniformRandom, st.UniformRandomDynamic),
+        "normal": (GaussianRandom, st.GaussianRandomDynamic),
+        "randn": (GaussianRandom, st.GaussianRandomDynamic),
+        "randint": (RandInt, st.RandIntDynamic),
+    }[name]
+    dynamic = st.shape_tensor(shape, name)
+    if dynamic is not None:
+        return dynamic_op(dynamic[1], dtype=dtype, static=dynamic[0], **attrs)
+    return static_op(shape=_shape(shape, name), dtype=dtype, **attrs)
 
 
 def seed(value: int) -> None:

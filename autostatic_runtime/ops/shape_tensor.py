@@ -89,6 +89,34 @@ class FillConstantDynamic:
     grad = None
 
 
+def _random_dynamic(name: str, draw):
+    """A random op whose shape is read from a 1-D int tensor (``rt.randn(x.shape)`` with an
+    unknown batch); ``draw(xp, shape, **attrs)`` is the static op's kernel."""
+
+    def infer(shape, dtype, static=(), **attrs):
+        return Spec(tuple(static), dtypes.convert_dtype(dtype))
+
+    def kernel(xp, shape, dtype, static=(), **attrs):
+        return draw(xp, _dims(xp, shape), dtype=dtype, **attrs)
+
+    body = {"infer": infer, "kernel": kernel, "grad": None, "__doc__": draw.__doc__}
+    return op(name)(type(name, (), body))
+
+
+UniformRandomDynamic = _random_dynamic(
+    "uniform_random_dynamic",
+    lambda xp, shape, dtype, min, max: xp.random_uniform(shape, min, max, dtype),
+)
+GaussianRandomDynamic = _random_dynamic(
+    "gaussian_random_dynamic",
+    lambda xp, shape, dtype, mean, std: xp.random_normal(shape, mean, std, dtype),
+)
+RandIntDynamic = _random_dynamic(
+    "randint_dynamic",
+    lambda xp, shape, dtype, low, high: xp.random_integers(shape, low, high, dtype),
+)
+
+
 @op("expand_dynamic")
 class ExpandDynamic:
     """``x`` broadcast to the dims of the 1-D int ``shape`` tensor (-1 keeps ``x``'s dim)."""

@@ -178,6 +178,24 @@ def test_inference_keeps_known_dims_and_marks_runtime_ones():
         rt.disable_static()
 
 
+def test_random_creators_take_traced_shapes():
+    def fn(x):
+        noise = rt.randn(x.shape) * 0 + rt.rand([x.shape[0], 1]) * 0
+        ints = rt.randint(0, 3, [x.shape[0], 2])
+        other = rt.uniform([x.shape[0]], min=2.0, max=3.0) + rt.normal(0.0, 1.0, [x.shape[0]]) * 0
+        return x + noise, ints, other
+
+    sf = autostatic.to_static(fn, input_spec=SPEC)
+    x = rt.randn([6, 3])
+    out, ints, other = sf(x)
+    np.testing.assert_allclose(out.numpy(), x.numpy())
+    assert ints.shape == [6, 2] and ints.dtype == rt.int64
+    assert 0 <= ints.numpy().min() and ints.numpy().max() < 3
+    assert other.shape == [6] and np.all((other.numpy() >= 2) & (other.numpy() < 3))
+    types = {op.type for op in sf.concrete_program.main_program.global_block().ops}
+    assert {"gaussian_random_dynamic", "uniform_random_dynamic", "randint_dynamic"} <= types
+
+
 def test_new_ops_round_trip_through_save_and_load(tmp_path):
     def fn(x):
         b = x.shape[0]

@@ -4,7 +4,15 @@ and ``add_n``."""
 from __future__ import annotations
 
 import autostatic_runtime as rt
-from autostatic_runtime.ops.shape_tensor import ExpandDynamic, FillConstantDynamic, Range, Slice
+from autostatic_runtime.ops.shape_tensor import (
+    ExpandDynamic,
+    FillConstantDynamic,
+    GaussianRandomDynamic,
+    RandIntDynamic,
+    Range,
+    Slice,
+    UniformRandomDynamic,
+)
 from tests.runtime.harness import F, I, Sample
 
 S = Sample
@@ -84,6 +92,28 @@ SAMPLES = [
         also=("slice_grad",),
     ),
     S("getitem", lambda x: rt.slice(x, [1], [-3], [100]), [F(2, 5)], name="slice_api_clips"),
+    S(
+        "uniform_random_dynamic",
+        lambda: UniformRandomDynamic(_i64([2, 3]), dtype="float32", static=(-1, 3), min=0.0,
+                                     max=1.0),  # fmt: skip
+        [],
+        grad=False,
+        static=False,
+    ),
+    S(
+        "gaussian_random_dynamic",
+        lambda: GaussianRandomDynamic(_i64([4]), dtype="float64", static=(-1,), mean=1.0, std=2.0),
+        [],
+        grad=False,
+        static=False,
+    ),
+    S(
+        "randint_dynamic",
+        lambda: RandIntDynamic(_i64([2, 2]), dtype="int32", static=(2, -1), low=0, high=5),
+        [],
+        grad=False,
+        static=False,
+    ),
     S("sum", lambda x, y: rt.add_n([x, y, x]), [F(2, 3), F(2, 3)], also=("sum",)),
     S("sum", lambda x: rt.add_n(x), [F(3)], name="add_n_one"),
     S("sum", lambda x, y: rt.add_n([x, y]), [I(2, 2), I(2, 2)], grad=False, name="add_n_int"),
