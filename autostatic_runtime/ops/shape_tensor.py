@@ -49,8 +49,13 @@ def shape_tensor(shape: Any, op_name: str) -> tuple[tuple, Any] | None:
                 user_location(),
             )
         if not shape.dtype.is_integer:
-            raise ShapeError(op_name, f"a shape tensor must hold ints, got {shape.dtype}", None)
-        return (-1,) * shape.shape[0], cast(shape, dtypes.int64)
+            raise ShapeError(
+                op_name, f"a shape tensor must hold ints, got {shape.dtype}", user_location()
+            )
+        static = (-1,) * shape.shape[0]
+        if const is not None and const.type == "shape":  # rt.shape(x): x's known dims
+            static = tuple(const.inputs[0].shape)
+        return static, cast(shape, dtypes.int64)
     if not isinstance(shape, (list, tuple)) or not any(_runtime_dim(d) for d in shape):
         return None
     from autostatic_runtime.creation import full
@@ -60,7 +65,9 @@ def shape_tensor(shape: Any, op_name: str) -> tuple[tuple, Any] | None:
         if _runtime_dim(d):
             if d.size not in (1, -1):
                 raise ShapeError(
-                    op_name, f"a dim of the shape has shape {d.shape}; give one number", None
+                    op_name,
+                    f"a dim of the shape has shape {d.shape}; give one number",
+                    user_location(),
                 )
             parts.append(Reshape(cast(d, dtypes.int64), shape=(1,)))
             static.append(-1)
@@ -214,12 +221,16 @@ def slice(input: Any, axes: Any, starts: Any, ends: Any):  # noqa: A001  (Paddle
     if dyn_s is None and dyn_e is None:
         s, e = _ints(starts), _ints(ends)
         if not len(s) == len(e) == n:
-            raise ShapeError("slice", f"axes {list(axes)}, starts and ends need one entry each", None)
+            raise ShapeError(
+                "slice", f"axes {list(axes)}, starts and ends need one entry each", user_location()
+            )
         return getitem(input, _slice_key(tuple(input.shape), axes, s, e))
     starts_t = dyn_s[1] if dyn_s else _const_dims(_ints(starts))
     ends_t = dyn_e[1] if dyn_e else _const_dims(_ints(ends))
     if not starts_t.shape[0] == ends_t.shape[0] == n:
-        raise ShapeError("slice", f"axes {list(axes)}, starts and ends need one entry each", None)
+        raise ShapeError(
+            "slice", f"axes {list(axes)}, starts and ends need one entry each", user_location()
+        )
     static = list(shape_of(input))
     for i, a in enumerate(axes):
         s = dyn_s[0][i] if dyn_s else _ints(starts)[i]

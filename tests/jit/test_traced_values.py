@@ -172,6 +172,8 @@ def test_inference_keeps_known_dims_and_marks_runtime_ones():
             assert rt.arange(n).shape == [-1]
             assert x[:, : n - 1].shape == [-1, -1, 4]
             assert rt.slice(x, [1], [1], [3]).shape == [-1, 2, 4]
+            assert rt.zeros(rt.shape(x)).shape == [-1, 3, 4]
+            assert rt.expand(rt.ones([4]), rt.shape(x)).shape == [-1, 3, 4]
             with pytest.raises(rt.ShapeError, match="1-D with a known length"):
                 rt.zeros(rt.reshape(x, [-1]).astype("int64"))
     finally:
