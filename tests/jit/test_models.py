@@ -1,7 +1,8 @@
 """Models of the kind dygraph users write, eager vs ``to_static`` with unknown batch and
 sequence length: a seq2seq with attention and beam search (LSTM encoder with lengths, LSTMCell
 decoder, topk / floor_divide / gather_nd / gather_tree), a GRU sentiment classifier trained
-both ways, and an LSTM language model saved and loaded."""
+both ways, an LSTM language model saved and loaded, and the hand-written LSTM of Paddle's
+PTB language model test trained both ways."""
 
 from __future__ import annotations
 
@@ -164,3 +165,77 @@ def test_lstm_language_model_with_carried_states_saves_and_loads(tmp_path):
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
         _, h, c = want
+
+
+class SimpleLSTMRNN(nn.Layer):
+    """The hand-written LSTM of Paddle's PTB language model test (``paddle.slice`` of the
+    initial states per layer, one ``matmul`` of the concatenated input and hidden state)."""
+
+    def __init__(self, hidden=8, steps=4, layers=2):
+        super().__init__()
+        self.hidden, self.steps, self.layers = hidden, steps, layers
+        init = nn.initializer.Uniform(-0.1, 0.1)
+        self.weights = nn.ParameterList([
+            self.create_parameter([hidden * 2, hidden * 4], default_initializer=init)
+            for _ in range(layers)
+        ])  # fmt: skip
+        self.biases = nn.ParameterList([
+            self.create_parameter([hidden * 4], is_bias=True) for _ in range(layers)
+        ])  # fmt: skip
+
+    def forward(self, x, init_hidden, init_cell):
+        hidden = [rt.reshape(rt.slice(init_hidden, axes=[0], starts=[i], ends=[i + 1]),
+                             [-1, self.hidden]) for i in range(self.layers)]  # fmt: skip
+        cell = [rt.reshape(rt.slice(init_cell, axes=[0], starts=[i], ends=[i + 1]),
+                           [-1, self.hidden]) for i in range(self.layers)]  # fmt: skip
+        outs = []
+        for k in range(self.steps):
+            step = x[:, k, :]
+            for i in range(self.layers):
+                gates = rt.matmul(rt.concat([step, hidden[i]], 1), self.weights[i]) + self.biases[i]
+                i_g, j, f, o = rt.split(gates, num_or_sections=4, axis=-1)
+                cell[i] = cell[i] * F.sigmoid(f) + F.sigmoid(i_g) * rt.tanh(j)
+                hidden[i] = rt.tanh(cell[i]) * F.sigmoid(o)
+                step = hidden[i]
+            outs.append(rt.unsqueeze(step, [1]))
+        return rt.concat(outs, 1), rt.stack(hidden), rt.stack(cell)
+
+
+class PtbModel(nn.Layer):
+    def __init__(self, vocab=20, hidden=8, steps=4):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden)
+        self.rnn = SimpleLSTMRNN(hidden, steps)
+        self.softmax_w = self.create_parameter([hidden, vocab])
+        self.vocab, self.steps = vocab, steps
+
+    def forward(self, x, y, init_hidden, init_cell):
+        out, h, c = self.rnn(self.emb(x), init_hidden, init_cell)
+        logits = rt.reshape(rt.matmul(out, self.softmax_w), [-1, self.steps, self.vocab])
+        loss = F.softmax_with_cross_entropy(logits, rt.unsqueeze(y, [2]))
+        return rt.sum(rt.mean(loss, axis=[0])), h, c
+
+
+def test_ptb_language_model_trains_the_same_as_a_program():
+    rng = np.random.default_rng(0)
+    batch = (rt.to_tensor(rng.integers(0, 20, (3, 4))), rt.to_tensor(rng.integers(0, 20, (3, 4))))
+    data = [batch] * 3
+    spec = [InputSpec([None, 4], "int64"), InputSpec([None, 4], "int64"),
+            InputSpec([2, None, 8]), InputSpec([2, None, 8])]  # fmt: skip
+    results = []
+    for to_static in (False, True):
+        rt.seed(7)
+        model = PtbModel()
+        forward = autostatic.to_static(model, input_spec=spec) if to_static else model
+        opt = rt.optimizer.SGD(0.5, parameters=model.parameters())
+        h, c = rt.zeros([2, 3, 8]), rt.zeros([2, 3, 8])
+        losses = []
+        for x, y in data:
+            loss, h, c = forward(x, y, h.detach(), c.detach())
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(loss))
+        results.append(losses)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
+    assert results[0][-1] < results[0][0]
