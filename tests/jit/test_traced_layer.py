@@ -103,3 +103,19 @@ def test_trace_errors():
     with pytest.raises(TypeError, match="returned a str"):
         autostatic.TracedLayer.trace(lambda x: "no", [rt.ones([1])])
     assert rt.ones([1]).tolist() == [1.0]
+
+
+def test_traces_recurrent_models_and_beam_search():
+    from tests.jit import test_models as M
+
+    rt.seed(0)
+    cases = [
+        (M.Seq2Seq(), [rt.randint(2, 12, [4, 5]), rt.to_tensor([5, 3, 2, 4])]),
+        (M.Sentiment(), [rt.randint(1, 20, [3, 6]), rt.to_tensor([6, 2, 4])]),
+    ]
+    for model, inputs in cases:
+        model.eval()
+        outs, traced = autostatic.TracedLayer.trace(model, inputs)
+        flat = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        for g, w in zip(traced(inputs), flat):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
