@@ -39,7 +39,13 @@ def _shape(shape: Any, op_name: str) -> tuple:
             op_name, f"shape must be a list of ints, got {shape!r}", user_location()
         ) from None
     if any(d < 0 for d in out):
-        raise OpError(op_name, f"shape {list(out)} has a negative dim", user_location())
+        hint = (
+            ""
+            if in_dynamic_mode()
+            else "; a dim unknown while building a program is -1 in x.shape: use "
+            "rt.shape(x)[i] for its value when the program runs"
+        )
+        raise OpError(op_name, f"shape {list(out)} has a negative dim{hint}", user_location())
     return out
 
 

@@ -174,6 +174,8 @@ def test_inference_keeps_known_dims_and_marks_runtime_ones():
             assert rt.slice(x, [1], [1], [3]).shape == [-1, 2, 4]
             assert rt.zeros(rt.shape(x)).shape == [-1, 3, 4]
             assert rt.expand(rt.ones([4]), rt.shape(x)).shape == [-1, 3, 4]
+            with pytest.raises(rt.OpError, match=r"use rt.shape\(x\)\[i\]"):
+                rt.zeros([x.shape[0], 3])  # Variable.shape holds -1 for an unknown dim
             with pytest.raises(rt.ShapeError, match="1-D with a known length"):
                 rt.zeros(rt.reshape(x, [-1]).astype("int64"))
     finally:
