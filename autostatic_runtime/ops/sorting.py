@@ -12,7 +12,6 @@ from typing import Any
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import OpError, ShapeError, user_location
 from autostatic_runtime.ops.registry import Spec, dtype_of, normalize_axis, op, shape_of
-from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
     "sort", "argsort", "topk", "kthvalue", "median", "unique", "unique_consecutive",

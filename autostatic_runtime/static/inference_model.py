@@ -50,7 +50,8 @@ def save_inference_model(
                 f"save_inference_model: feed variable {v.name!r} is not a data variable; "
                 "feed the inputs made by static.data"
             )
-    pruned = _prune(program.clone(for_test=True), [v.name for v in feeds], [v.name for v in fetches])
+    names = [v.name for v in feeds], [v.name for v in fetches]
+    pruned = _prune(program.clone(for_test=True), *names)
     scope = kwargs.get("scope") or global_scope()
     captured = captured_values(program)
     params = {}

@@ -103,8 +103,10 @@ def test_static_matches_eager_for_every_batch(fn):
     assert sf.program_cache.misses == 1  # one program serves every batch size
 
 
-GRAD_CASES = [_nested_mix, _expand_batch, _broadcast_to_shape, _tile_batch, _reshape_whole,
-              _arange_batch, _half_batch, _slice_api, _zeros_like_loop, _full_traced_value]  # fmt: skip
+GRAD_CASES = [
+    _nested_mix, _expand_batch, _broadcast_to_shape, _tile_batch, _reshape_whole, _arange_batch,
+    _half_batch, _slice_api, _zeros_like_loop, _full_traced_value,
+]  # fmt: skip
 
 
 def _grad(f, x_np):

@@ -127,7 +127,9 @@ def ref_adagrad(p, grads, lr, eps=1e-6, init=0.0, decay=0.0):
 
 def test_adagrad_matches_paddle_formula():
     p = _param(dtype="float64")
-    opt = rt.optimizer.Adagrad(0.1, parameters=[p], initial_accumulator_value=0.2, weight_decay=0.01)
+    opt = rt.optimizer.Adagrad(
+        0.1, parameters=[p], initial_accumulator_value=0.2, weight_decay=0.01
+    )
     (got,) = _run(opt, [p], _steps(GRADS))
     np.testing.assert_allclose(got, ref_adagrad(P0, GRADS, 0.1, 1e-6, 0.2, 0.01), rtol=1e-12)
     state = opt.state_dict()

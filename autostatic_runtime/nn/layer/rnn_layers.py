@@ -216,7 +216,8 @@ class _RNNBase(LayerList):
                 picked = [p[i * self.num_directions + d] for p in parts]
                 return tuple(picked) if self._state_parts > 1 else picked[0]
 
-            out.append(cell_state(0) if self.num_directions == 1 else (cell_state(0), cell_state(1)))
+            pair = (cell_state(0), cell_state(1))
+            out.append(cell_state(0) if self.num_directions == 1 else pair)
         return out
 
     def _join_states(self, finals: list, rt: Any) -> Any:
