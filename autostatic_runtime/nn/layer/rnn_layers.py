@@ -216,8 +216,10 @@ class _RNNBase(LayerList):
                 picked = [p[i * self.num_directions + d] for p in parts]
                 return tuple(picked) if self._state_parts > 1 else picked[0]
 
-            pair = (cell_state(0), cell_state(1))
-            out.append(cell_state(0) if self.num_directions == 1 else pair)
+            if self.num_directions == 1:
+                out.append(cell_state(0))
+            else:
+                out.append((cell_state(0), cell_state(1)))
         return out
 
     def _join_states(self, finals: list, rt: Any) -> Any:
