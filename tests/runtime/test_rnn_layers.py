@@ -106,3 +106,26 @@ def test_to_static_matches_eager_for_known_and_unknown_lengths(cls, time):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
     ops = {op.type for op in sf.concrete_program.main_program.global_block().ops}
     assert ("while" in ops) == (time is None)
+
+
+@pytest.mark.parametrize("cls", [nn.LSTM, nn.GRU])
+def test_bidirectional_initial_states_are_split_per_layer_and_direction(cls):
+    rt.seed(6)
+    net = cls(3, 4, num_layers=2, direction="bidirectional")
+    x = _x()
+    zeros = rt.zeros([4, 3, 4])
+    default = net(x)
+    given = net(x, (zeros, zeros) if cls is nn.LSTM else zeros)
+    for a, b in zip([default[0], *_parts(default[1])], [given[0], *_parts(given[1])]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    h0 = rt.randn([4, 3, 4])
+    states = (h0, rt.zeros([4, 3, 4])) if cls is nn.LSTM else h0
+    out, _ = net(x, states)
+    layer0_bw = net[0].cell_bw
+    state_bw = (h0[1], rt.zeros([3, 4])) if cls is nn.LSTM else h0[1]
+    want, _ = nn.RNN(layer0_bw, is_reverse=True)(x, state_bw)
+    first = nn.BiRNN(net[0].cell_fw, layer0_bw)(
+        x, ((h0[0], rt.zeros([3, 4])), state_bw) if cls is nn.LSTM else (h0[0], h0[1])
+    )[0]
+    np.testing.assert_allclose(first[:, :, 4:].numpy(), want.numpy(), rtol=1e-6)
+    assert out.shape == [3, 5, 8]
