@@ -118,14 +118,9 @@ def test_bidirectional_initial_states_are_split_per_layer_and_direction(cls):
     given = net(x, (zeros, zeros) if cls is nn.LSTM else zeros)
     for a, b in zip([default[0], *_parts(default[1])], [given[0], *_parts(given[1])]):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
-    h0 = rt.randn([4, 3, 4])
-    states = (h0, rt.zeros([4, 3, 4])) if cls is nn.LSTM else h0
-    out, _ = net(x, states)
-    layer0_bw = net[0].cell_bw
-    state_bw = (h0[1], rt.zeros([3, 4])) if cls is nn.LSTM else h0[1]
-    want, _ = nn.RNN(layer0_bw, is_reverse=True)(x, state_bw)
-    first = nn.BiRNN(net[0].cell_fw, layer0_bw)(
-        x, ((h0[0], rt.zeros([3, 4])), state_bw) if cls is nn.LSTM else (h0[0], h0[1])
-    )[0]
-    np.testing.assert_allclose(first[:, :, 4:].numpy(), want.numpy(), rtol=1e-6)
-    assert out.shape == [3, 5, 8]
+    one = cls(3, 4, direction="bidirect")  # one layer: state 0 forward, state 1 backward
+    h0, c0 = rt.randn([2, 3, 4]), rt.randn([2, 3, 4])
+    out, _ = one(x, (h0, c0) if cls is nn.LSTM else h0)
+    fw, bw = ((h0[0], c0[0]), (h0[1], c0[1])) if cls is nn.LSTM else (h0[0], h0[1])
+    want, _ = nn.BiRNN(one[0].cell_fw, one[0].cell_bw)(x, (fw, bw))
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-6)
