@@ -34,6 +34,7 @@ from autostatic.jit import (  # noqa: E402
     save,
     to_static,
 )
+from autostatic.jit.traced_layer import TracedLayer  # noqa: E402,F401
 from autostatic.markers import not_to_static  # noqa: E402
 
 # The converter (gast, the transformers) loads on first use, so that importing converted

@@ -50,14 +50,19 @@ from autostatic_runtime.errors import (  # noqa: E402
     OpError,
     ShapeError,
 )
+from autostatic_runtime.io import load, save  # noqa: E402
 from autostatic_runtime.mode import in_dynamic_mode  # noqa: E402
+from autostatic_runtime.place import CPUPlace, CUDAPlace, is_compiled_with_cuda  # noqa: E402
 from autostatic_runtime.ops import methods as _methods  # noqa: E402
 from autostatic_runtime.ops.broadcast import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.combine import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.composite import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.elementwise import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.indexing import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.linalg import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.manipulation import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.reduce import *  # noqa: E402,F401,F403
+from autostatic_runtime.ops.shape_tensor import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.registry import OPS as _OPS  # noqa: E402
 from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.tensor_array import *  # noqa: E402,F401,F403
@@ -73,6 +78,7 @@ for _name in _tensor_array.__all__:  # Paddle's paddle.tensor.create_array & co.
 
 from autostatic_runtime import (  # noqa: E402,F401
     jit,  # noqa: E402,F401  (run_program, load)
+    metric,
     nn,
     optimizer,
     regularizer,
@@ -81,9 +87,3 @@ from autostatic_runtime import (  # noqa: E402,F401
 from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
 from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401
 
-
-def is_compiled_with_cuda() -> bool:
-    """True when the CuPy backend is usable (a GPU and CuPy are present)."""
-    from autostatic_runtime.backends.cupy_backend import CupyBackend
-
-    return CupyBackend.available()

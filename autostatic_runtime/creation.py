@@ -39,7 +39,13 @@ def _shape(shape: Any, op_name: str) -> tuple:
             op_name, f"shape must be a list of ints, got {shape!r}", user_location()
         ) from None
     if any(d < 0 for d in out):
-        raise OpError(op_name, f"shape {list(out)} has a negative dim", user_location())
+        hint = (
+            ""
+            if in_dynamic_mode()
+            else "; a dim unknown while building a program is -1 in x.shape: use "
+            "rt.shape(x)[i] for its value when the program runs"
+        )
+        raise OpError(op_name, f"shape {list(out)} has a negative dim{hint}", user_location())
     return out
 
 
@@ -93,9 +99,18 @@ def to_tensor(
     """A new tensor holding ``data`` (numbers, nested lists, NumPy arrays or tensors).
 
     Python floats become ``float32`` (the default dtype), ints ``int64``, bools ``bool``;
-    NumPy arrays keep their dtype. ``data`` is copied.
+    NumPy arrays keep their dtype. ``data`` is copied. ``place`` is ``"cpu"``/``"gpu:0"`` or
+    ``rt.CPUPlace()``/``rt.CUDAPlace(0)``. In a list, 1-element tensors mixed with numbers
+    count as numbers.
+
+    While building a program, ``data`` may be a traced Variable or a (nested) list mixing
+    traced values and numbers: the result is computed by ops (``assign``/``cast``, ``stack``)
+    so gradients flow back to the traced values, as in Paddle's static ``assign``. Eagerly the
+    result is a new leaf (Paddle's ``to_tensor`` copies and detaches).
     """
     if not in_dynamic_mode():
+        if _holds_traced(data):
+            return _traced_to_tensor(_numbers_in_lists(data), dtype)
         arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
         d = _dtype(
             dtype,
@@ -106,7 +121,14 @@ def to_tensor(
         out = AssignValue(shape=tuple(arr.shape), dtype=d, values=tuple(arr.reshape(-1).tolist()))
         out.stop_gradient = stop_gradient
         return out
-    t = Tensor._rebuild(_to_array(data, dtype, place), None, 0)
+    try:
+        arr = _to_array(data, dtype, place)
+    except ValueError:  # ragged: 1-element tensors mixed with numbers in a list?
+        mixed = _numbers_in_lists(data)
+        if mixed is data:
+            raise
+        arr = _to_array(mixed, dtype, place)
+    t = Tensor._rebuild(arr, None, 0)
     t.stop_gradient = stop_gradient
     if isinstance(data, np.ndarray) or isinstance(data, Tensor):
         # np.asarray shares memory; Paddle's to_tensor copies
@@ -115,15 +137,89 @@ def to_tensor(
     return t
 
 
+def _is_traced(v: Any) -> bool:
+    return isinstance(v, TensorLike) and not isinstance(v, Tensor)
+
+
+def _holds_traced(data: Any) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_traced(v) for v in data)
+    return _is_traced(data)
+
+
+def _numbers_in_lists(data: Any) -> Any:
+    """In a list whose items differ in shape, 1-element tensors become 0-D (so
+    ``[rt.max(x).reshape([1]), 2.0]`` is a 2-vector, as Paddle's ``to_tensor`` gives)."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return data
+    items = [_numbers_in_lists(v) for v in data]
+    tensors = [v for v in items if isinstance(v, TensorLike)]
+    if not tensors:
+        return items if any(a is not b for a, b in zip(items, data)) else data
+    shapes = {tuple(v.shape) if isinstance(v, TensorLike) else np.shape(v) for v in items}
+    if len(shapes) > 1 and all(v.size in (1, -1) and v.ndim <= 1 for v in tensors):
+        from autostatic_runtime.ops.manipulation import reshape
+
+        items = [reshape(v, []) if isinstance(v, TensorLike) and v.ndim else v for v in items]
+    return items
+
+
+def _traced_to_tensor(data: Any, dtype: Any) -> Any:
+    """``to_tensor`` of traced values: ``assign``/``cast`` of one Variable, ``stack`` of a
+    (nested) list; the dtype is the one eager ``to_tensor`` gives on the same values."""
+    from autostatic_runtime.ops.elementwise import assign as _assign
+    from autostatic_runtime.ops.elementwise import cast
+    from autostatic_runtime.ops.manipulation import stack
+
+    if dtype is None:
+        arr = np.asarray(_placeholders(data))
+        d = dtypes.get_default_dtype() if arr.dtype == np.float64 else arr.dtype
+        want = dtypes.convert_dtype(d)
+    else:
+        want = _dtype(dtype)
+
+    def build(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return stack([build(e) for e in v])
+        if isinstance(v, TensorLike):
+            return _assign(v) if v.dtype == want else cast(v, want)
+        return full([], v, want)
+
+    return build(data)
+
+
+def _placeholders(data: Any) -> Any:
+    """``data`` with each tensor replaced by zeros of its dtype (unknown dims as 1)."""
+    if isinstance(data, (list, tuple)):
+        return [_placeholders(v) for v in data]
+    if isinstance(data, TensorLike):
+        shape = tuple(1 if d < 0 else d for d in data.shape)
+        return np.zeros(shape, dtype=str(data.dtype))
+    return data
+
+
 def assign(x: Any, output: Tensor | None = None) -> Tensor:
-    """Copy ``x`` (a tensor or array-like) into a new tensor, or into ``output``."""
+    """Copy ``x`` (a tensor, array-like, or a list mixing tensors and numbers) into a new
+    tensor, or into ``output``. A list holding tensors is stacked (differentiably)."""
     from autostatic_runtime.ops.elementwise import assign as _assign
 
-    value = _assign(x) if isinstance(x, TensorLike) else to_tensor(x)
+    x = _numbers_in_lists(x)
+    if isinstance(x, TensorLike):
+        value = _assign(x)
+    elif _holds_traced(x) or _holds_tensor(x):
+        value = _traced_to_tensor(x, None)
+    else:
+        value = to_tensor(x)
     if output is None:
         return value
     output.set_value(value)
     return output
+
+
+def _holds_tensor(data: Any) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_tensor(v) for v in data)
+    return isinstance(data, TensorLike)
 
 
 # ---- creation ops ----------------------------------------------------------------------
@@ -246,8 +342,34 @@ class RandPerm:
 # ---- public creators --------------------------------------------------------------------
 
 
+def _fill(shape: Any, value: Any, dtype: dtypes.DType, op_name: str) -> Tensor:
+    """``fill_constant``, or ``fill_constant_dynamic`` when ``shape`` holds dims traced from
+    run-time values (see ``ops/shape_tensor.py``)."""
+    from autostatic_runtime.ops.shape_tensor import FillConstantDynamic, shape_tensor
+
+    dynamic = shape_tensor(shape, op_name)
+    if dynamic is not None:
+        static, tensor = dynamic
+        return FillConstantDynamic(tensor, value=value, dtype=dtype, static=static)
+    return FillConstant(shape=_shape(shape, op_name), value=value, dtype=dtype)
+
+
 def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """A tensor of ``shape`` filled with ``fill_value`` (dtype from the value when not given)."""
+    """A tensor of ``shape`` filled with ``fill_value`` (dtype from the value when not given).
+
+    While tracing, ``shape`` may hold traced dims (``x.shape[0]``) or be a 1-D int tensor,
+    and ``fill_value`` may be a traced 1-element tensor (then it is broadcast, differentiably).
+    """
+    if isinstance(fill_value, TensorLike) and not isinstance(fill_value, Tensor):
+        from autostatic_runtime.ops.broadcast import expand
+        from autostatic_runtime.ops.elementwise import cast
+        from autostatic_runtime.ops.manipulation import reshape
+
+        d = fill_value.dtype if dtype is None else _dtype(dtype)
+        value = reshape(fill_value if fill_value.dtype == d else cast(fill_value, d), [])
+        if isinstance(shape, TensorLike):
+            shape = [shape[i] for i in range(shape.shape[0])]
+        return expand(value, list(shape) if isinstance(shape, (list, tuple)) else [shape])
     if isinstance(fill_value, TensorLike):
         fill_value = fill_value.item()
     if dtype is None:
@@ -258,27 +380,33 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, name: str | None = None
             if isinstance(fill_value, int)
             else dtypes.get_default_dtype()
         )
-    return FillConstant(shape=_shape(shape, "full"), value=fill_value, dtype=_dtype(dtype))
+    return _fill(shape, fill_value, _dtype(dtype), "full")
 
 
 def zeros(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """A tensor of zeros (float32 unless ``dtype`` says otherwise)."""
-    return FillConstant(shape=_shape(shape, "zeros"), value=0, dtype=_dtype(dtype))
+    return _fill(shape, 0, _dtype(dtype), "zeros")
 
 
 def ones(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """A tensor of ones (float32 unless ``dtype`` says otherwise)."""
-    return FillConstant(shape=_shape(shape, "ones"), value=1, dtype=_dtype(dtype))
+    return _fill(shape, 1, _dtype(dtype), "ones")
 
 
 def empty(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """An uninitialised tensor (filled with zeros here)."""
-    return zeros(shape, dtype)
+    return _fill(shape, 0, _dtype(dtype), "empty")
 
 
 def full_like(x: TensorLike, fill_value: Any, dtype: Any = None, name: str | None = None) -> Tensor:
-    """A tensor shaped like ``x`` filled with ``fill_value`` (``x``'s dtype by default)."""
-    return FullLike(x, value=fill_value, dtype=x.dtype if dtype is None else _dtype(dtype))
+    """A tensor shaped like ``x`` filled with ``fill_value`` (``x``'s dtype by default); a
+    traced 1-element ``fill_value`` is broadcast (differentiably)."""
+    d = x.dtype if dtype is None else _dtype(dtype)
+    if _is_traced(fill_value):
+        from autostatic_runtime.ops.elementwise import cast
+
+        return FullLike(x, value=0, dtype=d) + cast(fill_value, d).reshape([])
+    return FullLike(x, value=_scalar(fill_value), dtype=d)
 
 
 def zeros_like(x: TensorLike, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -304,6 +432,8 @@ def arange(
     start: Any = 0, end: Any = None, step: Any = 1, dtype: Any = None, name: str | None = None
 ) -> Tensor:
     """Values from ``start`` up to ``end`` (exclusive) by ``step``; int64 for ints, else float32."""
+    if any(_traced(v) for v in (start, end, step)):
+        return _range(start, end, step, dtype)
     start, end, step = _scalar(start), _scalar(end), _scalar(step)
     if end is None:
         start, end = 0, start
@@ -313,6 +443,31 @@ def arange(
         ints = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = dtypes.int64 if ints else dtypes.get_default_dtype()
     return Arange(start=start, end=end, step=step, dtype=_dtype(dtype))
+
+
+def _traced(v: Any) -> bool:
+    return isinstance(v, TensorLike) and not isinstance(v, Tensor)
+
+
+def _range(start: Any, end: Any, step: Any, dtype: Any) -> Tensor:
+    """``arange`` over traced bounds: a ``range`` op whose length is known at run time."""
+    from autostatic_runtime.ops.elementwise import cast
+    from autostatic_runtime.ops.shape_tensor import Range
+
+    if end is None:
+        start, end = 0, start
+    values = (start, end, step)
+    if dtype is None:
+        floating = any(
+            v.dtype.is_floating if isinstance(v, TensorLike) else isinstance(v, float)
+            for v in values
+        )
+        dtype = dtypes.get_default_dtype() if floating else dtypes.int64
+    d = _dtype(dtype)
+    start, end, step = (
+        cast(v, d) if isinstance(v, TensorLike) else full([1], v, d) for v in values
+    )
+    return Range(start, end, step, dtype=d)
 
 
 def linspace(start: Any, stop: Any, num: int, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -344,7 +499,7 @@ def uniform(
     """Uniform random values in ``[min, max)``."""
     d = _dtype(dtype)
     _require_float("uniform", d)
-    return UniformRandom(shape=_shape(shape, "uniform"), min=float(min), max=float(max), dtype=d)
+    return _random("uniform", shape, d, min=float(min), max=float(max))
 
 
 def rand(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -356,19 +511,15 @@ def normal(
     mean: float = 0.0, std: float = 1.0, shape: Any = None, name: str | None = None
 ) -> Tensor:
     """Normal random values with the given mean and standard deviation."""
-    return GaussianRandom(
-        shape=_shape(shape if shape is not None else [1], "normal"),
-        mean=float(mean),
-        std=float(std),
-        dtype=dtypes.get_default_dtype(),
-    )
+    shape = shape if shape is not None else [1]
+    return _random("normal", shape, dtypes.get_default_dtype(), mean=float(mean), std=float(std))
 
 
 def randn(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
     """Standard normal random values."""
     d = _dtype(dtype)
     _require_float("randn", d)
-    return GaussianRandom(shape=_shape(shape, "randn"), mean=0.0, std=1.0, dtype=d)
+    return _random("randn", shape, d, mean=0.0, std=1.0)
 
 
 def randint(
@@ -383,17 +534,28 @@ def randint(
         low, high = 0, low
     if high <= low:
         raise OpError("randint", f"high ({high}) must be greater than low ({low})", user_location())
-    return RandInt(
-        low=int(low),
-        high=int(high),
-        shape=_shape(shape, "randint"),
-        dtype=_dtype(dtype, dtypes.int64),
-    )
+    return _random("randint", shape, _dtype(dtype, dtypes.int64), low=int(low), high=int(high))
 
 
 def randperm(n: int, dtype: Any = "int64", name: str | None = None) -> Tensor:
     """A random permutation of ``0..n-1``."""
     return RandPerm(n=int(n), dtype=_dtype(dtype))
+
+
+def _random(name: str, shape: Any, dtype: dtypes.DType, **attrs: Any) -> Tensor:
+    """A random creator's op; its ``*_dynamic`` form when ``shape`` holds traced dims."""
+    from autostatic_runtime.ops import shape_tensor as st
+
+    static_op, dynamic_op = {
+        "uniform": (UniformRandom, st.UniformRandomDynamic),
+        "normal": (GaussianRandom, st.GaussianRandomDynamic),
+        "randn": (GaussianRandom, st.GaussianRandomDynamic),
+        "randint": (RandInt, st.RandIntDynamic),
+    }[name]
+    dynamic = st.shape_tensor(shape, name)
+    if dynamic is not None:
+        return dynamic_op(dynamic[1], dtype=dtype, static=dynamic[0], **attrs)
+    return static_op(shape=_shape(shape, name), dtype=dtype, **attrs)
 
 
 def seed(value: int) -> None:

@@ -19,7 +19,7 @@ sys.path.insert(0, ROOT)
 
 import autostatic  # noqa: E402
 import autostatic_runtime as rt  # noqa: E402
-from autostatic_runtime import jit, nn, optimizer, static  # noqa: E402
+from autostatic_runtime import jit, metric, nn, optimizer, static  # noqa: E402
 from autostatic_runtime.nn import functional, initializer  # noqa: E402
 from autostatic_runtime.ops.methods import METHODS  # noqa: E402
 from autostatic_runtime.optimizer import lr  # noqa: E402
@@ -113,8 +113,10 @@ def render() -> str:
     lines += _section("`rt.optimizer.lr`", lr, None, "lr.")
     lines += _section("`rt.static`", static, None, "static.")
     lines += _section("`rt.static.nn`", static.nn, None, "static.nn.")
+    lines += _section("`rt.metric`", metric, None, "rt.metric.")
     lines += _section("`rt.jit`", jit, None, "rt.jit.")
     names = [n for n in autostatic.__all__ if n not in ("__version__", "runtime")]
+    names += [n for n in ("TracedLayer",) if n not in names and hasattr(autostatic, n)]
     lines += _section("`autostatic`", autostatic, names, "autostatic.")
     return "\n".join(lines) + "\n"
 

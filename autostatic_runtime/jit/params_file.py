@@ -19,7 +19,7 @@ import numpy as np
 
 from autostatic_runtime.errors import ProgramFormatError
 
-__all__ = ["dumps", "loads", "FORMAT", "VERSION"]
+__all__ = ["dumps", "loads", "loads_with_metadata", "FORMAT", "VERSION"]
 
 FORMAT = "autostatic.params"
 VERSION = 1
@@ -39,9 +39,11 @@ _CODES = {
 _DTYPES = {code: np.dtype(name) for name, code in _CODES.items()}
 
 
-def dumps(tensors: dict[str, np.ndarray]) -> bytes:
-    """The file's bytes for ``name -> array`` (arrays are written little-endian, C order)."""
-    header: dict[str, Any] = {"__metadata__": {"format": FORMAT, "version": str(VERSION)}}
+def dumps(tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> bytes:
+    """The file's bytes for ``name -> array`` (arrays are written little-endian, C order);
+    ``metadata`` adds string entries to the header's ``__metadata__``."""
+    meta = {"format": FORMAT, "version": str(VERSION), **(metadata or {})}
+    header: dict[str, Any] = {"__metadata__": meta}
     chunks = []
     offset = 0
     for name, arr in tensors.items():
@@ -64,6 +66,12 @@ def dumps(tensors: dict[str, np.ndarray]) -> bytes:
 
 def loads(data: bytes, what: str = "weights file") -> dict[str, np.ndarray]:
     """``name -> array`` from ``dumps`` bytes, or a ProgramFormatError saying what is wrong."""
+    return loads_with_metadata(data, what)[0]
+
+
+def loads_with_metadata(data: bytes, what: str = "weights file") -> tuple[dict, dict]:
+    """``(name -> array, metadata)`` from ``dumps`` bytes (metadata: the header's
+    ``__metadata__`` entries)."""
     view = memoryview(data)
     if len(view) < 8:
         raise ProgramFormatError(f"{what} is truncated ({len(view)} bytes, no header)")
@@ -101,7 +109,7 @@ def loads(data: bytes, what: str = "weights file") -> dict[str, np.ndarray]:
     for (_b0, e0), (b1, _e1) in zip(spans, spans[1:]):
         if b1 < e0:
             raise ProgramFormatError(f"{what}: tensors overlap in the file")
-    return out
+    return out, meta
 
 
 def _read_entry(name: str, entry: Any, body: memoryview, what: str):

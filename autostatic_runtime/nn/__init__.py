@@ -11,6 +11,7 @@ from autostatic_runtime.nn import (
     functional,  # noqa: F401
     initializer,  # noqa: F401
 )
+from autostatic_runtime.nn.decode import BeamSearchDecoder, dynamic_decode
 from autostatic_runtime.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from autostatic_runtime.nn.layer import *  # noqa: F401,F403
 from autostatic_runtime.nn.layer import activation as _activation
@@ -21,6 +22,7 @@ from autostatic_runtime.nn.layer import loss as _loss
 from autostatic_runtime.nn.layer import norm as _norm
 from autostatic_runtime.nn.layer import pooling as _pooling
 from autostatic_runtime.nn.layer import rnn as _rnn
+from autostatic_runtime.nn.layer import rnn_layers as _rnn_layers
 from autostatic_runtime.nn.layer.layers import Layer
 from autostatic_runtime.nn.parameter import ParamAttr, Parameter, create_parameter
 
@@ -35,6 +37,8 @@ __all__ = (
         "ClipGradByValue",
         "functional",
         "initializer",
+        "BeamSearchDecoder",
+        "dynamic_decode",
     ]
     + _activation.__all__
     + _common.__all__
@@ -44,4 +48,5 @@ __all__ = (
     + _norm.__all__
     + _pooling.__all__
     + _rnn.__all__
+    + _rnn_layers.__all__
 )

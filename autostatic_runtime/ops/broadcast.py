@@ -114,13 +114,19 @@ def expand_as(x: Any, y: Any, name: str | None = None):
 
 
 def broadcast_to(x: Any, shape: Any, name: str | None = None):
-    """Broadcast ``x`` to ``shape`` (Paddle's ``broadcast_to``; -1 keeps a dim)."""
+    """Broadcast ``x`` to ``shape`` (Paddle's ``broadcast_to``; -1 keeps a dim). While
+    tracing, ``shape`` may hold traced dims or be a 1-D int tensor."""
+    from autostatic_runtime.ops.shape_tensor import ExpandDynamic, shape_tensor
+
+    dynamic = shape_tensor(shape, "expand")
+    if dynamic is not None:
+        return ExpandDynamic(x, dynamic[1], static=dynamic[0])
     return Expand(x, shape=_int_shape(shape))
 
 
 def expand(x: Any, shape: Any, name: str | None = None):
     """Alias of ``broadcast_to`` (Paddle's ``expand``)."""
-    return Expand(x, shape=_int_shape(shape))
+    return broadcast_to(x, shape)
 
 
 def broadcast_shape(x_shape: Any, y_shape: Any) -> list:
@@ -135,6 +141,6 @@ def broadcast_tensors(input: list, name: str | None = None) -> list:
 
 
 def _int_shape(shape: Any) -> tuple:
-    if hasattr(shape, "tolist"):
-        shape = shape.tolist()
-    return tuple(int(d) for d in shape)
+    from autostatic_runtime.ops.manipulation import _ints
+
+    return _ints(shape)

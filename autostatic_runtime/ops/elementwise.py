@@ -15,7 +15,7 @@ from autostatic_runtime.autograd import needs_grad
 from autostatic_runtime.errors import DTypeError, user_location
 from autostatic_runtime.ops.broadcast import reduce_as
 from autostatic_runtime.ops.registry import Spec, broadcast, dtype_of, op, shape_of
-from autostatic_runtime.tensor import TensorLike
+from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "floor_divide", "mod", "remainder", "floor_mod",
@@ -504,8 +504,20 @@ def relu(x: Any, name: str | None = None):
     return Relu(x)
 
 
+def _traced(v: Any) -> bool:
+    return isinstance(v, TensorLike) and not isinstance(v, Tensor)
+
+
 def clip(x: Any, min: Any = None, max: Any = None, name: str | None = None):
-    """Limit values to ``[min, max]`` (either bound may be None)."""
+    """Limit values to ``[min, max]`` (either bound may be None, a number or a 1-element
+    tensor; a traced bound becomes ``maximum``/``minimum`` ops; gradients reach ``x`` only,
+    as eagerly)."""
+    if _traced(min) or _traced(max):
+        def bound(v):
+            return cast(v.detach(), x.dtype).reshape([]) if isinstance(v, TensorLike) else v
+
+        out = x if min is None else maximum(x, bound(min))
+        return out if max is None else minimum(out, bound(max))
     min = min.item() if isinstance(min, TensorLike) else min
     max = max.item() if isinstance(max, TensorLike) else max
     if min is None and max is None:

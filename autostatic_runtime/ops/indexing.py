@@ -268,7 +268,14 @@ class SetItem:
 
 
 def getitem(x: Any, key: Any):
-    """``x[key]`` with NumPy semantics: ints, slices, None, ..., int lists/tensors, bool masks."""
+    """``x[key]`` with NumPy semantics: ints, slices, None, ..., int lists/tensors, bool masks.
+
+    While tracing, slice bounds may be traced ints (``x[:, :n]``): those dims go through a
+    ``slice`` op whose bounds are read when the program runs."""
+    if type(key) is tuple or type(key) is slice:
+        from autostatic_runtime.ops.shape_tensor import traced_slices
+
+        x, key = traced_slices(x, key)
     template, tensors = parse_key(key)
     return GetItem(x, *tensors, key=template)
 
@@ -424,7 +431,8 @@ def _err(name: str, message: str) -> ShapeError:
 
 
 def _check_shape(name: str, what: str, value, want: tuple) -> None:
-    if tuple(value.shape) != want:
+    got = tuple(value.shape)
+    if len(got) != len(want) or any(g != w and g >= 0 and w >= 0 for g, w in zip(got, want)):
         raise _err(name, f"{what} must have shape {list(want)}, got {list(value.shape)}")
 
 

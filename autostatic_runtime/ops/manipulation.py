@@ -201,20 +201,10 @@ def _runtime_dim(d: Any) -> bool:
 
 
 def _reshape_dynamic(x: Any, dims: list) -> Any:
-    from autostatic_runtime.creation import full
-    from autostatic_runtime.ops.elementwise import cast
+    from autostatic_runtime.ops.shape_tensor import shape_tensor
 
-    parts, static = [], []
-    for d in dims:
-        if _runtime_dim(d):
-            if d.size not in (1, -1):
-                raise _err("reshape", f"a dim of the target shape has shape {d.shape}")
-            parts.append(Reshape(cast(d, dtypes.int64), shape=(1,)))
-            static.append(-1)
-        else:
-            static.append(_int(d))
-            parts.append(full([1], static[-1], dtypes.int64))
-    return ReshapeDynamic(x, concat(parts), static=tuple(static))
+    static, tensor = shape_tensor(dims, "reshape")
+    return ReshapeDynamic(x, tensor, static=static)
 
 
 def _flatten_shape(src: tuple, start_axis: int, stop_axis: int) -> tuple:
@@ -651,6 +641,12 @@ def reshape(x: Any, shape: Any, name: str | None = None):
     """``x`` with a new shape: 0 copies the input dim, one -1 is inferred from the rest."""
     if isinstance(shape, (list, tuple)) and any(_runtime_dim(d) for d in shape):
         return _reshape_dynamic(x, list(shape))
+    if isinstance(shape, TensorLike) and not isinstance(shape, Tensor):
+        from autostatic_runtime.ops.shape_tensor import shape_tensor
+
+        dynamic = shape_tensor(shape, "reshape")  # a whole 1-D shape tensor
+        if dynamic is not None:
+            return ReshapeDynamic(x, dynamic[1], static=dynamic[0])
     target = _ints(shape)
     _reshape_target(tuple(x.shape), target)  # fail early, at the caller's line
     return Reshape(x, shape=target)
@@ -807,6 +803,11 @@ def chunk(x: Any, chunks: int, axis: Any = 0, name: str | None = None):
 
 def tile(x: Any, repeat_times: Any, name: str | None = None):
     """Repeat ``x`` ``repeat_times[i]`` times along dim ``i`` (shapes padded with leading 1s)."""
+    from autostatic_runtime.ops.shape_tensor import shape_tensor, tile_dynamic
+
+    dynamic = shape_tensor(repeat_times, "tile")
+    if dynamic is not None:
+        return tile_dynamic(x, *dynamic)
     reps = _ints(repeat_times)
     if any(r < 0 for r in reps):
         raise _err("tile", f"repeat_times {list(reps)} must not be negative")

@@ -12,7 +12,6 @@ from typing import Any
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import OpError, ShapeError, user_location
 from autostatic_runtime.ops.registry import Spec, dtype_of, normalize_axis, op, shape_of
-from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
     "sort", "argsort", "topk", "kthvalue", "median", "unique", "unique_consecutive",
@@ -283,8 +282,10 @@ def topk(
 ):
     """The ``k`` largest (``largest=False``: smallest) values along ``axis`` (default -1) and
     their int64 indices, best first."""
+    from autostatic_runtime.ops.manipulation import _int
+
     axis = _axis(x, -1 if axis is None else axis, "topk")
-    k = int(k.item()) if isinstance(k, TensorLike) else int(k)
+    k = _int(k)  # a tensor k must be known while building (a constant or a known dim)
     n = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= n and n >= 0:
         raise _err(
@@ -299,8 +300,10 @@ def kthvalue(
     x: Any, k: Any, axis: int | None = None, keepdim: bool = False, name: str | None = None
 ):
     """The ``k``-th smallest value along ``axis`` (default -1; k is 1-based) and its index."""
+    from autostatic_runtime.ops.manipulation import _int
+
     axis = _axis(x, -1 if axis is None else axis, "kthvalue")
-    k = int(k.item()) if isinstance(k, TensorLike) else int(k)
+    k = _int(k)
     n = x.shape[axis]
     if not 1 <= k <= n and n >= 0:
         raise _err(

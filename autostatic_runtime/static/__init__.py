@@ -10,6 +10,7 @@ exe.run(startup)
 (out,) = exe.run(main, feed={"x": batch}, fetch_list=[y])
 """
 
+from autostatic_runtime.metric import accuracy
 from autostatic_runtime.ops.debugging import Print
 from autostatic_runtime.static import nn
 from autostatic_runtime.static.backward import append_backward, gradients
@@ -21,6 +22,7 @@ from autostatic_runtime.static.builder import (
     program_guard,
 )
 from autostatic_runtime.static.executor import Executor, Scope, global_scope, scope_guard
+from autostatic_runtime.static.inference_model import load_inference_model, save_inference_model
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.static.program import Block, Operator, Parameter, Program, Variable
 
@@ -28,4 +30,5 @@ __all__ = [
     "Program", "Block", "Operator", "Variable", "Parameter", "program_guard", "data",
     "default_main_program", "default_startup_program", "name_scope", "Executor", "Scope",
     "global_scope", "scope_guard", "InputSpec", "append_backward", "gradients", "nn", "Print",
+    "accuracy", "save_inference_model", "load_inference_model",
 ]  # fmt: skip

@@ -175,9 +175,12 @@ class Variable(TensorLike):
         if not self.persistable:
             self._snapshot()
             return self._replace(assign(value))
+        from autostatic_runtime.static.backward import current_role
+
         source = value if isinstance(value, Variable) else assign(value)
         block = self.block.program.current_block()
-        block.append_op("assign", [source], [self], {})
+        role = current_role()  # an optimizer's write is dropped by clone(for_test=True)
+        block.append_op("assign", [source], [self], {} if role == "forward" else {"op_role": role})
         return self
 
 

@@ -370,13 +370,18 @@ def test_static_programs_keep_unknown_dims_and_explain_ambiguity():
             assert y.shape == [-1, 2, 6] and z.shape == [-1, 7]
             with pytest.raises(rt.ShapeError, match="pass axis explicitly"):
                 rt.squeeze(x)
+            tiled = rt.tile(x, [rt.shape(x)[0], 1, 1])  # a run-time count: built from ops
+            assert tiled.shape == [-1, 3, 4]
             with pytest.raises(rt.OpError, match="known while building"):
-                rt.tile(x, [rt.shape(x)[0], 1, 1])
+                rt.split(x, rt.shape(x)[0])
             w = rt.reshape(x, [rt.shape(x)[0], 12])  # a run-time dim: reshape_dynamic
             assert w.op.type == "reshape_dynamic" and w.shape == [-1, 12]
     finally:
         rt.disable_static()
-    got_y, got_z, got_w = static.Executor().run(main, feed={"x": A}, fetch_list=[y, z, w])
+    got_y, got_z, got_w, got_t = static.Executor().run(
+        main, feed={"x": A}, fetch_list=[y, z, w, tiled]
+    )
+    np.testing.assert_array_equal(got_t, np.tile(A, (2, 1, 1)))
     np.testing.assert_array_equal(got_y, A.reshape(2, 2, 6))
     np.testing.assert_array_equal(got_z, A.reshape(2, 12)[:, 5:])
     np.testing.assert_array_equal(got_w, A.reshape(2, 12))

@@ -116,6 +116,63 @@ def test_momentum_matches_reference_with_weight_decay(nesterov):
     np.testing.assert_allclose(got, ref_momentum(P0, GRADS, 0.05, 0.9, nesterov, 0.01), rtol=1e-12)
 
 
+def ref_adagrad(p, grads, lr, eps=1e-6, init=0.0, decay=0.0):
+    p, moment = p.copy(), np.full_like(p, init)
+    for g in grads:
+        g = g + decay * p
+        moment = moment + g * g
+        p = p - lr * g / (np.sqrt(moment) + eps)
+    return p
+
+
+def test_adagrad_matches_paddle_formula():
+    p = _param(dtype="float64")
+    opt = rt.optimizer.Adagrad(
+        0.1, parameters=[p], initial_accumulator_value=0.2, weight_decay=0.01
+    )
+    (got,) = _run(opt, [p], _steps(GRADS))
+    np.testing.assert_allclose(got, ref_adagrad(P0, GRADS, 0.1, 1e-6, 0.2, 0.01), rtol=1e-12)
+    state = opt.state_dict()
+    assert any(k.endswith("moment_0") for k in state)
+    with pytest.raises(ValueError, match="epsilon"):
+        rt.optimizer.Adagrad(0.1, epsilon=-1.0, parameters=[p])
+
+
+def ref_rmsprop(p, grads, lr, rho=0.95, eps=1e-6, mu=0.0, centered=False):
+    p, ms, mg, mom = p.copy(), np.zeros_like(p), np.zeros_like(p), np.zeros_like(p)
+    for g in grads:
+        ms = rho * ms + (1 - rho) * g * g
+        mg = rho * mg + (1 - rho) * g
+        denom = ms - mg * mg if centered else ms
+        mom = mu * mom + lr * g / np.sqrt(denom + eps)
+        p = p - mom
+    return p
+
+
+@pytest.mark.parametrize("centered", [False, True])
+def test_rmsprop_matches_paddle_formula(centered):
+    p = _param(dtype="float64")
+    opt = rt.optimizer.RMSProp(0.01, rho=0.9, momentum=0.5, centered=centered, parameters=[p])
+    (got,) = _run(opt, [p], _steps(GRADS))
+    np.testing.assert_allclose(got, ref_rmsprop(P0, GRADS, 0.01, 0.9, 1e-6, 0.5, centered),
+                               rtol=1e-12)  # fmt: skip
+
+
+def test_adamax_matches_paddle_formula():
+    p = _param(dtype="float64")
+    opt = rt.optimizer.Adamax(0.01, beta1=0.8, beta2=0.9, parameters=[p])
+    (got,) = _run(opt, [p], _steps(GRADS))
+    want, m, u, b1p = P0.copy(), np.zeros_like(P0), np.zeros_like(P0), 0.8
+    for g in GRADS:
+        m = 0.8 * m + 0.2 * g
+        u = np.maximum(0.9 * u + 1e-8, np.abs(g))
+        want = want - 0.01 / (1 - b1p) * m / u
+        b1p *= 0.8
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    with pytest.raises(ValueError, match="beta1"):
+        rt.optimizer.Adamax(0.01, beta1=1.5, parameters=[p])
+
+
 @pytest.mark.parametrize("amsgrad", [False, True])
 def test_adam_matches_paddle_formula(amsgrad):
     p = _param(dtype="float64")
@@ -468,6 +525,9 @@ def test_optimizer_follows_its_scheduler():
         lambda ps: rt.optimizer.Momentum(0.05, 0.9, ps, use_nesterov=True),
         lambda ps: rt.optimizer.Adam(0.05, parameters=ps),
         lambda ps: rt.optimizer.AdamW(0.05, parameters=ps, weight_decay=1e-4),
+        lambda ps: rt.optimizer.Adagrad(0.3, parameters=ps),
+        lambda ps: rt.optimizer.RMSProp(0.02, parameters=ps, centered=True),
+        lambda ps: rt.optimizer.Adamax(0.1, parameters=ps),
     ],
 )
 def test_tiny_regression_trains_to_low_loss(make):

@@ -52,8 +52,11 @@ def mlp():
         lambda ps: rt.optimizer.Adam(0.01, parameters=ps, weight_decay=0.01),
         lambda ps: rt.optimizer.AdamW(0.01, parameters=ps, weight_decay=0.1),
         lambda ps: rt.optimizer.SGD(0.1, parameters=ps, grad_clip=rt.nn.ClipGradByGlobalNorm(0.5)),
+        lambda ps: rt.optimizer.Adagrad(0.1, parameters=ps, initial_accumulator_value=0.1),
+        lambda ps: rt.optimizer.RMSProp(0.01, momentum=0.5, centered=True, parameters=ps),
+        lambda ps: rt.optimizer.Adamax(0.01, parameters=ps, weight_decay=0.01),
     ],
-    ids=["sgd", "nesterov", "adam_l2", "adamw", "sgd_clip"],
+    ids=["sgd", "nesterov", "adam_l2", "adamw", "sgd_clip", "adagrad", "rmsprop", "adamax"],
 )
 def test_static_optimizer_steps_match_eager(make_opt):
     rng = np.random.default_rng(0)

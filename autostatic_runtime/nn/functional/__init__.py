@@ -6,3 +6,4 @@ from autostatic_runtime.nn.functional.conv import *  # noqa: F401,F403
 from autostatic_runtime.nn.functional.loss import *  # noqa: F401,F403
 from autostatic_runtime.nn.functional.norm import *  # noqa: F401,F403
 from autostatic_runtime.nn.functional.pooling import *  # noqa: F401,F403
+from autostatic_runtime.nn.functional.sequence import *  # noqa: F401,F403

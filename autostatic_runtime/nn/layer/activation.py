@@ -16,7 +16,7 @@ __all__ = [
     "ReLU", "ReLU6", "GELU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "LeakyReLU", "SiLU",
     "Swish", "ELU", "CELU", "SELU", "Softplus", "Softsign", "Softshrink", "Hardshrink",
     "Tanhshrink", "ThresholdedReLU", "Hardtanh", "Hardsigmoid", "Hardswish", "Mish",
-    "LogSigmoid", "GLU", "PReLU",
+    "LogSigmoid", "GLU", "PReLU", "Silu",
 ]  # fmt: skip
 
 
@@ -89,6 +89,7 @@ LeakyReLU = _activation(
     "``x`` if positive else ``negative_slope * x``.",
 )
 SiLU = _activation("SiLU", "silu", doc="``x * sigmoid(x)``.")
+Silu = SiLU  # Paddle 2.x spells it paddle.nn.Silu
 Swish = _activation("Swish", "swish", doc="``x * sigmoid(x)``.")
 ELU = _activation("ELU", "elu", (("alpha", 1.0),))
 CELU = _activation("CELU", "celu", (("alpha", 1.0),))

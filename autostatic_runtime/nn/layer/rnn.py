@@ -84,6 +84,8 @@ class RNNCellBase(Layer):
         rt = _ops()
         shape = self.state_shape if shape is None else shape
         batch = batch_ref.shape[batch_dim_idx]
+        if batch < 0:  # a batch known only when the program runs
+            batch = rt.shape(batch_ref)[batch_dim_idx]
         if isinstance(shape[0], (tuple, list)):
             return tuple(
                 self.get_initial_states(batch_ref, s, dtype, init_value, batch_dim_idx)

@@ -1,0 +1,241 @@
+"""Models of the kind dygraph users write, eager vs ``to_static`` with unknown batch and
+sequence length: a seq2seq with attention and beam search (LSTM encoder with lengths, LSTMCell
+decoder, topk / floor_divide / gather_nd / gather_tree), a GRU sentiment classifier trained
+both ways, an LSTM language model saved and loaded, and the hand-written LSTM of Paddle's
+PTB language model test trained both ways."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import autostatic
+import autostatic_runtime as rt
+from autostatic import InputSpec
+from autostatic_runtime import nn
+
+F = nn.functional
+SEQ_SPEC = [InputSpec([None, None], "int64", "src"), InputSpec([None], "int64", "lengths")]
+
+
+class Seq2Seq(nn.Layer):
+    def __init__(self, vocab=12, hidden=8, beam=3, max_steps=6):
+        super().__init__()
+        self.src_emb = nn.Embedding(vocab, hidden)
+        self.tar_emb = nn.Embedding(vocab, hidden)
+        self.encoder = nn.LSTM(hidden, hidden)
+        self.cell = nn.LSTMCell(hidden * 2, hidden)
+        self.attn = nn.Linear(hidden, hidden, bias_attr=False)
+        self.out = nn.Linear(hidden * 2, vocab)
+        self.vocab, self.hidden, self.beam, self.max_steps = vocab, hidden, beam, max_steps
+
+    def attention(self, query, enc_out, enc_mask):
+        scores = rt.matmul(rt.unsqueeze(self.attn(query), [1]), enc_out, transpose_y=True)
+        scores = scores + rt.unsqueeze((enc_mask - 1.0) * 1e9, [1])
+        weights = F.softmax(scores, axis=-1)
+        return rt.squeeze(rt.matmul(weights, enc_out), [1])
+
+    def forward(self, src, src_len):
+        batch_size = src.shape[0]
+        enc_out, (h, c) = self.encoder(self.src_emb(src), sequence_length=src_len)
+        enc_mask = F.sequence_mask(src_len, maxlen=src.shape[1], dtype="float32")
+        # tile everything to batch * beam
+        def tile_beam(t):
+            t = rt.unsqueeze(t, [1])
+            t = rt.expand(t, [t.shape[0], self.beam] + t.shape[2:])
+            return rt.reshape(t, [-1] + t.shape[2:])
+        enc_out, enc_mask = tile_beam(enc_out), tile_beam(enc_mask)
+        h, c = tile_beam(h[0]), tile_beam(c[0])
+        log_probs = rt.to_tensor([[0.0] + [-1e9] * (self.beam - 1)])
+        log_probs = rt.expand(log_probs, [batch_size, self.beam])
+        tokens = rt.full([batch_size * self.beam], 1, "int64")
+        batch_pos = rt.expand(rt.unsqueeze(rt.arange(batch_size), [1]), [batch_size, self.beam])
+        predicted, parents = [], []
+        for step in range(self.max_steps):
+            ctx = self.attention(h, enc_out, enc_mask)
+            x = rt.concat([self.tar_emb(tokens), ctx], axis=-1)
+            out, (h, c) = self.cell(x, (h, c))
+            logits = self.out(rt.concat([out, ctx], axis=-1))
+            step_lp = F.log_softmax(logits, axis=-1)
+            scores = rt.reshape(step_lp, [-1, self.beam, self.vocab]) + rt.unsqueeze(log_probs, [2])
+            scores = rt.reshape(scores, [-1, self.beam * self.vocab])
+            top_scores, top_idx = rt.topk(scores, k=self.beam)
+            beam_idx = rt.floor_divide(top_idx, rt.to_tensor(self.vocab))
+            token_idx = rt.remainder(top_idx, rt.to_tensor(self.vocab))
+            log_probs = rt.gather_nd(scores, rt.stack([batch_pos, top_idx], axis=2))
+            flat = rt.reshape(beam_idx + batch_pos * self.beam, [-1])
+            h, c = rt.gather(h, flat), rt.gather(c, flat)
+            tokens = rt.reshape(token_idx, [-1])
+            predicted.append(token_idx)
+            parents.append(beam_idx)
+        ids = F.gather_tree(rt.stack(predicted), rt.stack(parents))
+        return rt.transpose(ids, [1, 0, 2]), log_probs
+
+
+def test_seq2seq_beam_search_matches_eager_for_every_batch_and_length(tmp_path):
+    rt.seed(0)
+    model = Seq2Seq()
+    model.eval()
+    sf = autostatic.to_static(model, input_spec=SEQ_SPEC)
+    cases = [(rt.randint(2, 12, [4, 5]), rt.to_tensor([5, 3, 2, 4])),
+             (rt.randint(2, 12, [2, 7]), rt.to_tensor([7, 4]))]  # fmt: skip
+    got = [sf(src, lens) for src, lens in cases]
+    assert sf.forward.program_cache.misses == 1
+    autostatic.save(model, str(tmp_path / "s2s"))
+    loaded = autostatic.load(str(tmp_path / "s2s"))
+    sf.forward.rollback()
+    for (src, lens), outs in zip(cases, got):
+        want = model(src, lens)
+        assert outs[0].shape == [src.shape[0], 6, 3]
+        for g, w, saved in zip(outs, want, loaded(src, lens)):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(saved.numpy(), g.numpy(), rtol=1e-5, atol=1e-5)
+
+
+class Sentiment(nn.Layer):
+    def __init__(self, vocab=20, hidden=8):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden, padding_idx=0)
+        self.gru = nn.GRU(hidden, hidden, num_layers=2, direction="bidirect")
+        self.fc = nn.Linear(hidden * 2, 2)
+
+    def forward(self, words, lengths):
+        out, last = self.gru(self.emb(words), sequence_length=lengths)
+        mask = F.sequence_mask(lengths, maxlen=words.shape[1], dtype="float32")
+        pooled = rt.sum(out * rt.unsqueeze(mask, [2]), axis=1) / rt.unsqueeze(
+            rt.cast(lengths, "float32"), [1]
+        )
+        return self.fc(pooled + rt.concat([last[-2], last[-1]], axis=-1))
+
+
+def _train(model, forward, batches):
+    opt = rt.optimizer.Adagrad(0.1, parameters=model.parameters())
+    losses = []
+    for words, lengths, label in batches:
+        logits = forward(words, lengths)
+        loss = F.cross_entropy(logits, label)
+        acc = rt.metric.accuracy(F.softmax(logits), rt.unsqueeze(label, [1]))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append((float(loss), float(acc)))
+    return losses
+
+
+def test_gru_classifier_trains_the_same_eagerly_and_as_a_program():
+    rng = np.random.default_rng(0)
+    batches = []
+    for steps in (6, 4, 6):
+        lengths = rng.integers(1, steps + 1, size=5)
+        words = rng.integers(1, 20, size=(5, steps)) * (np.arange(steps) < lengths[:, None])
+        batches.append((rt.to_tensor(words), rt.to_tensor(lengths), rt.randint(0, 2, [5])))
+    rt.seed(1)
+    eager = Sentiment()
+    rt.seed(1)
+    static_model = Sentiment()
+    sf = autostatic.to_static(static_model, input_spec=SEQ_SPEC)
+    want = _train(eager, eager, batches)
+    got = _train(static_model, sf, batches)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert sf.forward.program_cache.misses == 1
+
+
+class LanguageModel(nn.Layer):
+    def __init__(self, vocab=30, hidden=16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden)
+        self.lstm = nn.LSTM(hidden, hidden, num_layers=2, dropout=0.1)
+        self.proj = nn.Linear(hidden, vocab)
+
+    def forward(self, x, h0, c0):
+        out, (h, c) = self.lstm(self.emb(x), (h0, c0))
+        return self.proj(out), h, c
+
+
+def test_lstm_language_model_with_carried_states_saves_and_loads(tmp_path):
+    rt.seed(2)
+    lm = LanguageModel()
+    lm.eval()
+    spec = [InputSpec([None, None], "int64"), InputSpec([2, None, 16]), InputSpec([2, None, 16])]
+    autostatic.save(lm, str(tmp_path / "lm"), input_spec=spec)
+    loaded = autostatic.load(str(tmp_path / "lm"))
+    x, h, c = rt.randint(0, 30, [3, 9]), rt.zeros([2, 3, 16]), rt.zeros([2, 3, 16])
+    for _ in range(2):  # states carried from one chunk to the next
+        want = lm(x, h, c)
+        got = loaded(x, h, c)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+        _, h, c = want
+
+
+class SimpleLSTMRNN(nn.Layer):
+    """The hand-written LSTM of Paddle's PTB language model test (``paddle.slice`` of the
+    initial states per layer, one ``matmul`` of the concatenated input and hidden state)."""
+
+    def __init__(self, hidden=8, steps=4, layers=2):
+        super().__init__()
+        self.hidden, self.steps, self.layers = hidden, steps, layers
+        init = nn.initializer.Uniform(-0.1, 0.1)
+        self.weights = nn.ParameterList([
+            self.create_parameter([hidden * 2, hidden * 4], default_initializer=init)
+            for _ in range(layers)
+        ])  # fmt: skip
+        self.biases = nn.ParameterList([
+            self.create_parameter([hidden * 4], is_bias=True) for _ in range(layers)
+        ])  # fmt: skip
+
+    def forward(self, x, init_hidden, init_cell):
+        hidden = [rt.reshape(rt.slice(init_hidden, axes=[0], starts=[i], ends=[i + 1]),
+                             [-1, self.hidden]) for i in range(self.layers)]  # fmt: skip
+        cell = [rt.reshape(rt.slice(init_cell, axes=[0], starts=[i], ends=[i + 1]),
+                           [-1, self.hidden]) for i in range(self.layers)]  # fmt: skip
+        outs = []
+        for k in range(self.steps):
+            step = x[:, k, :]
+            for i in range(self.layers):
+                gates = rt.matmul(rt.concat([step, hidden[i]], 1), self.weights[i]) + self.biases[i]
+                i_g, j, f, o = rt.split(gates, num_or_sections=4, axis=-1)
+                cell[i] = cell[i] * F.sigmoid(f) + F.sigmoid(i_g) * rt.tanh(j)
+                hidden[i] = rt.tanh(cell[i]) * F.sigmoid(o)
+                step = hidden[i]
+            outs.append(rt.unsqueeze(step, [1]))
+        return rt.concat(outs, 1), rt.stack(hidden), rt.stack(cell)
+
+
+class PtbModel(nn.Layer):
+    def __init__(self, vocab=20, hidden=8, steps=4):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden)
+        self.rnn = SimpleLSTMRNN(hidden, steps)
+        self.softmax_w = self.create_parameter([hidden, vocab])
+        self.vocab, self.steps = vocab, steps
+
+    def forward(self, x, y, init_hidden, init_cell):
+        out, h, c = self.rnn(self.emb(x), init_hidden, init_cell)
+        logits = rt.reshape(rt.matmul(out, self.softmax_w), [-1, self.steps, self.vocab])
+        loss = F.softmax_with_cross_entropy(logits, rt.unsqueeze(y, [2]))
+        return rt.sum(rt.mean(loss, axis=[0])), h, c
+
+
+def test_ptb_language_model_trains_the_same_as_a_program():
+    rng = np.random.default_rng(0)
+    batch = (rt.to_tensor(rng.integers(0, 20, (3, 4))), rt.to_tensor(rng.integers(0, 20, (3, 4))))
+    data = [batch] * 3
+    spec = [InputSpec([None, 4], "int64"), InputSpec([None, 4], "int64"),
+            InputSpec([2, None, 8]), InputSpec([2, None, 8])]  # fmt: skip
+    results = []
+    for to_static in (False, True):
+        rt.seed(7)
+        model = PtbModel()
+        forward = autostatic.to_static(model, input_spec=spec) if to_static else model
+        opt = rt.optimizer.SGD(0.5, parameters=model.parameters())
+        h, c = rt.zeros([2, 3, 8]), rt.zeros([2, 3, 8])
+        losses = []
+        for x, y in data:
+            loss, h, c = forward(x, y, h.detach(), c.detach())
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(loss))
+        results.append(losses)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
+    assert results[0][-1] < results[0][0]

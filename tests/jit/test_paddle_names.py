@@ -1,0 +1,100 @@
+"""Paddle 2.x functions that dygraph models use, eagerly and under ``to_static`` with an
+unknown batch (values and gradients): index_sample, scatter_nd, meshgrid, strided_slice,
+clone, rank, is_empty, tolist, topk/clip/full_like with tensor arguments, nn.Silu."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import autostatic
+import autostatic_runtime as rt
+from autostatic import InputSpec
+
+SPEC = [InputSpec([None, 4], "float32", "x")]
+
+
+def _index_sample(x):
+    idx = rt.argsort(x, axis=1)[:, :2]
+    return rt.index_sample(x, idx) * 2
+
+
+def _scatter_nd(x):
+    index = rt.to_tensor([[0], [2], [0]])
+    return rt.scatter_nd(index, x[:3], [x.shape[0], 4]) + x
+
+
+def _meshgrid(x):
+    a, b = rt.meshgrid(rt.arange(x.shape[0]), rt.arange(4))
+    return a.astype("float32") * x + b.astype("float32")
+
+
+def _strided(x):
+    return rt.strided_slice(x, [1], [3], [-5], [-2]) * rt.clone(x)[:, :2]
+
+
+def _rank_empty(x):
+    return x * rt.rank(x).astype("float32") + rt.is_empty(x).astype("float32")
+
+
+def _topk_tensor_k(x):
+    return rt.topk(x, rt.to_tensor(2))[0]
+
+
+def _scatter_rows(x):
+    return rt.scatter(x, rt.to_tensor([1, 0]), x[:2] * 2)
+
+
+def _full_like_traced(x):
+    return rt.full_like(x, rt.max(x)) - x
+
+
+def _clip_traced(x):
+    return rt.clip(x, rt.min(x) / 2, rt.max(x) / 2) + rt.clip(x, -0.5, rt.max(x) / 3)
+
+
+def _silu(x):
+    return rt.nn.Silu()(x)
+
+
+CASES = [_index_sample, _scatter_nd, _meshgrid, _strided, _rank_empty, _topk_tensor_k,
+         _scatter_rows, _full_like_traced, _clip_traced, _silu]  # fmt: skip
+DIFFERENTIABLE = {_index_sample, _scatter_nd, _meshgrid, _strided, _rank_empty, _topk_tensor_k,
+                  _scatter_rows, _clip_traced, _silu}  # fmt: skip
+
+
+def _run(f, x_np):
+    x = rt.to_tensor(x_np, stop_gradient=False)
+    out = f(x)
+    w = rt.to_tensor(np.linspace(0.5, 1.5, out.size).reshape(out.shape).astype("float32"))
+    (out * w).sum().backward()
+    return out.numpy(), None if x.grad is None else x.grad.numpy()
+
+
+@pytest.mark.parametrize("fn", CASES, ids=[f.__name__.strip("_") for f in CASES])
+def test_eager_and_static_agree_with_gradients(fn):
+    x_np = np.random.default_rng(0).normal(size=(5, 4)).astype("float32")
+    want, want_grad = _run(fn, x_np)
+    got, got_grad = _run(autostatic.to_static(fn, input_spec=SPEC), x_np)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    if fn in DIFFERENTIABLE:
+        np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5, atol=1e-6)
+
+
+def test_eager_values():
+    x = rt.arange(12).reshape([3, 4]).astype("float32")
+    got = rt.index_sample(x, rt.to_tensor([[0, 3], [1, 1], [2, 0]]))
+    assert got.tolist() == [[0.0, 3.0], [5.0, 5.0], [10.0, 8.0]]
+    got = rt.scatter_nd(rt.to_tensor([[1], [2], [1]]), rt.ones([3, 2]), [4, 2])
+    assert got.tolist() == [[0, 0], [2, 2], [1, 1], [0, 0]]
+    a, b = rt.meshgrid(rt.arange(3), rt.arange(2))
+    np.testing.assert_array_equal(a.numpy(), np.meshgrid(range(3), range(2), indexing="ij")[0])
+    np.testing.assert_array_equal(b.numpy(), np.meshgrid(range(3), range(2), indexing="ij")[1])
+    got = rt.strided_slice(x, [0, 1], [0, 3], [3, -5], [2, -2])
+    np.testing.assert_array_equal(got.numpy(), x.numpy()[0:3:2, 3::-2])
+    assert rt.rank(x).item() == 2 and not rt.is_empty(x).item() and rt.is_empty(x[:0]).item()
+    assert rt.tolist(x)[1] == [4.0, 5.0, 6.0, 7.0]
+    with pytest.raises(rt.ShapeError, match="one row each"):
+        rt.index_sample(x, rt.zeros([2, 1], "int64"))
+    with pytest.raises(rt.ShapeError, match="stride"):
+        rt.strided_slice(x, [0], [0], [2], [0])
