@@ -202,16 +202,8 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "sequence_mask_on_lengths": C.API_SEQUENCE_MASK,
-    "sequence_mask_masked_mean": C.API_SEQUENCE_MASK,
-    "sequence_mask_in_tensor_if": C.API_SEQUENCE_MASK,
-    "gather_tree_backtrace": C.API_GATHER_TREE,
     "gather_tree_after_loop": C.API_GATHER_TREE,
-    "add_n_of_scaled_inputs": C.API_ADD_N,
     "add_n_of_list_built_in_tensor_loop": C.API_ADD_N,
-    "add_n_in_tensor_branch": C.API_ADD_N,
-    "accuracy_top1": C.API_METRIC_ACCURACY,
-    "accuracy_top2_with_branch": C.API_METRIC_ACCURACY,
     "not_to_static_bound_method": C.NOT_TO_STATIC_BOUND_METHOD,
     "recursive_helper_with_tensor_if": C.RECURSIVE_HELPER_NOT_CONVERTED,
 }

@@ -234,7 +234,6 @@ XFAIL: dict[str, str] = {
     "return_in_while_true": C.RETURN_IN_WHILE_TRUE,
     "return_in_if_inside_while_else_break": C.RETURN_IN_TENSOR_LOOP,
     "for_else_with_tensor_break": C.TRACED_INT_DTYPES,
-    "return_in_loop_of_helper": C.RETURN_IN_TENSOR_LOOP,
 }
 
 

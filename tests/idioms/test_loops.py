@@ -373,7 +373,6 @@ XFAIL: dict[str, str] = {
     "python_float_start_then_maximum": C.TO_TENSOR_OF_VARIABLE,
     "none_start_then_tensor": C.NONE_START_LOOP_VAR,
     "product_from_python_one": C.PY_INT_START_THEN_FLOAT,
-    "growing_concat_in_while": C.SLICE_WITH_SYMBOLIC_BOUND,
     "mean_of_python_count": C.BUILTIN_MAX_OF_PROMOTED,
 }
 

@@ -277,13 +277,9 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "gru_cell_loop_with_lengths": C.CREATION_WITH_TRACED_DIMS,
     "lstm_cell_outputs_stacked": C.NONE_STATE_INTO_CELL,
     "greedy_decode_with_break": C.CREATION_WITH_TRACED_DIMS,
-    "greedy_decode_while_finished": C.CREATION_WITH_TRACED_DIMS,
     "beam_search_topk_loop": C.LIST_MUTATION_IN_COND,
-    "attention_with_length_mask": C.ARANGE_WITH_TRACED_END,
-    "sentiment_masked_pooling": C.CREATION_WITH_TRACED_DIMS,
     "greedy_decode_fixed_batch": C.LIST_MUTATION_IN_COND,
 }
 

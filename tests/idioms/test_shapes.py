@@ -178,16 +178,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "full_with_batch_dim": C.CREATION_WITH_TRACED_DIMS,
-    "zeros_from_shape_op": C.CREATION_WITH_TRACED_DIMS,
-    "ones_with_named_dim": C.CREATION_WITH_TRACED_DIMS,
-    "expand_bias_to_batch": C.EXPAND_WITH_TRACED_DIMS,
-    "tile_row_to_batch": C.TILE_WITH_TRACED_DIMS,
-    "arange_positions": C.ARANGE_WITH_TRACED_END,
-    "zeros_of_whole_shape": C.CREATION_WITH_TRACED_DIMS,
-    "full_like_scalar_from_shape": C.CREATION_WITH_TRACED_DIMS,
-    "eye_like_batch": C.ARANGE_WITH_TRACED_END,
-    "slice_with_shape_bound": C.SLICE_WITH_SYMBOLIC_BOUND,
 }
 
 

@@ -209,18 +209,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "to_tensor_of_traced_input": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_of_max_and_min": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_scalars_and_numbers": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_tuple_in_tensor_if": C.TO_TENSOR_OF_VARIABLE,
-    "assign_list_of_scalars": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_rows_in_while": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_pairs_in_for_range": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_of_dims": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_with_int_dtype": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_nested_list": C.TO_TENSOR_OF_VARIABLE,
-    "to_tensor_of_python_count": C.TO_TENSOR_OF_VARIABLE,
-    "assign_in_tensor_else": C.TO_TENSOR_OF_VARIABLE,
     "float_of_tensor_scalar": C.FLOAT_KEEPS_GRADIENT,
 }
 
