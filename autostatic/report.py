@@ -133,11 +133,27 @@ def _outcomes(converted: ast.AST, jst: str) -> dict:
             continue
         line = getattr(where.elts[1], "value", None)
         if node.func.attr in _OPS:
-            found.setdefault(line, (_OPS[node.func.attr], ""))
+            found.setdefault(line, {})[node.func.attr] = (_OPS[node.func.attr], "")
         elif node.func.attr == "unsupported":
             message = getattr(node.args[0], "value", "not supported")
-            found[line] = (None, message)
+            found.setdefault(line, {})["unsupported"] = (None, message)
     return found
+
+
+#: The generated calls that stand for each kind of statement, in order of preference.
+_CALLS_FOR = {
+    ast.If: ("unsupported", "convert_ifelse"),
+    ast.While: ("unsupported", "convert_while_loop"),
+    ast.For: ("unsupported", "loop_length"),
+}
+
+
+def _outcome(found: dict, statement: ast.AST) -> tuple:
+    calls = found.get(statement.lineno, {})
+    for call in _CALLS_FOR[type(statement)]:
+        if call in calls:
+            return calls[call]
+    return None, None
 
 
 def explain(target: str) -> str:
@@ -177,7 +193,7 @@ def explain(target: str) -> str:
             continue
         outcomes = _outcomes(converted, "_jst")
         for s in statements:
-            op, reason = outcomes.get(s.lineno, (None, None))
+            op, reason = _outcome(outcomes, s)
             if op:
                 verdict = f"can become {op}"
             elif reason:

@@ -90,7 +90,7 @@ class LogicalTransformer(Transformer):
             return node
         tmp, walrus = self._temp(node.test)
         arms = (node.body, node.orelse)
-        if any(_binds(arm) for arm in arms):  # a lambda would bind it in its own scope
+        if any(_binds(arm, self.ctx.temporaries) for arm in arms):  # a lambda would bind it
             return node
         lambdas = [_lambda(arm) for arm in arms]
         symbolic = gast.Call(
@@ -122,10 +122,15 @@ def _size(node: gast.AST) -> int:
     return sum(1 for _ in gast.walk(node))
 
 
-def _binds(node: gast.AST) -> bool:
-    """Whether ``node`` holds ``:=``, ``yield`` or ``await`` (they change the scope)."""
-    kinds = (gast.NamedExpr, gast.Yield, gast.YieldFrom, gast.Await)
-    return any(isinstance(sub, kinds) for sub in gast.walk(node))
+def _binds(node: gast.AST, temporaries: set) -> bool:
+    """Whether ``node`` holds a user's ``:=``, or ``yield``/``await`` (a lambda around it
+    would change their scope; the converter's own ``:=`` temporaries are read at once)."""
+    for sub in gast.walk(node):
+        if isinstance(sub, (gast.Yield, gast.YieldFrom, gast.Await)):
+            return True
+        if isinstance(sub, gast.NamedExpr) and getattr(sub.target, "id", None) not in temporaries:
+            return True
+    return False
 
 
 def _lambda(body: gast.expr) -> gast.Lambda:
