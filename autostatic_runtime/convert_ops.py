@@ -172,7 +172,15 @@ def convert_ifelse(
         return run
 
     try:
-        outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+        try:
+            outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+        except StaticBuildError:
+            if all(j >= 0 for _, j in copied):
+                raise
+            # a list or dict read nowhere after the 'if' that the branches leave in different
+            # shapes: keep it as it was rather than fail
+            copied = [(i, j) for i, j in copied if j >= 0]
+            outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
     finally:
         restore_attributes(attributes, saved)
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]

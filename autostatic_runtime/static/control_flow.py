@@ -19,6 +19,7 @@ from autostatic_runtime.mode import in_dynamic_mode
 from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.static.builder import capture, default_main_program
 from autostatic_runtime.static.program import Block, Literal, Program, Variable
+from autostatic_runtime.static.mutation import alias
 from autostatic_runtime.static.tensor_array import MutationLog, TensorArray, _ProbeDone
 from autostatic_runtime.tensor import Tensor, TensorLike
 
@@ -490,7 +491,8 @@ def _trace_loop_block(program, fn, init, shapes, structure, stops, is_body=False
             for v, s, stop in zip(init, shapes, stops)
         ]
         with MutationLog() as log:  # opened first: the arrays of ``args`` are the loop's own
-            args = unflatten(structure, params)
+            # aliases: ``x[i] = v`` in the body moves its Python object, never the parameter
+            args = unflatten(structure, [alias(p) for p in params])
             try:
                 out = fn(*args)
             finally:

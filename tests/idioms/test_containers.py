@@ -307,8 +307,6 @@ CASES = [
 
 XFAIL: dict[str, str] = {
     "append_in_one_branch": C.LIST_MUTATION_IN_COND,
-    "setitem_in_tensor_while": C.TENSOR_SETITEM_IN_WHILE,
-    "setitem_rows_in_for_range": C.TENSOR_SETITEM_IN_COND,
     "layer_self_attr_in_tensor_if": C.ATTR_ASSIGN_IN_COND,
 }
 

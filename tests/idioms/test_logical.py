@@ -358,7 +358,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "nested_ternary_guards": C.TERNARY_NAN_GRAD,
 }
 
 
