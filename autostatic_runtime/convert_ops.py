@@ -227,17 +227,24 @@ def convert_while_loop(
             return loop_vars
         loop_vars = tuple(body_fn(*loop_vars, *consts))
     from autostatic_runtime.static.control_flow import _build_while
-    from autostatic_runtime.static.mutation import initialize_undefined
+    from autostatic_runtime.static.mutation import initialize_from_body
 
-    unset = [i for i, v in enumerate(loop_vars) if v is UNDEFINED]
-    checked: list[str] = []
-    if unset:
-        loop_vars = initialize_undefined(body_fn, loop_vars, consts, names, unset, location)
-        checked = [names[i] for i in unset if not names[i].startswith(RETURN_VALUE)]
     if arrays:
         from autostatic_runtime.static.tensor_array import to_tensor_arrays
 
         loop_vars = to_tensor_arrays(loop_vars, names, arrays)
+    unset = [i for i, v in enumerate(loop_vars) if v is UNDEFINED]
+    numbers = [
+        i
+        for i, v in enumerate(loop_vars)
+        if type(v) in (int, float) and names[i] not in arrays
+    ]
+    checked: list[str] = []
+    if unset or numbers:
+        loop_vars = initialize_from_body(
+            body_fn, loop_vars, consts, names, unset, numbers, location
+        )
+        checked = [names[i] for i in unset if not names[i].startswith(RETURN_VALUE)]
     n = len(loop_vars)
 
     def cond_loop(*v):

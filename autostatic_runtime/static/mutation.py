@@ -75,11 +75,13 @@ def restore_attributes(attributes: tuple, saved: list) -> None:
             setattr(obj, attr, value)
 
 
-def initialize_undefined(
-    body_fn, loop_vars: tuple, consts: tuple, names: tuple, unset: list, location
+def initialize_from_body(
+    body_fn, loop_vars: tuple, consts: tuple, names: tuple, unset: list, numbers: list, location
 ) -> tuple:
-    """Loop variables first bound inside the body, given placeholders shaped like the values
-    one traced (then discarded) run of the body gives them."""
+    """Loop variables first bound inside the body (``unset``), given placeholders shaped
+    like the values one traced (then discarded) run of the body gives them; Python numbers
+    that start loop variables (``numbers``) become tensors of the dtype and shape the body
+    gives them (``s = 0`` then ``s = s + x[i]`` with int32 ``x`` stays int32, as eager)."""
     from autostatic_runtime.static.control_flow import _placeholder_like
     from autostatic_runtime.static.builder import default_main_program
     from autostatic_runtime.static.tensor_array import MutationLog
@@ -87,16 +89,18 @@ def initialize_undefined(
     program = default_main_program()
     first = len(program.blocks)
     block = program._create_block()
-    args = [alias(v) if isinstance(v, Variable) and not v.persistable else v for v in loop_vars]
+    args = [copy_container(v) for v in loop_vars]
     try:
         with MutationLog() as log:
             try:
                 out = tuple(body_fn(*args, *consts))
             finally:
                 log.restore()
-    except StaticBuildError:
-        raise
     except Exception as exc:  # the body read one of them before binding it
+        if not unset:  # only numbers to type: the loop keeps them as they are
+            return loop_vars
+        if isinstance(exc, StaticBuildError):
+            raise
         name = names[unset[0]]
         raise StaticBuildError(
             f"loop must iterate at least once to initialize '{name}' (this tensor-dependent "
@@ -109,6 +113,8 @@ def initialize_undefined(
         del program.blocks[first:]
     parent = program.current_block()
     values = list(loop_vars)
+    for i in numbers:
+        values[i] = _number_like(parent, program, loop_vars[i], out[i])
     for i in unset:
         value = out[i]
         if value.__class__.__name__ == "Undefined":
@@ -119,6 +125,20 @@ def initialize_undefined(
             )
         values[i] = _placeholder(parent, program, value, _placeholder_like)
     return tuple(values)
+
+
+def _number_like(block, program, number: Any, like: Any) -> Any:
+    """``number`` as a tensor of ``like``'s dtype and (fully known) shape, else as it is."""
+    from autostatic_runtime.creation import full
+
+    if not isinstance(like, Variable) or -1 in tuple(like._shape):
+        return number
+    saved = program.current_block_idx
+    program.current_block_idx = block.idx
+    try:
+        return full(list(like._shape), number, dtype=like.dtype)
+    finally:
+        program.current_block_idx = saved
 
 
 def _placeholder(block, program, value: Any, like_fn) -> Any:

@@ -307,7 +307,6 @@ CASES = [
 
 XFAIL: dict[str, str] = {
     "append_in_one_branch": C.LIST_MUTATION_IN_COND,
-    "layer_self_attr_in_tensor_if": C.ATTR_ASSIGN_IN_COND,
 }
 
 

@@ -368,11 +368,8 @@ CASES = [
 XFAIL: dict[str, str] = {
     "reverse_index_from_python_flag": C.CREATION_WITH_TRACED_DIMS,
     "forward_index_from_python_flag": C.FIRST_BOUND_IN_LOOP,
-    "digits_into_int32_number": C.PY_INT_START_PROMOTED_INT64,
-    "python_zero_accumulates_floats": C.PY_INT_START_THEN_FLOAT,
     "python_float_start_then_maximum": C.TO_TENSOR_OF_VARIABLE,
     "none_start_then_tensor": C.NONE_START_LOOP_VAR,
-    "product_from_python_one": C.PY_INT_START_THEN_FLOAT,
     "mean_of_python_count": C.BUILTIN_MAX_OF_PROMOTED,
 }
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from autostatic_runtime import backends, dtypes
 from autostatic_runtime.nn.parameter import ParamAttr, Parameter, create_parameter, unique_name
-from autostatic_runtime.tensor import Tensor
+from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = ["Layer", "HookRemoveHelper"]
 
@@ -143,12 +143,12 @@ class Layer:
                 value.name = value.name or unique_name(f"_buffers_{name}")
             d["_buffers"][name] = value
         elif d.get("_buffers") is not None and name in d["_buffers"]:
-            if value is not None:
+            if value is not None and not isinstance(value, TensorLike):  # a traced value
                 raise TypeError(
                     f"assignment to buffer '{name}' should be of type Tensor or "
                     f"None, but got '{type(value).__name__}'"
                 )
-            d["_buffers"][name] = None
+            d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
 
