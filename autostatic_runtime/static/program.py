@@ -349,6 +349,9 @@ class Program:
         self.id = next(_program_ids)
         self.random_seed = 0
         self._is_test = False
+        #: a run-time guard, not saved: a ``while`` op running more iterations raises
+        #: (``autostatic.load(..., max_loop_iterations=N)`` sets it on loaded programs)
+        self.max_loop_iterations: int | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def global_block(self) -> Block:
@@ -411,6 +414,7 @@ class Program:
 
         copy = program_from_desc(program_to_desc(self))
         copy.random_seed = self.random_seed
+        copy.max_loop_iterations = self.max_loop_iterations
         if for_test:
             copy._is_test = True
             for block in copy.blocks:
