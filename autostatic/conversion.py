@@ -113,11 +113,12 @@ def transform_function(
     """Convert one function node; returns the new node and the transformer names run.
 
     The new function runs its original body unless a static program is being built
-    (``_jst.tracing``); only then does the converted body run::
+    (``_jst.tracing and _jst.traces_here()``: this thread traces); only then does the
+    converted body run::
 
         def f(x):
             \"""doc\"""
-            if _jst.tracing:
+            if _jst.tracing and _jst.traces_here():
                 <converted body>      # dual path: exact on Python values, ops on Variables
             else:
                 <original body>       # eager calls pay one attribute test
@@ -146,7 +147,7 @@ def transform_function(
     if docstring and _docstring(converted):  # lowering passes may insert statements before it
         converted = converted[1:]
     switch = gast.If(
-        test=gast.Attribute(value=templates.name(jst), attr="tracing", ctx=gast.Load()),
+        test=templates.replace_expr("jst.tracing and jst.traces_here()", node, jst=jst),
         body=converted,
         orelse=original[1:] if docstring else original,
     )

@@ -41,10 +41,10 @@ __all__ = ["to_static", "StaticFunction", "enable_to_static"]
 
 _enabled = [True]
 _FAST_ENTRIES = 256
-#: Static mode is process-wide, so one thread traces at a time: calls from other threads wait
-#: (a trace must never see another thread's eager ops, nor the same key be traced twice).
+#: One lock around cache lookups and traces: a key is traced once even when several threads
+#: call with it at once. Static mode itself is per thread (``autostatic_runtime.mode``), so
+#: eager code in other threads never sees a trace.
 _LOCK = threading.RLock()
-_tracer = [None]  # the thread tracing a StaticFunction (None: none, or a user's enable_static)
 
 
 def enable_to_static(enable: bool = True) -> None:
@@ -143,8 +143,8 @@ class StaticFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not _enabled[0]:
             return self.dygraph_function(*args, **kwargs)
-        if _mode._static[0] and _tracer[0] in (None, threading.get_ident()):
-            return self._call_converted(args, kwargs)  # called while tracing: inline it
+        if _mode._static[0] and _mode._local.static:
+            return self._call_converted(args, kwargs)  # called while this thread traces: inline
         with _LOCK:
             return self._call(args, kwargs)
 
@@ -196,8 +196,6 @@ class StaticFunction:
         return build_key(args, kwargs, self._input_spec, self._names, training)
 
     def _trace(self, args: tuple, kwargs: dict, key: tuple) -> Any:
-        outer = _tracer[0]
-        _tracer[0] = threading.get_ident()
         try:
             fn = self._converted_function()
             if self._instance is not None:
@@ -217,8 +215,6 @@ class StaticFunction:
             self._eager_reasons[key] = reason
             self.program_cache.put(key, EAGER)
             return EAGER
-        finally:
-            _tracer[0] = outer
         self.program_cache.put(key, program)
         return program
 

@@ -118,3 +118,103 @@ def test_concurrent_imports_of_marked_modules(tmp_path):
     assert done.returncode == 0, done.stderr
     want = sorted({(9 + i, True) for i in range(8)})
     assert done.stdout.strip() == str(want), done.stdout + done.stderr
+
+
+def _eager_sign(x):
+    if rt.mean(x) > 0:  # a tensor condition: a cond op while tracing, Python `if` eagerly
+        return x * 2.0 + 1.0
+    return x - 1.0
+
+
+_converted_sign = autostatic.convert(_eager_sign)
+
+
+def test_eager_threads_never_see_another_threads_trace():
+    """Issue 14: while the main thread traces program after program, worker threads hammer
+    eager ops and a converted function; every eager result must be exact and eager."""
+    stop = threading.Event()
+    stats = {"calls": 0, "errors": [], "wrong": 0}
+    lock = threading.Lock()
+
+    def worker(seed):
+        calls = wrong = 0
+        try:
+            while not stop.is_set() and calls < 20_000:
+                data = np.arange(4, dtype=np.float32) + (seed + calls % 7) * (-1) ** calls
+                x = rt.to_tensor(data)
+                y = x * 2.0 + 1.0
+                z = _converted_sign(x)
+                want_z = data * 2.0 + 1.0 if data.mean() > 0 else data - 1.0
+                if (
+                    type(y) is not rt.Tensor
+                    or type(z) is not rt.Tensor
+                    or not np.array_equal(y.numpy(), data * 2.0 + 1.0)
+                    or not np.array_equal(z.numpy(), want_z)
+                    or not rt.in_dynamic_mode()
+                ):
+                    wrong += 1
+                calls += 1
+        except BaseException as exc:  # reported below
+            with lock:
+                stats["errors"].append(exc)
+        with lock:
+            stats["calls"] += calls
+            stats["wrong"] += wrong
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)  # interleave the threads finely
+    workers = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
+    try:
+        for t in workers:
+            t.start()
+        for n in range(150):  # a fresh StaticFunction per round: convert + trace + compile
+            static = autostatic.to_static(_eager_sign)
+            x = rt.to_tensor(np.full([n % 5 + 1, 3], (-1.0) ** n, np.float32))
+            want = x.numpy() * 2.0 + 1.0 if n % 2 == 0 else x.numpy() - 1.0
+            np.testing.assert_allclose(static(x).numpy(), want)
+    finally:
+        stop.set()
+        for t in workers:
+            t.join(60)
+        sys.setswitchinterval(switch)
+    assert not stats["errors"], stats["errors"][:3]
+    assert stats["wrong"] == 0, f"{stats['wrong']} wrong of {stats['calls']} eager calls"
+    assert stats["calls"] > 0
+    assert rt.in_dynamic_mode()
+
+
+def test_static_mode_is_per_thread():
+    seen = {}
+
+    def other():
+        seen["dynamic"] = rt.in_dynamic_mode()
+        seen["value"] = (rt.ones([2]) + 1).numpy().tolist()
+
+    rt.enable_static()
+    try:
+        assert not rt.in_dynamic_mode()
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(30)
+    finally:
+        rt.disable_static()
+    assert seen == {"dynamic": True, "value": [2.0, 2.0]}
+    assert rt.in_dynamic_mode()
+
+
+def test_traces_here_is_true_only_in_the_tracing_thread():
+    from autostatic_runtime import convert_ops
+    from autostatic_runtime.static.builder import static_guard
+
+    seen = {}
+
+    def other():
+        seen["tracing"], seen["here"] = convert_ops.tracing, convert_ops.traces_here()
+
+    with static_guard():
+        assert convert_ops.tracing and convert_ops.traces_here()
+        t = threading.Thread(target=other)
+        t.start()
+        t.join(30)
+    assert seen == {"tracing": True, "here": convert_ops.FORCE_CONVERTED}
+    assert convert_ops.tracing == convert_ops.FORCE_CONVERTED
