@@ -40,8 +40,8 @@ from autostatic.markers import not_to_static  # noqa: E402
 # modules from the hook's warm cache never loads it.
 _LAZY = {
     "convert": "autostatic.api",
-    "set_code_level": "autostatic.api",
-    "set_verbosity": "autostatic.api",
+    "set_code_level": "autostatic.verbosity",
+    "set_verbosity": "autostatic.verbosity",
     "to_code": "autostatic.api",
 }
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import functools
 import logging
-import os
 import types
 import weakref
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from autostatic.pyct import parser, templates
 from autostatic.pyct.naming import Namer
 from autostatic.transformers import PIPELINE
 from autostatic.transformers.base import Context, clone
+from autostatic.verbosity import _settings, set_code_level, set_verbosity  # noqa: F401
 from autostatic_runtime.static.program import Variable
 
 log = logging.getLogger("autostatic")
@@ -48,23 +48,6 @@ class Converted:
 
 
 _cache: weakref.WeakKeyDictionary | dict = {}
-_settings = {
-    "code_level": int(os.environ.get("AUTOSTATIC_CODE_LEVEL", "0") or 0),
-    "verbosity": int(os.environ.get("AUTOSTATIC_VERBOSITY", "0") or 0),
-}
-
-
-def set_code_level(level: int = 100) -> None:
-    """Print the converted code after transformer ``level`` (0 = off; 100 = final code)."""
-    _settings["code_level"] = int(level)
-
-
-def set_verbosity(level: int = 0) -> None:
-    """Log what is converted: 1 names each function, 2 adds the reasons for fallbacks."""
-    _settings["verbosity"] = int(level)
-    log.setLevel(logging.INFO if level else logging.WARNING)
-
-
 def _unparse(node: gast.AST) -> str:
     return ast.unparse(gast.gast_to_ast(node))
 
