@@ -38,6 +38,7 @@ from autostatic.jit.program_cache import (
 )
 from autostatic.verbosity import say
 from autostatic_runtime import mode as _mode
+from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.tensor import Tensor
 
@@ -79,6 +80,7 @@ class StaticFunction:
     ):
         if isinstance(function, (staticmethod, classmethod)):
             function = function.__func__
+        _reject_generators(function)
         self._function = function
         self._options = {"max_programs": max_programs, "warn_retraces": warn_retraces}
         self._instance = instance
@@ -321,6 +323,27 @@ class StaticFunction:
 
     def __repr__(self) -> str:
         return f"<StaticFunction {self.__qualname__}: {self.program_cache!r}>"
+
+
+def _reject_generators(function: Any) -> None:
+    """A generator or async function cannot be a program: say so at ``to_static`` time, at
+    the user's ``def`` line, instead of failing later inside the tracer."""
+    if inspect.isasyncgenfunction(function):
+        kind, why = "an async generator function", "async generator functions"
+    elif inspect.iscoroutinefunction(function):
+        kind, why = "an async function", "async functions"
+    elif inspect.isgeneratorfunction(function):
+        kind, why = "a generator function", "generator functions"
+    else:
+        return
+    code = function.__code__
+    name = getattr(function, "__qualname__", code.co_name)
+    raise StaticBuildError(
+        f"to_static({name}): {name} is {kind}, and {why} cannot become programs (a program "
+        "runs to the end and returns its outputs once; it cannot yield or await); make it "
+        "return its results (collect yielded values in a list), or call it without to_static",
+        (code.co_filename, code.co_firstlineno, code.co_name),
+    )
 
 
 def _check_specs(input_spec: Any) -> list | None:
