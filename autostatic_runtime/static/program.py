@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import user_location
+from autostatic_runtime.errors import symbolic_value_error, user_location
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = ["Program", "Block", "Operator", "Variable", "Parameter", "Literal"]
@@ -101,11 +101,16 @@ class Variable(TensorLike):
     __str__ = __repr__
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            f"the truth value of the symbolic variable {self.name!r} is not known while the "
-            "program is being built; use rt.static.nn.cond / while_loop (or autostatic's "
-            "converter, which does this for if/while statements)"
-        )
+        raise symbolic_value_error(self.name, "the truth value")
+
+    def __int__(self) -> int:
+        raise symbolic_value_error(self.name, "int()")
+
+    def __float__(self) -> float:
+        raise symbolic_value_error(self.name, "float()")
+
+    def __complex__(self) -> complex:
+        raise symbolic_value_error(self.name, "complex()")
 
     def __len__(self) -> int:
         if not self._shape or self._shape[0] < 0:
@@ -116,7 +121,7 @@ class Variable(TensorLike):
         return self._shape[0]
 
     def __index__(self) -> int:
-        raise TypeError(f"symbolic variable {self.name!r} cannot be used as a Python index")
+        raise symbolic_value_error(self.name, "the Python index value")
 
     def numpy(self) -> Variable:
         """The variable itself: dygraph code that reads values with ``.numpy()`` (``if
