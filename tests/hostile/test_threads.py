@@ -218,3 +218,54 @@ def test_traces_here_is_true_only_in_the_tracing_thread():
         t.join(30)
     assert seen == {"tracing": True, "here": convert_ops.FORCE_CONVERTED}
     assert convert_ops.tracing == convert_ops.FORCE_CONVERTED
+
+
+def test_two_threads_building_programs_at_once(tmp_path):
+    """A loaded model building its backward program (static mode, op roles) in one thread
+    while another thread traces: each builds its own program."""
+    path = str(tmp_path / "m")
+
+    class Net(rt.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = rt.nn.Linear(3, 2)
+
+        def forward(self, x):
+            y = self.fc(x)
+            if rt.mean(y) > 0:
+                y = y * 2.0
+            return y
+
+    autostatic.save(Net(), path, input_spec=[autostatic.InputSpec([None, 3])])
+    errors: list = []
+    done = threading.Event()
+
+    def trainer():
+        try:
+            for _ in range(15):
+                layer = autostatic.load(path)  # a fresh layer: builds its backward again
+                x = rt.to_tensor(np.ones([2, 3], np.float32), stop_gradient=False)
+                layer(x).sum().backward()
+                assert x.grad is not None and list(x.grad.shape) == [2, 3]
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    t = threading.Thread(target=trainer)
+    t.start()
+    n = 0
+    while not done.is_set() and n < 200:
+        static = autostatic.to_static(_eager_sign)
+        x = rt.to_tensor(np.full([2, n % 4 + 1], -1.0, np.float32))
+        np.testing.assert_allclose(static(x).numpy(), x.numpy() - 1.0)
+        program = static.concrete_program.main_program
+        roles = {op.attrs.get("op_role", "forward") for op in program.global_block().ops}
+        assert roles == {"forward"}, roles
+        n += 1
+    t.join(120)
+    sys.setswitchinterval(switch)
+    assert not errors, errors[:3]
+    assert n > 0
