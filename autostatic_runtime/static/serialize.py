@@ -14,6 +14,7 @@ from autostatic_runtime.static.program import Block, Literal, Parameter, Program
 MAGIC = "autostatic.program"
 FORMAT_VERSION = 1
 _MAX_NESTING = 64
+_MAX_BLOCK_DEPTH = 64  # the generated Python allows ~100 nested statements
 
 
 # ---- attributes ------------------------------------------------------------------------------
@@ -136,12 +137,19 @@ def program_from_desc(desc: pb.ProgramDesc) -> Program:
     program = Program()
     program.random_seed = desc.random_seed
     program.blocks = []
+    depth: list[int] = []  # nesting depth of each block (parents come first)
     for i, bd in enumerate(desc.blocks):
         if bd.idx != i or not -1 <= bd.parent_idx < len(desc.blocks) or bd.parent_idx >= i > 0:
             raise ProgramFormatError(
                 f"block {i} has a bad index or parent ({bd.idx}, {bd.parent_idx})"
             )
         program.blocks.append(Block(program, i, bd.parent_idx))
+        depth.append(0 if i == 0 else depth[bd.parent_idx] + 1)
+        if depth[i] > _MAX_BLOCK_DEPTH:
+            raise ProgramFormatError(
+                f"block {i} is nested {depth[i]} blocks deep; programs nest control flow at "
+                f"most {_MAX_BLOCK_DEPTH} deep"
+            )
     for bd, block in zip(desc.blocks, program.blocks):
         for vd in bd.vars:
             if any(d < -1 for d in vd.shape):

@@ -150,6 +150,13 @@ def test_a_deep_valid_tree_loads_and_compiles_in_linear_time(tmp_path):
     assert times[1] < 8 * times[0] + 0.2  # twice the depth: about twice the work, not 2^20
 
 
+def test_nesting_deeper_than_64_blocks_is_rejected(tmp_path):
+    path = str(tmp_path / "m")
+    write_model(path, _cond_chain(70, shared=False), INPUTS, ["y0"])
+    with pytest.raises(ProgramFormatError, match="nested 65 blocks deep; .* at most 64 deep"):
+        autostatic.load(path)
+
+
 def test_negative_dims_other_than_unknown_are_rejected():
     d = pb.ProgramDesc()
     d.ParseFromString(_cond_chain(1, shared=False))
