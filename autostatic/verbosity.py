@@ -37,9 +37,10 @@ def set_code_level(level: int = 100) -> None:
 
 
 def set_verbosity(level: int = 0) -> None:
-    """What autostatic prints to stderr: 0 nothing; 1 each retrace of a StaticFunction and
-    why ("argument 'x' changed shape [3, 4] → [5, 4]: ..."), and each converted function
-    (also logged on the ``autostatic`` logger); 2 adds the reasons for fallbacks."""
+    """How much autostatic reports. 0: nothing. 1: each retrace of a StaticFunction and why
+    (``autostatic: retracing f (trace 2): argument 'x' changed shape [3, 4] → [5, 4]: ...``),
+    printed to stderr; the converter also logs each converted function on the ``autostatic``
+    logger at INFO (shown once logging is configured). 2: also the reasons for fallbacks."""
     _settings["verbosity"] = int(level)
     logging.getLogger("autostatic").setLevel(logging.INFO if level else logging.WARNING)
 
