@@ -26,10 +26,12 @@ from autostatic_runtime.static.serialize import MAGIC
 from autostatic_runtime.static.program import Program
 
 def fuzz(max_examples: int):
-    """Derandomized and bounded: the README's test command stays deterministic and fast."""
+    """Derandomized and bounded: the README's test command stays deterministic and fast.
+    ``AUTOSTATIC_FUZZ_EXAMPLES=N`` runs N random examples instead (long runs)."""
+    long_run = os.environ.get("AUTOSTATIC_FUZZ_EXAMPLES", "")
     return settings(
-        max_examples=max_examples,
-        derandomize=True,
+        max_examples=int(long_run) if long_run.isdigit() else max_examples,
+        derandomize=not long_run.isdigit(),
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
@@ -301,7 +303,7 @@ _JSON = st.recursive(
 )  # fmt: skip
 
 
-@fuzz(60)
+@fuzz(100)
 @given(edits=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99), _JSON), min_size=1, max_size=4))
 def test_fuzzed_metadata_loads_or_raises_a_format_error(saved, tmp_path_factory, edits):
     """Replace, delete or nest the metadata's fields and sub-fields with random JSON."""
@@ -367,7 +369,7 @@ def _edit_desc(d: pb.ProgramDesc, edits) -> None:
                 attrs[where % len(attrs)].value.i = value
 
 
-@fuzz(60)
+@fuzz(100)
 @given(edits=_desc_edits())
 def test_structurally_fuzzed_programs_load_and_run_or_raise(saved, tmp_path_factory, edits):
     """Message-level edits of the ProgramDesc (block references, dims, op types, operands,
@@ -387,6 +389,41 @@ def test_structurally_fuzzed_programs_load_and_run_or_raise(saved, tmp_path_fact
     except rt.AutostaticError:
         pass
     assert time.perf_counter() - start < 5.0
+
+
+def _weights_edits():
+    field = st.sampled_from(["dtype", "shape", "data_offsets", "entry", "metadata"])
+    return st.lists(st.tuples(field, st.integers(0, 99), _JSON), min_size=1, max_size=4)
+
+
+@fuzz(100)
+@given(edits=_weights_edits())
+def test_fuzzed_weight_headers_load_or_raise_a_format_error(saved, tmp_path_factory, edits):
+    """The .pdiparams JSON header edited field by field (dtypes, shapes, offsets, whole
+    entries, the metadata) with random JSON, the checksum updated."""
+    data = saved[".pdiparams"]
+    n = int.from_bytes(data[:8], "little")
+    header, body = json.loads(data[8 : 8 + n]), data[8 + n :]
+    names = sorted(k for k in header if k != "__metadata__")
+    for field, which, value in edits:
+        name = names[which % len(names)]
+        if field == "metadata":
+            header["__metadata__"] = value
+        elif field == "entry":
+            header[name] = value
+        elif isinstance(header.get(name), dict):
+            header[name][field] = value
+    raw = json.dumps(header).encode()
+    files = dict(saved)
+    files[".pdiparams"] = len(raw).to_bytes(8, "little") + raw + body
+    meta = json.loads(saved[".pdmeta"])
+    meta["pdiparams_sha256"] = hashlib.sha256(files[".pdiparams"]).hexdigest()
+    path = str(tmp_path_factory.mktemp("weights") / "m")
+    _write(path, files, meta)
+    try:
+        autostatic.load(path)(rt.ones([2, 4]))
+    except rt.AutostaticError:
+        pass
 
 
 # ---- permissions ----------------------------------------------------------------------------
