@@ -279,7 +279,7 @@ class ProgramCache:
 
     At most ``max_programs`` programs are kept (None: no cap); past that, the least recently
     used one is dropped. ``retraces`` holds one explanation per trace after the first
-    (``explain``), in words.
+    (``explain``), in words (the latest 256).
     """
 
     def __init__(self, max_programs: int | None = MAX_PROGRAMS) -> None:
@@ -293,7 +293,7 @@ class ProgramCache:
         self.misses = 0
         self.evictions = 0
         self.last: ConcreteProgram | None = None
-        self.retraces: list[str] = []
+        self.retraces: collections.deque = collections.deque(maxlen=256)  # the latest
         self._recent: collections.deque = collections.deque(maxlen=32)  # keys traced lately
 
     def __len__(self) -> int:

@@ -48,6 +48,7 @@ __all__ = ["to_static", "StaticFunction", "enable_to_static", "RetraceWarning"]
 class RetraceWarning(UserWarning):
     """A StaticFunction has been traced more often than ``warn_retraces``."""
 
+
 _enabled = [True]
 _FAST_ENTRIES = 256
 #: One lock around cache lookups and traces: a key is traced once even when several threads
@@ -216,7 +217,7 @@ class StaticFunction:
         return build_key(args, kwargs, self._input_spec, self._names, training)
 
     def _trace(self, args: tuple, kwargs: dict, key: tuple) -> Any:
-        reason = self.program_cache.explain(key, self._names)
+        why = self.program_cache.explain(key, self._names)  # before the key is added
         try:
             fn = self._converted_function()
             if self._instance is not None:
@@ -235,10 +236,10 @@ class StaticFunction:
             )
             self._eager_reasons[key] = reason
             self.program_cache.put(key, EAGER)
-            self._note_retrace(reason)
+            self._note_retrace(why)
             return EAGER
         self.program_cache.put(key, program)
-        self._note_retrace(reason)
+        self._note_retrace(why)
         return program
 
     def _note_retrace(self, reason: str | None) -> None:
@@ -254,7 +255,7 @@ class StaticFunction:
             self._warned = True
             warnings.warn(
                 f"to_static: {self.__qualname__} has been traced {traces} times (more than "
-                f"warn_retraces={limit}); each trace converts, builds and compiles a program. "
+                f"warn_retraces={limit}); each trace builds and compiles a program. "
                 f"The latest: {reason}. {self.__name__}.explain_retraces() lists every "
                 "retrace; autostatic.set_verbosity(1) prints them as they happen",
                 RetraceWarning,
