@@ -1,6 +1,8 @@
 """Threads: one StaticFunction called from several threads with different shapes traces once
 per cache key and gives each thread its own correct result; marked modules imported from
-several threads at once are converted once and work."""
+several threads at once are converted once and work; tracing in one thread never changes what
+eager code in another computes (static mode, dispatch, program_guard, op roles and the
+converted functions' switch are per thread - issue 14)."""
 
 from __future__ import annotations
 
