@@ -123,6 +123,16 @@ class Variable(TensorLike):
     def __index__(self) -> int:
         raise symbolic_value_error(self.name, "the Python index value")
 
+    def __iter__(self):
+        """Iterate over a known first dimension (a Python loop, unrolled into the program).
+        Without ``__iter__``, Python would index ``x[0], x[1], ...`` until an IndexError
+        that a symbolic variable of unknown length never raises: a loop without end."""
+        if not self._shape:
+            raise TypeError(f"iteration over the 0-D variable {self.name!r}")
+        if self._shape[0] < 0:
+            raise symbolic_value_error(self.name, "the length (to iterate over it)")
+        return (self[i] for i in range(self._shape[0]))
+
     def numpy(self) -> Variable:
         """The variable itself: dygraph code that reads values with ``.numpy()`` (``if
         x.numpy()[0] > 5:``) stays symbolic while tracing, so it converts unchanged."""

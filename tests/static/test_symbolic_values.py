@@ -98,3 +98,16 @@ def test_converted_code_that_still_asks_says_which_expressions_convert(tmp_path)
     x = rt.static.data("x", [3], "float32")
     with pytest.raises(SymbolicValueError, match="converted_like.py was converted, but this expression is not"):
         mod.f(x)
+
+
+def test_iterating_a_variable_of_unknown_length_is_an_error_not_an_endless_loop():
+    rt.enable_static()
+    v = rt.static.data("v", [None, 3], "float32")
+    with pytest.raises(SymbolicValueError, match="the length \\(to iterate over it\\) of the"):
+        for _ in v:
+            pass
+    w = rt.static.data("w", [2, 3], "float32")
+    rows = list(w)
+    assert len(rows) == 2 and all(r.shape == [3] for r in rows)
+    with pytest.raises(TypeError, match="0-D"):
+        list(rt.static.data("s", [], "float32"))
