@@ -271,3 +271,46 @@ def test_two_threads_building_programs_at_once(tmp_path):
     sys.setswitchinterval(switch)
     assert not errors, errors[:3]
     assert n > 0
+
+
+def test_a_trace_entering_no_grad_does_not_stop_other_threads_recording():
+    """Tracing a BatchNorm in train mode runs ``no_grad`` (the running statistics): in the
+    tracing thread that must not turn gradient recording off for the other threads."""
+    stop = threading.Event()
+    stats = {"steps": 0, "missed": 0, "errors": []}
+
+    def trainer():
+        w = rt.to_tensor(np.ones([4], np.float32), stop_gradient=False)
+        try:
+            while not stop.is_set() and stats["steps"] < 50_000:
+                (w * 2.0).sum().backward()
+                if w.grad is None or not np.array_equal(w.grad.numpy(), np.full(4, 2.0)):
+                    stats["missed"] += 1
+                w.clear_grad()
+                stats["steps"] += 1
+        except BaseException as exc:  # reported below
+            stats["errors"].append(exc)
+
+    class Net(rt.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.bn = rt.nn.BatchNorm1D(3)
+
+        def forward(self, x):
+            return self.bn(x) * 2.0
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    t = threading.Thread(target=trainer)
+    t.start()
+    try:
+        for n in range(60):
+            net = autostatic.to_static(Net())  # a fresh trace (train mode) every round
+            net(rt.ones([n % 3 + 2, 3]))
+    finally:
+        stop.set()
+        t.join(60)
+        sys.setswitchinterval(switch)
+    assert not stats["errors"], stats["errors"][:3]
+    assert stats["missed"] == 0, f"{stats['missed']} of {stats['steps']} steps lost gradients"
+    assert rt.is_grad_enabled()
