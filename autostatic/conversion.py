@@ -48,6 +48,8 @@ class Converted:
 
 
 _cache: weakref.WeakKeyDictionary | dict = {}
+
+
 def _unparse(node: gast.AST) -> str:
     return ast.unparse(gast.gast_to_ast(node))
 

@@ -142,9 +142,7 @@ def _module_pragma(filename: str) -> str | None:
 def _converted_module(frame) -> bool:
     """True when the frame's module was converted (its globals hold the runtime alias)."""
     convert_ops = sys.modules.get("autostatic_runtime.convert_ops")
-    return convert_ops is not None and any(
-        v is convert_ops for v in list(frame.f_globals.values())
-    )
+    return convert_ops is not None and any(v is convert_ops for v in list(frame.f_globals.values()))
 
 
 def symbolic_value_error(name: str, asked: str) -> SymbolicValueError:
@@ -155,8 +153,7 @@ def symbolic_value_error(name: str, asked: str) -> SymbolicValueError:
     if frame is not None:
         location = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
     what = (
-        f"{asked} of the symbolic variable {name!r} is not known while the program is being "
-        "built"
+        f"{asked} of the symbolic variable {name!r} is not known while the program is being built"
     )
     if frame is None:
         fix = (
@@ -166,8 +163,9 @@ def symbolic_value_error(name: str, asked: str) -> SymbolicValueError:
     elif _converted_module(frame):
         fix = (
             f"{os.path.basename(frame.f_code.co_filename)} was converted, but this expression "
-            "is not one the converter turns into an op (if/while/for statements, and/or/not, x if c else y "
-            "are); write it as an if/while statement, or use rt.static.nn.cond / while_loop"
+            "is not one the converter turns into an op (if/while/for statements, and/or/not, "
+            "x if c else y are); write it as an if/while statement, or use "
+            "rt.static.nn.cond / while_loop"
         )
     elif _module_pragma(frame.f_code.co_filename) == "enable":
         fix = (

@@ -284,7 +284,9 @@ class ProgramCache:
 
     def __init__(self, max_programs: int | None = MAX_PROGRAMS) -> None:
         if max_programs is not None and (type(max_programs) is not int or max_programs < 1):
-            raise ToStaticError(f"max_programs must be a positive int or None, got {max_programs!r}")
+            raise ToStaticError(
+                f"max_programs must be a positive int or None, got {max_programs!r}"
+            )
         self.max_programs = max_programs
         self._programs: dict[tuple, Any] = {}
         self._used: dict[tuple, int] = {}  # key -> tick of its last slow-path use
@@ -411,8 +413,11 @@ def _part_change(where: str, a: Any, b: Any) -> list[str]:
                 f"{where} changed value {a[1]!r} → {b[1]!r}: Python values are part of the "
                 "key (each value traces its own program); pass it as a tensor to share one"
             ]
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) == 3 and (
-        a[0] == b[0] == "layer"
+    if (
+        isinstance(a, tuple)
+        and isinstance(b, tuple)
+        and len(a) == len(b) == 3
+        and (a[0] == b[0] == "layer")
     ):
         if a[1] != b[1]:
             return [f"{where} is a different layer object"]

@@ -27,6 +27,8 @@ from autostatic_runtime.static.program import Block, Literal, Parameter, Program
 __all__ = ["append_backward", "gradients", "backward_block"]
 
 META_ATTRS = frozenset({"op_role"})
+
+
 class _Role(threading.local):
     """The role of ops being appended, per thread (like static mode itself)."""
 

@@ -22,8 +22,9 @@ from autostatic import InputSpec
 from autostatic_runtime.errors import ExecutionError, ProgramFormatError
 from autostatic_runtime.jit import model_file, params_file
 from autostatic_runtime.static import framework_pb2 as pb
-from autostatic_runtime.static.serialize import MAGIC
 from autostatic_runtime.static.program import Program
+from autostatic_runtime.static.serialize import MAGIC
+
 
 def fuzz(max_examples: int):
     """Derandomized and bounded: the README's test command stays deterministic and fast.
@@ -36,8 +37,6 @@ def fuzz(max_examples: int):
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     )
-
-
 
 
 def write_model(path: str, program: bytes, inputs: list, outputs: list, meta_extra=None) -> None:
@@ -298,13 +297,15 @@ def test_a_missing_metadata_field_is_a_format_error(saved, tmp_path, field):
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
     | st.sampled_from(["out", "x", "float32", "tuple", "list", "dict", "const"]),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=12,
 )  # fmt: skip
 
 
 @fuzz(100)
-@given(edits=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99), _JSON), min_size=1, max_size=4))
+@given(edits=st.lists(st.tuples(st.integers(0, 99), st.integers(0, 99), _JSON), max_size=4))
 def test_fuzzed_metadata_loads_or_raises_a_format_error(saved, tmp_path_factory, edits):
     """Replace, delete or nest the metadata's fields and sub-fields with random JSON."""
     meta = json.loads(saved[".pdmeta"])

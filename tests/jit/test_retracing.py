@@ -71,16 +71,16 @@ def test_nested_arguments_layers_and_unhashable_values():
         f([rt.ones([2]), rt.ones([3])], {"a": 2})
     reasons = f.explain_retraces()
     assert "argument 'xs'[1] changed shape [2] → [3]: give InputSpec([None])" in reasons[0]
-    assert "argument 'cfg'['a'] changed value 1 → 2: Python values are part of the key" in (
-        reasons[1]
+    assert (
+        "argument 'cfg'['a'] changed value 1 → 2: Python values are part of the key" in (reasons[1])
     )
     f = autostatic.to_static(lambda x, tags: x * len(tags))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f(rt.ones([2]), {1})
         f(rt.ones([2]), {1})  # another set: keyed by identity
-    assert "argument 'tags' is a different set object; it is unhashable" in (
-        f.explain_retraces()[0]
+    assert (
+        "argument 'tags' is a different set object; it is unhashable" in (f.explain_retraces()[0])
     )
 
     class Net(rt.nn.Layer):

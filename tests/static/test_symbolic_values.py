@@ -96,7 +96,8 @@ def test_converted_code_that_still_asks_says_which_expressions_convert(tmp_path)
     mod = _import(tmp_path, "converted_like", source)
     rt.enable_static()
     x = rt.static.data("x", [3], "float32")
-    with pytest.raises(SymbolicValueError, match="converted_like.py was converted, but this expression is not"):
+    match = "converted_like.py was converted, but this expression is not"
+    with pytest.raises(SymbolicValueError, match=match):
         mod.f(x)
 
 
