@@ -23,37 +23,41 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-import autostatic_runtime as runtime  # noqa: E402
 from autostatic.import_hook import install, uninstall  # noqa: E402
-from autostatic.jit import (  # noqa: E402
-    InputSpec,
-    StaticFunction,
-    TranslatedLayer,
-    enable_to_static,
-    load,
-    save,
-    to_static,
-)
-from autostatic.jit.traced_layer import TracedLayer  # noqa: E402,F401
 from autostatic.markers import not_to_static  # noqa: E402
 
-# The converter (gast, the transformers) loads on first use, so that importing converted
-# modules from the hook's warm cache never loads it.
+# Everything else loads on first use: ``import autostatic`` imports neither NumPy nor the
+# runtime (so the pytest plugin, loaded in every pytest run, costs nothing until used), and
+# the converter (gast, the transformers) loads only when something is converted, so that
+# importing converted modules from the hook's warm cache never loads it.
 _LAZY = {
+    "runtime": "autostatic_runtime",
+    "InputSpec": "autostatic.jit",
+    "StaticFunction": "autostatic.jit",
+    "TranslatedLayer": "autostatic.jit",
+    "TracedLayer": "autostatic.jit.traced_layer",
+    "enable_to_static": "autostatic.jit",
+    "load": "autostatic.jit",
+    "save": "autostatic.jit",
+    "to_static": "autostatic.jit",
     "convert": "autostatic.api",
-    "set_code_level": "autostatic.api",
-    "set_verbosity": "autostatic.api",
     "to_code": "autostatic.api",
+    "set_code_level": "autostatic.verbosity",
+    "set_verbosity": "autostatic.verbosity",
 }
 
 
 def __getattr__(name: str):
+    import importlib
+    import importlib.util
+
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'autostatic' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
+        if name.startswith("_") or importlib.util.find_spec(f"autostatic.{name}") is None:
+            raise AttributeError(f"module 'autostatic' has no attribute {name!r}")
+        return importlib.import_module(f"autostatic.{name}")  # a subpackage: autostatic.jit
+    loaded = importlib.import_module(module)
+    value = loaded if name == "runtime" else getattr(loaded, name)
     globals()[name] = value
     return value
 
@@ -72,6 +76,7 @@ __all__ = [
     "set_verbosity",
     "to_static",
     "StaticFunction",
+    "TracedLayer",
     "InputSpec",
     "enable_to_static",
     "save",

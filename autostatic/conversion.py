@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import functools
 import logging
-import os
 import types
 import weakref
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from autostatic.pyct import parser, templates
 from autostatic.pyct.naming import Namer
 from autostatic.transformers import PIPELINE
 from autostatic.transformers.base import Context, clone
+from autostatic.verbosity import _settings, set_code_level, set_verbosity  # noqa: F401
 from autostatic_runtime.static.program import Variable
 
 log = logging.getLogger("autostatic")
@@ -48,21 +48,6 @@ class Converted:
 
 
 _cache: weakref.WeakKeyDictionary | dict = {}
-_settings = {
-    "code_level": int(os.environ.get("AUTOSTATIC_CODE_LEVEL", "0") or 0),
-    "verbosity": int(os.environ.get("AUTOSTATIC_VERBOSITY", "0") or 0),
-}
-
-
-def set_code_level(level: int = 100) -> None:
-    """Print the converted code after transformer ``level`` (0 = off; 100 = final code)."""
-    _settings["code_level"] = int(level)
-
-
-def set_verbosity(level: int = 0) -> None:
-    """Log what is converted: 1 names each function, 2 adds the reasons for fallbacks."""
-    _settings["verbosity"] = int(level)
-    log.setLevel(logging.INFO if level else logging.WARNING)
 
 
 def _unparse(node: gast.AST) -> str:
@@ -113,11 +98,12 @@ def transform_function(
     """Convert one function node; returns the new node and the transformer names run.
 
     The new function runs its original body unless a static program is being built
-    (``_jst.tracing``); only then does the converted body run::
+    (``_jst.tracing and _jst.traces_here()``: this thread traces); only then does the
+    converted body run::
 
         def f(x):
             \"""doc\"""
-            if _jst.tracing:
+            if _jst.tracing and _jst.traces_here():
                 <converted body>      # dual path: exact on Python values, ops on Variables
             else:
                 <original body>       # eager calls pay one attribute test
@@ -146,7 +132,7 @@ def transform_function(
     if docstring and _docstring(converted):  # lowering passes may insert statements before it
         converted = converted[1:]
     switch = gast.If(
-        test=gast.Attribute(value=templates.name(jst), attr="tracing", ctx=gast.Load()),
+        test=templates.replace_expr("jst.tracing and jst.traces_here()", node, jst=jst),
         body=converted,
         orelse=original[1:] if docstring else original,
     )

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from autostatic_runtime import mode as _mode
 from autostatic_runtime.errors import AutostaticError
 from autostatic_runtime.tensor import CONST, Tensor
 
@@ -68,18 +69,29 @@ def is_grad_enabled() -> bool:
     return _grad_enabled[0]
 
 
+def _building() -> bool:
+    """True when the calling thread builds a static program. Its ops append Operators and
+    record nothing on the tape, so gradient-mode switches there (``no_grad`` in a layer's
+    forward, e.g. batch norm's running statistics) are skipped: the flag is process-wide, and
+    flipping it would stop other threads' eager ops from recording."""
+    return _mode._static[0] and _mode._local.static
+
+
 class set_grad_enabled:
     """Context manager (and plain call) that turns gradient recording on or off."""
 
     def __init__(self, mode: bool):
         self.prev = _grad_enabled[0]
-        _grad_enabled[0] = bool(mode)
+        self.changed = not _building()
+        if self.changed:
+            _grad_enabled[0] = bool(mode)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _grad_enabled[0] = self.prev
+        if self.changed:
+            _grad_enabled[0] = self.prev
 
 
 class no_grad:
@@ -87,11 +99,14 @@ class no_grad:
 
     def __enter__(self):
         self.prev = _grad_enabled[0]
-        _grad_enabled[0] = False
+        self.changed = not _building()
+        if self.changed:
+            _grad_enabled[0] = False
         return self
 
     def __exit__(self, *exc):
-        _grad_enabled[0] = self.prev
+        if self.changed:
+            _grad_enabled[0] = self.prev
 
     def __call__(self, fn):
         import functools
@@ -107,6 +122,9 @@ class no_grad:
 @contextmanager
 def enable_grad():
     """Record gradients inside the block, even within ``no_grad``."""
+    if _building():  # see _building
+        yield
+        return
     prev = _grad_enabled[0]
     _grad_enabled[0] = True
     try:

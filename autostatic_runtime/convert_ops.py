@@ -42,9 +42,9 @@ from autostatic_runtime.static.program import Variable
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
-    "tracing", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
-    "logical_and", "logical_or", "logical_not", "select", "convert_and", "convert_or",
-    "convert_ifexp", "UNDEFINED", "Undefined",
+    "tracing", "traces_here", "convert_call", "is_symbolic", "convert_ifelse",
+    "convert_while_loop", "logical_and", "logical_or", "logical_not", "select", "convert_and",
+    "convert_or", "convert_ifexp", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_shape", "convert_isinstance",
@@ -60,13 +60,27 @@ FORCE_CONVERTED = os.environ.get("AUTOSTATIC_FORCE_CONVERTED", "").strip().lower
     "1", "true", "yes", "on",
 )  # fmt: skip
 
-#: True while static mode is on (or forced): converted functions run their converted body
+#: True while any thread builds a program (or forced): a cheap module-level bool, so the
+#: entry check of a converted function, ``if _jst.tracing and _jst.traces_here():``, costs
+#: one attribute read on the eager path while nobody traces.
 tracing = FORCE_CONVERTED
 
 
-def _follow_mode(static: bool) -> None:
+def traces_here() -> bool:
+    """True when the calling thread is building a program, or the converted body is forced
+    (``FORCE_CONVERTED``, or ``tracing`` set by hand while no thread builds one, as tests
+    do): converted functions then run their converted body. While one thread traces, eager
+    code in the other threads keeps running the original bodies."""
+    return FORCE_CONVERTED or _mode_local.static or not _any_static[0]
+
+
+_mode_local = mode._local
+_any_static = mode._static
+
+
+def _follow_mode(any_static: bool) -> None:
     global tracing
-    tracing = static or FORCE_CONVERTED
+    tracing = any_static or FORCE_CONVERTED
 
 
 mode.on_switch(_follow_mode)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -106,3 +107,78 @@ class AssertionFailedError(ExecutionError, AssertionError):
         self.op_type = "assert"
         self.location = location
         Exception.__init__(self, f"{message}{format_location(location)}")
+
+
+class SymbolicValueError(StaticBuildError, TypeError):
+    """Python asked for the value of a symbolic Variable (``if x:``, ``int(x)``, ``x[i]`` with
+    a Variable ``i``) while a program was being built: the code that asked was not converted.
+    The message names the user's line and says how to get it converted."""
+
+
+_PRAGMA = re.compile(r"#\s*autostatic:\s*(enable|disable)\b")
+
+
+def _module_pragma(filename: str) -> str | None:
+    """``"enable"``/``"disable"``/None from the leading comment lines of a source file (the
+    import hook's rule: comment lines before any code, within the first 4 KiB)."""
+    try:
+        with open(filename, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = None
+    for line in head.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if not line.startswith("#"):
+            break
+        m = _PRAGMA.match(line)
+        if m:
+            found = m.group(1)
+    return found
+
+
+def _converted_module(frame) -> bool:
+    """True when the frame's module was converted (its globals hold the runtime alias)."""
+    convert_ops = sys.modules.get("autostatic_runtime.convert_ops")
+    return convert_ops is not None and any(v is convert_ops for v in list(frame.f_globals.values()))
+
+
+def symbolic_value_error(name: str, asked: str) -> SymbolicValueError:
+    """The error for Python asking ``asked`` (e.g. "the truth value") of symbolic variable
+    ``name`` while a program is built, located at the user's line, saying how to fix it."""
+    frame = user_frame(3)
+    location = None
+    if frame is not None:
+        location = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    what = (
+        f"{asked} of the symbolic variable {name!r} is not known while the program is being built"
+    )
+    if frame is None:
+        fix = (
+            "convert the code with autostatic.to_static, or write the branch with "
+            "rt.static.nn.cond / while_loop"
+        )
+    elif _converted_module(frame):
+        fix = (
+            f"{os.path.basename(frame.f_code.co_filename)} was converted, but this expression "
+            "is not one the converter turns into an op (if/while/for statements, and/or/not, "
+            "x if c else y are); write it as an if/while statement, or use "
+            "rt.static.nn.cond / while_loop"
+        )
+    elif _module_pragma(frame.f_code.co_filename) == "enable":
+        fix = (
+            f"{os.path.basename(frame.f_code.co_filename)} carries the '# autostatic: enable' "
+            "pragma but was imported without autostatic's import hook, so it was not "
+            "converted: call autostatic.install() before importing it, or run the program "
+            "with `python -m autostatic run script.py`"
+        )
+    else:
+        fix = (
+            f"{frame.f_code.co_name} was not converted: wrap it (or the function calling it) "
+            "with autostatic.to_static, or put '# autostatic: enable' in the first lines of "
+            "its module and import it after autostatic.install(); or write the branch with "
+            "rt.static.nn.cond / while_loop"
+        )
+    return SymbolicValueError(f"{what}; {fix}", location)

@@ -13,7 +13,9 @@ the specs and records the result as a ``ConcreteProgram``.
 
 from __future__ import annotations
 
+import collections
 import inspect
+import itertools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +31,10 @@ from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.static.program import Program, Variable
 from autostatic_runtime.tensor import Tensor
 
-__all__ = ["ConcreteProgram", "ProgramCache", "build_key", "trace", "ToStaticError"]
+__all__ = [
+    "ConcreteProgram", "ProgramCache", "build_key", "trace", "ToStaticError",
+    "describe_key_change",
+]  # fmt: skip
 
 
 class ToStaticError(rt.AutostaticError, TypeError, ValueError):
@@ -263,16 +268,35 @@ def trace(
 
 EAGER = object()  # cache value: this key runs eagerly (full_graph=False fallback)
 
+#: Defaults of ``to_static(max_programs=..., warn_retraces=...)``.
+MAX_PROGRAMS = 64
+WARN_RETRACES = 8
+_ticks = itertools.count(1)  # recency of use, for the LRU cap
+
 
 class ProgramCache:
-    """Key -> ConcreteProgram (or the eager-fallback marker), with hit and miss counts."""
+    """Key -> ConcreteProgram (or the eager-fallback marker), with hit and miss counts.
 
-    def __init__(self) -> None:
+    At most ``max_programs`` programs are kept (None: no cap); past that, the least recently
+    used one is dropped. ``retraces`` holds one explanation per trace after the first
+    (``explain``), in words (the latest 256).
+    """
+
+    def __init__(self, max_programs: int | None = MAX_PROGRAMS) -> None:
+        if max_programs is not None and (type(max_programs) is not int or max_programs < 1):
+            raise ToStaticError(
+                f"max_programs must be a positive int or None, got {max_programs!r}"
+            )
+        self.max_programs = max_programs
         self._programs: dict[tuple, Any] = {}
+        self._used: dict[tuple, int] = {}  # key -> tick of its last slow-path use
         self.fast: dict[tuple, ConcreteProgram] = {}  # exact tensor signature -> program
         self.hits = 0
         self.misses = 0
+        self.evictions = 0
         self.last: ConcreteProgram | None = None
+        self.retraces: collections.deque = collections.deque(maxlen=256)  # the latest
+        self._recent: collections.deque = collections.deque(maxlen=32)  # keys traced lately
 
     def __len__(self) -> int:
         return len(self._programs)
@@ -284,13 +308,50 @@ class ProgramCache:
         found = self._programs.get(key)
         if found is not None:
             self.hits += 1
+            self._used[key] = next(_ticks)
         return found
 
     def put(self, key: tuple, value: Any) -> None:
         self.misses += 1
         self._programs[key] = value
+        self._used[key] = next(_ticks)
+        self._recent.append(key)
         if isinstance(value, ConcreteProgram):
             self.last = value
+        if self.max_programs is not None and len(self._programs) > self.max_programs:
+            self._evict()
+
+    def _evict(self) -> None:
+        """Drop the least recently used program (fast-path hits count as uses)."""
+
+        def used(k: tuple) -> int:
+            return max(self._used.get(k, 0), getattr(self._programs[k], "_tick", 0))
+
+        oldest = min(self._programs, key=used)
+        dropped = self._programs.pop(oldest)
+        self._used.pop(oldest, None)
+        self.evictions += 1
+        for sig in [s for s, p in self.fast.items() if p is dropped]:
+            del self.fast[sig]
+        if self.last is dropped:
+            self.last = None
+
+    def explain(self, key: tuple, names: list[str]) -> str | None:
+        """Why ``key`` needs a new trace, compared with the closest key traced before it
+        (None for the first trace)."""
+        if not self._recent:
+            return None
+        best = None
+        for old in reversed(self._recent):
+            reasons = describe_key_change(old, key, names)
+            if best is None or len(reasons) < len(best):
+                best = reasons
+        if not best:
+            return (
+                "the same arguments as an earlier trace, whose program was dropped to keep "
+                f"max_programs={self.max_programs} programs (the least recently used go first)"
+            )
+        return "; ".join(best)
 
     def concrete_programs(self) -> list[ConcreteProgram]:
         return [p for p in self._programs.values() if isinstance(p, ConcreteProgram)]
@@ -300,11 +361,102 @@ class ProgramCache:
 
     def clear(self) -> None:
         self._programs.clear()
+        self._used.clear()
         self.fast.clear()
         self.last = None
 
     def __repr__(self) -> str:
         return f"<ProgramCache {len(self)} programs, {self.hits} hits, {self.misses} misses>"
+
+
+# ---- why a key changed ------------------------------------------------------------------------
+
+
+def _shape(shape: Any) -> str:
+    return "[" + ", ".join("None" if d is None else str(d) for d in shape) + "]"
+
+
+def _spec_change(where: str, a: InputSpec, b: InputSpec) -> list[str]:
+    out = []
+    if a.dtype != b.dtype:
+        out.append(f"{where} changed dtype {a.dtype} → {b.dtype}: each dtype needs its own program")
+    if tuple(a.shape) != tuple(b.shape):
+        change = f"{where} changed shape {_shape(a.shape)} → {_shape(b.shape)}"
+        if len(a.shape) == len(b.shape):
+            shared = [x if x == y else None for x, y in zip(a.shape, b.shape)]
+            dtype = "" if b.dtype == "float32" else f", {str(b.dtype)!r}"
+            out.append(f"{change}: give InputSpec({_shape(shared)}{dtype}) to share one program")
+        else:
+            out.append(f"{change}: a different rank needs its own program")
+    return out
+
+
+def _part_change(where: str, a: Any, b: Any) -> list[str]:
+    if a == b:
+        return []
+    if isinstance(a, InputSpec) and isinstance(b, InputSpec):
+        return _spec_change(where, a, b)
+    if isinstance(a, _Unhashable) and isinstance(b, _Unhashable):
+        return [
+            f"{where} is a different {type(b.obj).__name__} object; it is unhashable, so it is "
+            "keyed by identity: pass a tuple, a number or a tensor to share one program"
+        ]
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) == 2:
+        if a[0] is b[0] and a[0] in (list, tuple) and len(a[1]) == len(b[1]):
+            return [r for i, (x, y) in enumerate(zip(a[1], b[1]))
+                    for r in _part_change(f"{where}[{i}]", x, y)]  # fmt: skip
+        if a[0] is b[0] is dict and [k for k, _ in a[1]] == [k for k, _ in b[1]]:
+            return [r for (k, x), (_, y) in zip(a[1], b[1])
+                    for r in _part_change(f"{where}[{k!r}]", x, y)]  # fmt: skip
+        if isinstance(a[0], type) and a[0] is b[0] and a[0] not in (list, tuple, dict):
+            return [
+                f"{where} changed value {a[1]!r} → {b[1]!r}: Python values are part of the "
+                "key (each value traces its own program); pass it as a tensor to share one"
+            ]
+    if (
+        isinstance(a, tuple)
+        and isinstance(b, tuple)
+        and len(a) == len(b) == 3
+        and (a[0] == b[0] == "layer")
+    ):
+        if a[1] != b[1]:
+            return [f"{where} is a different layer object"]
+        return [f"{where} switched {'train' if a[2] else 'eval'} → {'train' if b[2] else 'eval'}"]
+    return [f"{where} changed from {_kind(a)} to {_kind(b)}"]
+
+
+def _kind(part: Any) -> str:
+    if isinstance(part, InputSpec):
+        return f"a tensor {part.dtype}{_shape(part.shape)}"
+    if isinstance(part, _Unhashable):
+        return f"an unhashable {type(part.obj).__name__}"
+    if isinstance(part, tuple) and len(part) == 2 and part[0] in (list, tuple, dict):
+        return f"a {part[0].__name__} of {len(part[1])}"
+    if isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], type):
+        return f"the {part[0].__name__} {part[1]!r}"
+    return repr(part)
+
+
+def describe_key_change(old: tuple, new: tuple, names: list[str]) -> list[str]:
+    """What differs between two cache keys, one phrase per difference, in words."""
+    (old_args, old_kw, old_training), (new_args, new_kw, new_training) = old, new
+    out: list[str] = []
+    if old_training != new_training:
+        mode = {True: "train()", False: "eval()"}
+        out.append(
+            f"the layer switched from {mode.get(old_training)} to {mode.get(new_training)}: "
+            "each mode has its own program"
+        )
+    if len(old_args) != len(new_args):
+        out.append(f"{len(old_args)} → {len(new_args)} positional arguments")
+    for i, (a, b) in enumerate(zip(old_args, new_args)):
+        out += _part_change(f"argument {names[i]!r}" if i < len(names) else f"argument {i}", a, b)
+    old_kw, new_kw = dict(old_kw), dict(new_kw)
+    if set(old_kw) != set(new_kw):
+        out.append(f"keyword arguments {sorted(old_kw)} → {sorted(new_kw)}")
+    for k in sorted(set(old_kw) & set(new_kw)):
+        out += _part_change(f"argument {k!r}", old_kw[k], new_kw[k])
+    return out
 
 
 def warn_unhashable(notes: list[str], name: str) -> None:

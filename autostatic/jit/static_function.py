@@ -24,27 +24,37 @@ from typing import Any
 import autostatic_runtime as rt
 from autostatic.jit.program_cache import (
     EAGER,
+    MAX_PROGRAMS,
+    WARN_RETRACES,
     ConcreteProgram,
     ProgramCache,
     ToStaticError,
+    _ticks,
     arg_names,
     build_key,
     feed_values,
     trace,
     warn_unhashable,
 )
+from autostatic.verbosity import say
 from autostatic_runtime import mode as _mode
+from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.tensor import Tensor
 
-__all__ = ["to_static", "StaticFunction", "enable_to_static"]
+__all__ = ["to_static", "StaticFunction", "enable_to_static", "RetraceWarning"]
+
+
+class RetraceWarning(UserWarning):
+    """A StaticFunction has been traced more often than ``warn_retraces``."""
+
 
 _enabled = [True]
 _FAST_ENTRIES = 256
-#: Static mode is process-wide, so one thread traces at a time: calls from other threads wait
-#: (a trace must never see another thread's eager ops, nor the same key be traced twice).
+#: One lock around cache lookups and traces: a key is traced once even when several threads
+#: call with it at once. Static mode itself is per thread (``autostatic_runtime.mode``), so
+#: eager code in other threads never sees a trace.
 _LOCK = threading.RLock()
-_tracer = [None]  # the thread tracing a StaticFunction (None: none, or a user's enable_static)
 
 
 def enable_to_static(enable: bool = True) -> None:
@@ -66,17 +76,23 @@ class StaticFunction:
         input_spec: Any = None,
         full_graph: bool = True,
         instance: Any = None,
+        max_programs: int | None = MAX_PROGRAMS,
+        warn_retraces: int | None = WARN_RETRACES,
     ):
         if isinstance(function, (staticmethod, classmethod)):
             function = function.__func__
+        _reject_generators(function)
         self._function = function
+        self._options = {"max_programs": max_programs, "warn_retraces": warn_retraces}
         self._instance = instance
         self._input_spec = _check_specs(input_spec)
         self._full_graph = bool(full_graph)
         self._converted: Callable | None = None
         self._slot = f"__autostatic_{getattr(function, '__name__', 'function')}_{id(self):x}"
         self._names = arg_names(function, instance is not None)
-        self.program_cache = ProgramCache()
+        self.program_cache = ProgramCache(max_programs)
+        self._warn_retraces = warn_retraces
+        self._warned = False
         self._eager_reasons: dict = {}
         name = getattr(function, "__name__", None) or type(function).__name__
         self.__name__ = name
@@ -92,7 +108,9 @@ class StaticFunction:
         store = getattr(instance, "__dict__", None)
         bound = store.get(self._slot) if store is not None else None
         if bound is None:
-            bound = StaticFunction(self._function, self._input_spec, self._full_graph, instance)
+            bound = StaticFunction(
+                self._function, self._input_spec, self._full_graph, instance, **self._options
+            )
             if store is not None:
                 store[self._slot] = bound
         return bound
@@ -102,7 +120,9 @@ class StaticFunction:
         import copy
 
         instance = copy.deepcopy(self._instance, memo) if self._instance is not None else None
-        return StaticFunction(self._function, self._input_spec, self._full_graph, instance)
+        return StaticFunction(
+            self._function, self._input_spec, self._full_graph, instance, **self._options
+        )
 
     # -- the original and converted functions ------------------------------------------------
     @property
@@ -143,8 +163,8 @@ class StaticFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not _enabled[0]:
             return self.dygraph_function(*args, **kwargs)
-        if _mode._static[0] and _tracer[0] in (None, threading.get_ident()):
-            return self._call_converted(args, kwargs)  # called while tracing: inline it
+        if _mode._static[0] and _mode._local.static:
+            return self._call_converted(args, kwargs)  # called while this thread traces: inline
         with _LOCK:
             return self._call(args, kwargs)
 
@@ -155,6 +175,7 @@ class StaticFunction:
                 program = self.program_cache.fast.get(sig)
                 if program is not None:
                     self.program_cache.hits += 1
+                    program._tick = next(_ticks)  # recency, for the LRU cap
                     return program(args)
         else:
             sig = None
@@ -196,8 +217,7 @@ class StaticFunction:
         return build_key(args, kwargs, self._input_spec, self._names, training)
 
     def _trace(self, args: tuple, kwargs: dict, key: tuple) -> Any:
-        outer = _tracer[0]
-        _tracer[0] = threading.get_ident()
+        why = self.program_cache.explain(key, self._names)  # before the key is added
         try:
             fn = self._converted_function()
             if self._instance is not None:
@@ -216,11 +236,37 @@ class StaticFunction:
             )
             self._eager_reasons[key] = reason
             self.program_cache.put(key, EAGER)
+            self._note_retrace(why)
             return EAGER
-        finally:
-            _tracer[0] = outer
         self.program_cache.put(key, program)
+        self._note_retrace(why)
         return program
+
+    def _note_retrace(self, reason: str | None) -> None:
+        """Record why this trace happened; print it at verbosity 1; warn once past
+        ``warn_retraces`` traces (as tf.function warns about frequent retracing)."""
+        traces = self.program_cache.misses
+        if reason is None:
+            return
+        self.program_cache.retraces.append(f"trace {traces}: {reason}")
+        say(1, f"retracing {self.__qualname__} (trace {traces}): {reason}")
+        limit = self._warn_retraces
+        if limit is not None and traces > limit and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"to_static: {self.__qualname__} has been traced {traces} times (more than "
+                f"warn_retraces={limit}); each trace builds and compiles a program. "
+                f"The latest: {reason}. {self.__name__}.explain_retraces() lists every "
+                "retrace; autostatic.set_verbosity(1) prints them as they happen",
+                RetraceWarning,
+                stacklevel=5,
+            )
+
+    def explain_retraces(self) -> list[str]:
+        """Why each trace after the first happened, in words, oldest first, e.g.
+        ``"trace 2: argument 'x' changed shape [3, 4] → [5, 4]: give InputSpec([None, 4])
+        to share one program"``."""
+        return list(self.program_cache.retraces)
 
     # -- inspection ----------------------------------------------------------------------------
     def get_concrete_program(self, *args: Any, **kwargs: Any) -> ConcreteProgram:
@@ -280,6 +326,27 @@ class StaticFunction:
         return f"<StaticFunction {self.__qualname__}: {self.program_cache!r}>"
 
 
+def _reject_generators(function: Any) -> None:
+    """A generator or async function cannot be a program: say so at ``to_static`` time, at
+    the user's ``def`` line, instead of failing later inside the tracer."""
+    if inspect.isasyncgenfunction(function):
+        kind, why = "an async generator function", "async generator functions"
+    elif inspect.iscoroutinefunction(function):
+        kind, why = "an async function", "async functions"
+    elif inspect.isgeneratorfunction(function):
+        kind, why = "a generator function", "generator functions"
+    else:
+        return
+    code = function.__code__
+    name = getattr(function, "__qualname__", code.co_name)
+    raise StaticBuildError(
+        f"to_static({name}): {name} is {kind}, and {why} cannot become programs (a program "
+        "runs to the end and returns its outputs once; it cannot yield or await); make it "
+        "return its results (collect yielded values in a list), or call it without to_static",
+        (code.co_filename, code.co_firstlineno, code.co_name),
+    )
+
+
 def _check_specs(input_spec: Any) -> list | None:
     if input_spec is None:
         return None
@@ -304,7 +371,14 @@ def _check_specs(input_spec: Any) -> list | None:
     return list(walk(list(input_spec)))
 
 
-def to_static(function: Any = None, input_spec: Any = None, full_graph: bool = True) -> Any:
+def to_static(
+    function: Any = None,
+    input_spec: Any = None,
+    full_graph: bool = True,
+    *,
+    max_programs: int | None = MAX_PROGRAMS,
+    warn_retraces: int | None = WARN_RETRACES,
+) -> Any:
     """Run ``function`` as a cached static program (decorator with or without arguments).
 
     Args:
@@ -314,12 +388,20 @@ def to_static(function: Any = None, input_spec: Any = None, full_graph: bool = T
             size); without it, each new shape and dtype is traced separately.
         full_graph: when False, a function that cannot be made static runs eagerly with a
             warning saying why, instead of raising.
+        max_programs: keep at most this many programs (per function, or per layer instance),
+            dropping the least recently used; None keeps every program.
+        warn_retraces: warn (once, a ``RetraceWarning``) when the function has been traced
+            more than this many times; None never warns. ``explain_retraces()`` says why
+            each retrace happened; ``autostatic.set_verbosity(1)`` prints it as it happens.
 
     Returns:
         A StaticFunction (the layer itself for a Layer).
     """
     if function is None:
-        return lambda fn: to_static(fn, input_spec=input_spec, full_graph=full_graph)
+        return lambda fn: to_static(
+            fn, input_spec, full_graph, max_programs=max_programs, warn_retraces=warn_retraces
+        )
+    options = {"max_programs": max_programs, "warn_retraces": warn_retraces}
     if isinstance(function, StaticFunction):
         if input_spec is None:
             return function
@@ -331,11 +413,13 @@ def to_static(function: Any = None, input_spec: Any = None, full_graph: bool = T
         spec = input_spec
         if spec is None and isinstance(current, StaticFunction):
             spec = current.input_spec
-        sf = StaticFunction(base.__func__, spec, full_graph, instance=layer)
+        sf = StaticFunction(base.__func__, spec, full_graph, layer, **options)
         object.__setattr__(layer, "forward", sf)
         return layer
     if inspect.ismethod(function):
-        return StaticFunction(function.__func__, input_spec, full_graph, function.__self__)
+        return StaticFunction(
+            function.__func__, input_spec, full_graph, function.__self__, **options
+        )
     if not callable(function):
         raise ToStaticError(f"to_static expects a function or a Layer, got {function!r}")
-    return StaticFunction(function, input_spec, full_graph)
+    return StaticFunction(function, input_spec, full_graph, **options)

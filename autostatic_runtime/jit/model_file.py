@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
@@ -31,11 +30,29 @@ FORMAT = "autostatic.model"
 VERSION = 1
 SUFFIXES = (".pdmodel", ".pdiparams", ".pdmeta")
 _MAX_META = 16 * 1024 * 1024
+_BINARY = getattr(os, "O_BINARY", 0)
+_META_FIELDS = ("inputs", "outputs", "structure", "leaves", "pdmodel_sha256", "pdiparams_sha256")
 
 
 def _write_atomic(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and
+    ``os.replace``: readers see the old file or the new one, never half of one.
+
+    The temporary file is created with mode 0666 and the process umask applied by the OS
+    (as ``open(path, "wb")`` would), not ``mkstemp``'s 0600, so saved models are as readable
+    as any other file the user writes.
+    """
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    base = os.path.basename(path)
+    for _ in range(100):
+        tmp = os.path.join(directory, f"{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover - 100 random names taken
+        raise FileExistsError(f"cannot create a temporary file beside {path}")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -82,7 +99,10 @@ def save_model(
 def _read(path: str, limit: int | None = None) -> bytes:
     try:
         with open(path, "rb") as f:
-            return f.read() if limit is None else f.read(limit + 1)
+            if limit is None:
+                return f.read()
+            size = os.fstat(f.fileno()).st_size  # read(limit) would reserve limit bytes
+            return f.read(min(size, limit) + 1)
     except FileNotFoundError:
         raise FileNotFoundError(
             f"{path} does not exist; autostatic.save(layer, prefix) writes "
@@ -110,6 +130,12 @@ def read_model(path: str) -> tuple[Program, dict[str, np.ndarray], dict]:
         raise ProgramFormatError(
             f"{path} was saved in model format version {version}, newer than this "
             f"autostatic_runtime supports ({VERSION}); upgrade it"
+        )
+    missing = [f for f in _META_FIELDS if f not in meta]
+    if missing:
+        raise ProgramFormatError(
+            f"{path}.pdmeta has no {', '.join(repr(f) for f in missing)} field; it is "
+            "truncated, edited, or not written by autostatic.save"
         )
     model = _read(path + ".pdmodel")
     weights = _read(path + ".pdiparams")
@@ -168,7 +194,7 @@ def _check_meta(meta: dict, program: Program, params: dict, path: str) -> None:
                 f"{path}.pdiparams: {v.name!r} is {value.dtype}{list(value.shape)} but the "
                 f"program declares {v.dtype}{list(v._shape)}"
             )
-    decode_structure(meta.get("structure"), meta.get("leaves"), len(outputs), path)
+    decode_structure(meta["structure"], meta["leaves"], len(outputs), path)
 
 
 # ---- the returned structure ----------------------------------------------------------------

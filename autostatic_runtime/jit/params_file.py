@@ -115,7 +115,8 @@ def loads_with_metadata(data: bytes, what: str = "weights file") -> tuple[dict, 
 def _read_entry(name: str, entry: Any, body: memoryview, what: str):
     if not isinstance(entry, dict):
         raise ProgramFormatError(f"{what}: entry {name!r} is not an object")
-    dtype = _DTYPES.get(entry.get("dtype"))
+    code = entry.get("dtype")
+    dtype = _DTYPES.get(code) if isinstance(code, str) else None  # JSON may give a list
     if dtype is None:
         raise ProgramFormatError(f"{what}: {name!r} has unknown dtype {entry.get('dtype')!r}")
     shape = entry.get("shape")

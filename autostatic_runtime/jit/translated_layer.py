@@ -24,6 +24,8 @@ from autostatic_runtime.nn.parameter import Parameter
 from autostatic_runtime.static.control_flow import unflatten
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.static.program import Program
+from autostatic_runtime.static.verify import check_sizes
+from autostatic_runtime.static.verify import memory_budget as memory_budget_of
 from autostatic_runtime.tensor import Tensor
 
 __all__ = ["load", "TranslatedLayer", "InputMismatchError"]
@@ -33,9 +35,30 @@ class InputMismatchError(AutostaticError, ValueError):
     """An input of a loaded model does not match its saved spec (count, rank, dtype, dim)."""
 
 
-def load(path: str) -> TranslatedLayer:
-    """The model saved at ``path`` (the prefix given to ``autostatic.save``) as a layer."""
+def load(
+    path: str, *, max_loop_iterations: int | None = None, memory_budget: int | None = None
+) -> TranslatedLayer:
+    """The model saved at ``path`` (the prefix given to ``autostatic.save``) as a layer.
+
+    Args:
+        path: the prefix given to ``autostatic.save``.
+        max_loop_iterations: if given, a ``while`` op of the model that runs more iterations
+            than this raises an ``ExecutionError`` naming the op and its source line (a model
+            from an untrusted source cannot loop forever).
+        memory_budget: bytes one value of the program may take (default 4 GiB, or
+            ``AUTOSTATIC_MEMORY_BUDGET``); a declared or inferred size above it is a
+            ``ProgramFormatError`` at load, before anything is allocated.
+    """
+    if max_loop_iterations is not None and (
+        type(max_loop_iterations) is not int or max_loop_iterations < 0
+    ):
+        raise ValueError(
+            f"max_loop_iterations must be a non-negative int, got {max_loop_iterations!r}"
+        )
+    budget = memory_budget_of(memory_budget)
     program, params, meta = read_model(str(path))
+    check_sizes(program, budget, f"{path}.pdmodel")
+    program.max_loop_iterations = max_loop_iterations
     return TranslatedLayer(program, params, meta, where=f"{path}.pdmodel")
 
 

@@ -12,6 +12,7 @@ iteration and differentiating it at each step.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,22 +27,30 @@ from autostatic_runtime.static.program import Block, Literal, Parameter, Program
 __all__ = ["append_backward", "gradients", "backward_block"]
 
 META_ATTRS = frozenset({"op_role"})
-_role = ["forward"]
+
+
+class _Role(threading.local):
+    """The role of ops being appended, per thread (like static mode itself)."""
+
+    value = "forward"
+
+
+_role = _Role()
 
 
 @contextlib.contextmanager
 def op_role(role: str) -> Iterator[None]:
     """Tag ops appended inside the block (``backward``/``optimize``) for ``clone(for_test)``."""
-    saved = _role[0]
-    _role[0] = role
+    saved = _role.value
+    _role.value = role
     try:
         yield
     finally:
-        _role[0] = saved
+        _role.value = saved
 
 
 def current_role() -> str:
-    return _role[0]
+    return _role.value
 
 
 def _differentiable(x: Any) -> bool:

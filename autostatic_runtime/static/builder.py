@@ -10,6 +10,7 @@ are captured as persistable variables whose values the Executor loads on first u
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,29 +39,42 @@ _main: list[Program] = [Program()]
 _startup: list[Program] = [Program()]
 
 
+class _Guarded(threading.local):
+    """The programs a ``program_guard`` selected, per thread (None: the defaults)."""
+
+    main: Program | None = None
+    startup: Program | None = None
+
+
+_guarded = _Guarded()
+
+
 def default_main_program() -> Program:
     """The program ops are appended to (outside any ``program_guard``)."""
-    return _main[0]
+    main = _guarded.main
+    return _main[0] if main is None else main
 
 
 def default_startup_program() -> Program:
     """The program holding parameter initialisation (outside any ``program_guard``)."""
-    return _startup[0]
+    startup = _guarded.startup
+    return _startup[0] if startup is None else startup
 
 
 @contextlib.contextmanager
 def program_guard(main_program: Program, startup_program: Program | None = None) -> Iterator[None]:
-    """Append ops to ``main_program`` (and parameter initialisers to ``startup_program``)."""
+    """Append ops to ``main_program`` (and parameter initialisers to ``startup_program``), in
+    the calling thread: another thread building a program at the same time keeps its own."""
     if not isinstance(main_program, Program):
         raise TypeError(f"program_guard expects a Program, got {type(main_program).__name__}")
-    saved = _main[0], _startup[0]
-    _main[0] = main_program
+    saved = _guarded.main, _guarded.startup
+    _guarded.main = main_program
     if startup_program is not None:
-        _startup[0] = startup_program
+        _guarded.startup = startup_program
     try:
         yield
     finally:
-        _main[0], _startup[0] = saved
+        _guarded.main, _guarded.startup = saved
 
 
 @contextlib.contextmanager
@@ -70,19 +84,34 @@ def name_scope(prefix: str | None = None) -> Iterator[None]:
 
 
 def enable_static() -> None:
-    """Switch to static mode: ops append to the current program instead of running."""
+    """Switch the calling thread to static mode: its ops append to the current program
+    instead of running. Other threads keep running ops eagerly."""
     mode.set_static(True)
-    registry._dispatch[0] = static_apply
 
 
 def disable_static() -> None:
-    """Back to eager (dynamic) mode, the default."""
+    """Back to eager (dynamic) mode, the default, in the calling thread."""
     mode.set_static(False)
-    registry._dispatch[0] = eager_apply
 
 
 def in_static_mode() -> bool:
-    return not mode.in_dynamic_mode()
+    """True when the calling thread is in static mode."""
+    return mode.static_here()
+
+
+def _thread_apply(op: registry.OpDef, inputs: tuple, attrs: dict):
+    """The dispatch while some thread is in static mode: static in that thread, eager in
+    the others (installed only then, so eager code pays nothing when nobody builds)."""
+    if _mode_local.static:
+        return static_apply(op, inputs, attrs)
+    return eager_apply(op, inputs, attrs)
+
+
+def _follow_mode(any_static: bool) -> None:
+    registry._dispatch[0] = _thread_apply if any_static else eager_apply
+
+
+_mode_local = mode._local
 
 
 @contextlib.contextmanager
@@ -127,7 +156,9 @@ def _plain(value: Any) -> Any:
 
 def static_apply(op: registry.OpDef, inputs: tuple, attrs: dict):
     """Append ``op`` to the current block; return its output Variable(s)."""
-    program = _main[0]
+    program = _guarded.main
+    if program is None:
+        program = _main[0]
     block = program.current_block()
     attrs = {k: _plain(v) for k, v in attrs.items()}
     operands = []
@@ -197,7 +228,7 @@ def capture(program: Program, tensor: Tensor) -> Variable:
 def _initialize_in_startup(var: Variable, tensor: Tensor) -> None:
     """Parameters and buffers get their initial value from the startup program, as in Paddle:
     the layer's freshly initialised eager value is copied in by an ``assign`` op."""
-    startup = _startup[0]
+    startup = default_startup_program()
     if startup is var.block.program:
         return
     block = startup.global_block()
@@ -223,3 +254,6 @@ def captured_values(program: Program) -> dict[str, Tensor]:
 
 def is_parameter(v: Any) -> bool:
     return isinstance(v, Parameter)
+
+
+mode.on_switch(_follow_mode)

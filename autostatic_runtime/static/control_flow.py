@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import StaticBuildError, user_location
+from autostatic_runtime.errors import ExecutionError, StaticBuildError, user_location
 from autostatic_runtime.mode import in_dynamic_mode
 from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.static.builder import capture, default_main_program
@@ -648,7 +648,8 @@ def emit_while(w, op) -> None:
         history = w.write(op.block.var(trajectory))
         w.emit(f"{history} = []")
     probe = _observe.instrument(op) and w.const(op, "O")  # iteration counts (observe.py)
-    if probe:
+    limit = op.block.program.max_loop_iterations  # a loaded model's guard (usually None)
+    if probe or limit is not None:
         count = w.fresh("n")
         w.emit(f"{count} = 0")
     w.emit("while True:")
@@ -657,8 +658,11 @@ def emit_while(w, op) -> None:
         (pred,) = w.emit_block(op.attrs["cond_block"], [op.attrs["cond_output"]])
         w.emit(f"if not _bool({pred}):")
         w.emit("    break")
-        if probe:
+        if probe or limit is not None:
             w.emit(f"{count} += 1")
+        if limit is not None:
+            w.emit(f"if {count} > {int(limit)}:")
+            w.emit(f"    raise {w.const(_loop_limit, 'E')}({w.const(op, 'O')}, {int(limit)})")
         w.assign(body_in, carry)
         w.assigned.update(body_params)
         if trajectory:
@@ -667,6 +671,17 @@ def emit_while(w, op) -> None:
     w.assign([w.write(v) for v in op.outputs if v.name != trajectory], carry)
     if probe:
         w.emit(f"{w.const(_observe.notify_while, 'N')}({probe}, {count})")
+
+
+def _loop_limit(op, limit: int) -> ExecutionError:
+    return ExecutionError(
+        "while",
+        op.location if op.location and op.location[0] else None,
+        RuntimeError(
+            f"the loop ran more than {limit} iterations, the max_loop_iterations given to "
+            "autostatic.load; the model (or its input) loops too long"
+        ),
+    )
 
 
 def _emit_while_grad(w, op) -> None:

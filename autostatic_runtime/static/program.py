@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import user_location
+from autostatic_runtime.errors import symbolic_value_error, user_location
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = ["Program", "Block", "Operator", "Variable", "Parameter", "Literal"]
@@ -101,11 +101,16 @@ class Variable(TensorLike):
     __str__ = __repr__
 
     def __bool__(self) -> bool:
-        raise TypeError(
-            f"the truth value of the symbolic variable {self.name!r} is not known while the "
-            "program is being built; use rt.static.nn.cond / while_loop (or autostatic's "
-            "converter, which does this for if/while statements)"
-        )
+        raise symbolic_value_error(self.name, "the truth value")
+
+    def __int__(self) -> int:
+        raise symbolic_value_error(self.name, "int()")
+
+    def __float__(self) -> float:
+        raise symbolic_value_error(self.name, "float()")
+
+    def __complex__(self) -> complex:
+        raise symbolic_value_error(self.name, "complex()")
 
     def __len__(self) -> int:
         if not self._shape or self._shape[0] < 0:
@@ -116,7 +121,17 @@ class Variable(TensorLike):
         return self._shape[0]
 
     def __index__(self) -> int:
-        raise TypeError(f"symbolic variable {self.name!r} cannot be used as a Python index")
+        raise symbolic_value_error(self.name, "the Python index value")
+
+    def __iter__(self):
+        """Iterate over a known first dimension (a Python loop, unrolled into the program).
+        Without ``__iter__``, Python would index ``x[0], x[1], ...`` until an IndexError
+        that a symbolic variable of unknown length never raises: a loop without end."""
+        if not self._shape:
+            raise TypeError(f"iteration over the 0-D variable {self.name!r}")
+        if self._shape[0] < 0:
+            raise symbolic_value_error(self.name, "the length (to iterate over it)")
+        return (self[i] for i in range(self._shape[0]))
 
     def numpy(self) -> Variable:
         """The variable itself: dygraph code that reads values with ``.numpy()`` (``if
@@ -352,6 +367,9 @@ class Program:
         self.id = next(_program_ids)
         self.random_seed = 0
         self._is_test = False
+        #: a run-time guard, not saved: a ``while`` op running more iterations raises
+        #: (``autostatic.load(..., max_loop_iterations=N)`` sets it on loaded programs)
+        self.max_loop_iterations: int | None = None
 
     # -- structure ---------------------------------------------------------------------------
     def global_block(self) -> Block:
@@ -414,6 +432,7 @@ class Program:
 
         copy = program_from_desc(program_to_desc(self))
         copy.random_seed = self.random_seed
+        copy.max_loop_iterations = self.max_loop_iterations
         if for_test:
             copy._is_test = True
             for block in copy.blocks:

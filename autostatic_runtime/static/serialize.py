@@ -14,6 +14,7 @@ from autostatic_runtime.static.program import Block, Literal, Parameter, Program
 MAGIC = "autostatic.program"
 FORMAT_VERSION = 1
 _MAX_NESTING = 64
+_MAX_BLOCK_DEPTH = 64  # the generated Python allows ~100 nested statements
 
 
 # ---- attributes ------------------------------------------------------------------------------
@@ -136,14 +137,26 @@ def program_from_desc(desc: pb.ProgramDesc) -> Program:
     program = Program()
     program.random_seed = desc.random_seed
     program.blocks = []
+    depth: list[int] = []  # nesting depth of each block (parents come first)
     for i, bd in enumerate(desc.blocks):
         if bd.idx != i or not -1 <= bd.parent_idx < len(desc.blocks) or bd.parent_idx >= i > 0:
             raise ProgramFormatError(
                 f"block {i} has a bad index or parent ({bd.idx}, {bd.parent_idx})"
             )
         program.blocks.append(Block(program, i, bd.parent_idx))
+        depth.append(0 if i == 0 else depth[bd.parent_idx] + 1)
+        if depth[i] > _MAX_BLOCK_DEPTH:
+            raise ProgramFormatError(
+                f"block {i} is nested {depth[i]} blocks deep; programs nest control flow at "
+                f"most {_MAX_BLOCK_DEPTH} deep"
+            )
     for bd, block in zip(desc.blocks, program.blocks):
         for vd in bd.vars:
+            if any(d < -1 for d in vd.shape):
+                raise ProgramFormatError(
+                    f"variable {vd.name!r} has a bad shape {list(vd.shape)} (dims are sizes, "
+                    "or -1 where unknown)"
+                )
             try:
                 dtype = dtypes.convert_dtype(vd.dtype)
             except TypeError as exc:
@@ -157,6 +170,7 @@ def program_from_desc(desc: pb.ProgramDesc) -> Program:
                 v = block.create_var(
                     vd.name, vd.shape, dtype, vd.persistable, vd.stop_gradient, vd.is_data
                 )
+    owners: dict[int, tuple[int, str]] = {}  # sub-block -> (block, op type) that owns it
     for bd, block in zip(desc.blocks, program.blocks):
         for od in bd.ops:
             if od.type not in OPS and od.type not in CONTROL_FLOW_OPS:
@@ -169,8 +183,37 @@ def program_from_desc(desc: pb.ProgramDesc) -> Program:
             loc = od.location
             location = (loc.file, loc.line, loc.function) if loc.file else None
             block.append_op(od.type, inputs, outputs, attrs, location=location or ("", 0, ""))
+            _claim_sub_blocks(attrs.values(), block, od.type, owners)
     program.current_block_idx = 0
     return program
+
+
+def _claim_sub_blocks(values: Any, block: Block, op_type: str, owners: dict) -> None:
+    """Record that an op of ``block`` owns the sub-blocks among ``values``.
+
+    Each sub-block belongs to exactly one op, and to an op of a block *before* it, so the
+    blocks form a tree: the block compiler inlines every sub-block once, and compiling takes
+    time linear in the file. A crafted file that shares a sub-block between ops (2^k copies
+    after k levels) or makes blocks refer to each other in a cycle is rejected here.
+    """
+    for value in values:
+        if isinstance(value, tuple):
+            _claim_sub_blocks(value, block, op_type, owners)
+        elif isinstance(value, Block):
+            if value.idx <= block.idx:
+                raise ProgramFormatError(
+                    f"op {op_type!r} in block {block.idx} uses block {value.idx} as a "
+                    "sub-block; a sub-block must come after the block of its op (blocks "
+                    "cannot contain themselves or an earlier block)"
+                )
+            other = owners.get(value.idx)
+            if other is not None:
+                raise ProgramFormatError(
+                    f"block {value.idx} is the sub-block of two ops ({other[1]!r} in block "
+                    f"{other[0]} and {op_type!r} in block {block.idx}); each sub-block "
+                    "belongs to one op"
+                )
+            owners[value.idx] = (block.idx, op_type)
 
 
 def _operand(o: pb.Operand, block: Block, program: Program, op_type: str):

@@ -102,7 +102,7 @@ def test_not_to_static_and_builtins_are_returned_as_they_are():
 
 def test_to_code_shows_both_bodies_and_the_functional_form():
     code = autostatic.to_code(programs.if_elif_else)
-    assert "if _jst.tracing:" in code and "convert_ifelse" in code
+    assert "if _jst.tracing and _jst.traces_here():" in code and "convert_ifelse" in code
     assert "def __true_fn" in code and "def if_elif_else(a, b):" in code
     assert "__class__ is _jst_Variable" in code  # the user's statement for Python values
 
