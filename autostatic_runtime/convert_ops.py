@@ -157,11 +157,14 @@ def convert_ifelse(
         copy_container,
         copyable,
         restore_attributes,
+        to_tensor_array,
         write_back,
     )
 
     saved = [getattr(obj, attr, _MISSING) for obj, attr in attributes]
+    inputs = list(inputs)
     copied = [(i, j) for i, j in containers if copyable(inputs[i])]
+    shared = [(i, j) for i, j in containers if not copyable(inputs[i]) and j >= 0]
 
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
@@ -180,6 +183,8 @@ def convert_ifelse(
                         "branch (or before the 'if')",
                         location,
                     )
+            for _, j in shared:  # a tensor array: its own log merges what the branches did
+                outs[j] = _SHARED
             return tuple(outs) + tuple(args[i] for i, _ in copied)
 
         run.__wrapped__ = fn  # errors name the branch's own lines
@@ -189,11 +194,16 @@ def convert_ifelse(
         try:
             outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
         except StaticBuildError:
-            if all(j >= 0 for _, j in copied):
+            lists = [(i, j) for i, j in copied if j >= 0 and type(inputs[i]) is list]
+            unread = [(i, j) for i, j in copied if j < 0]
+            if not lists and not unread:
                 raise
-            # a list or dict read nowhere after the 'if' that the branches leave in different
-            # shapes: keep it as it was rather than fail
-            copied = [(i, j) for i, j in copied if j >= 0]
+            # lists the branches leave with different lengths become tensor arrays; lists and
+            # dicts read nowhere after the 'if' are kept as they were
+            for i, j in lists:
+                inputs[i] = to_tensor_array(inputs[i], names[j])
+            shared += lists
+            copied = [c for c in copied if c not in lists and c not in unread]
             outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
     finally:
         restore_attributes(attributes, saved)
@@ -204,9 +214,13 @@ def convert_ifelse(
         write_back(inputs[i], value)
         if j >= 0:
             outs[j] = inputs[i]
+    for i, j in shared:
+        outs[j] = inputs[i]
     return tuple(outs)
 
 
+#: A branch output that both branches give alike (a tensor array merged by its own log).
+_SHARED = ("shared",)
 _MISSING = object()
 
 

@@ -170,6 +170,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
     defined = set(anno.get(node, anno.DEFINED_IN)) | tested
     outputs = sorted(m for m in bare(modified) if m in live_out)
+    outputs += [
+        c for c in containers if c in live_out and c not in outputs and c in maybe and self.is_local(c)
+    ]
     reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read")) - temps
     reads |= {c for c in containers if self.is_local(c)}
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)

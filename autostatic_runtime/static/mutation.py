@@ -62,6 +62,13 @@ def write_back(original: Any, merged: Any) -> Any:
     return original
 
 
+def to_tensor_array(items: list, name: str) -> Any:
+    """A list as a tensor array (its length may then depend on a tensor condition)."""
+    from autostatic_runtime.static.tensor_array import TensorArray
+
+    return TensorArray.from_list(items, name)
+
+
 def restore_attributes(attributes: tuple, saved: list) -> None:
     """Set each ``(object, name)`` back to its saved value (or delete it if it had none)."""
     for (obj, attr), value in zip(attributes, saved):

@@ -306,7 +306,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "append_in_one_branch": C.LIST_MUTATION_IN_COND,
 }
 
 

@@ -278,9 +278,6 @@ CASES = [
 
 XFAIL: dict[str, str] = {
     "lstm_cell_outputs_stacked": C.NONE_STATE_INTO_CELL,
-    "greedy_decode_with_break": C.CREATION_WITH_TRACED_DIMS,
-    "beam_search_topk_loop": C.LIST_MUTATION_IN_COND,
-    "greedy_decode_fixed_batch": C.LIST_MUTATION_IN_COND,
 }
 
 
