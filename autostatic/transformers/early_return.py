@@ -81,6 +81,20 @@ def _needs_lowering(fn: gast.FunctionDef) -> bool:
     return nested
 
 
+def _never_ends(stmt: gast.stmt) -> bool:
+    """A ``while True:`` with no ``break`` of its own: only a ``return`` (or an exception)
+    leaves it, so the function never falls off its end after it."""
+    if not (
+        isinstance(stmt, gast.While)
+        and isinstance(stmt.test, gast.Constant)
+        and stmt.test.value is True
+    ):
+        return False
+    from autostatic.transformers.break_continue import _own_jumps
+
+    return not any(gast.Break in _own_jumps(s) for s in stmt.body)
+
+
 class ReturnTransformer(Transformer):
     """Lowers early returns to flags (see the module docstring); runs before the analysis."""
 
@@ -96,7 +110,8 @@ class ReturnTransformer(Transformer):
         self.ctx.jump_flags.add(self.flag)
         self.value = self.ctx.namer.new(RETURN_VALUE)
         implicit = gast.copy_location(gast.Return(value=None), node.body[-1])
-        body = self._block(node.body + [implicit], in_loop=False)
+        ends = [] if _never_ends(node.body[-1]) else [implicit]
+        body = self._block(node.body + ends, in_loop=False)
         head = replace(
             "flag = False\nvalue = jst.UNDEFINED",
             node.body[0],

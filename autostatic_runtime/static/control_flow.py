@@ -235,6 +235,24 @@ def _placeholder_like(block: Block, program: Program, like: Any) -> Any:
         program.current_block_idx = saved
 
 
+def _same_kind(a: Any, b: Any) -> bool:
+    """Both integer or both floating dtypes (a branch output may then be widened)."""
+    return dtypes.kind(a) == dtypes.kind(b) and a != dtypes.bool_ and b != dtypes.bool_
+
+
+def _cast_in(block: Block, program: Program, value: Variable, dtype: Any) -> Variable:
+    if value.dtype == dtype:
+        return value
+    from autostatic_runtime.ops.elementwise import cast
+
+    saved = program.current_block_idx
+    program.current_block_idx = block.idx
+    try:
+        return cast(value, dtype)
+    finally:
+        program.current_block_idx = saved
+
+
 def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Variable:
     """Turn a branch/loop leaf into a Variable visible from ``block``; a Python number
     takes the shape and dtype of ``like`` (the other branch's value) when that is known."""
@@ -319,6 +337,10 @@ def cond(
                 )
         tv = _to_var(tblock, program, t, like=f)
         fv = _to_var(fblock, program, f, like=t)
+        if tv.dtype != fv.dtype and _same_kind(tv.dtype, fv.dtype):  # int32 vs int64
+            wide = dtypes.promote(tv.dtype, fv.dtype)
+            tv = _cast_in(tblock, program, tv, wide)
+            fv = _cast_in(fblock, program, fv, wide)
         if tv.dtype != fv.dtype:
             raise StaticBuildError(
                 f"cond: output {i} is {tv.dtype} in the true branch ({_where(tloc)}) but "
