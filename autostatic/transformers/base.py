@@ -202,6 +202,17 @@ class Transformer(gast.NodeTransformer):
             stmts += replace("if v is jst.UNDEFINED:\n    del v", origin, v=n, jst=self.ctx.jst)
         return stmts
 
+    def rebound_by_calls(self, stmts: list) -> set[str]:
+        """Locals a closure rebinds (``nonlocal``) that a call in ``stmts`` may change: a
+        branch or loop body that calls such a closure outputs them too."""
+        rebound = {n for n in self.captured[1] if self.is_local(n)}
+        if not rebound:
+            return set()
+        for stmt in stmts:
+            if any(isinstance(n, gast.Call) for n in gast.walk(stmt)):
+                return rebound
+        return set()
+
     def is_local(self, symbol: str) -> bool:
         info = self.ctx.info
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals

@@ -146,6 +146,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     test_scope = anno.get(node, anno.TEST_SCOPE, None)
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
+    modified |= self.rebound_by_calls(node.body + node.orelse)
     containers = mutated_containers(node.body + node.orelse)
     defined_in = set(anno.get(node, anno.DEFINED_IN))
     attrs = sorted(
@@ -183,7 +184,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         (node.body, body_f, body_scope, "true_fn"),
         (node.orelse, orelse_f, orelse_scope, "false_fn"),
     ):
-        assigned = names_in(scope, "modified")
+        assigned = names_in(scope, "modified") | self.rebound_by_calls(branch)
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]

@@ -126,7 +126,7 @@ def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(test_scope, "modified")) - temps
     extra_vars, bound, extra_consts, step = extra or ((), (), (), [])
-    modified |= set(bound)
+    modified |= set(bound) | self.rebound_by_calls(node.body)
     defined = set(anno.get(node, anno.DEFINED_IN, ())) | set(bound)
     attrs = sorted(
         m

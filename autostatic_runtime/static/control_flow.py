@@ -10,6 +10,7 @@ In eager mode ``cond`` and ``while_loop`` simply run Python.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -54,7 +55,26 @@ def flatten(value: Any) -> tuple[list, Any]:
         return leaves, (dict, tuple(parts))
     if value.__class__ is TensorArray:  # its buffer is the leaf; rebuilt around the new one
         return [value.buffer], ("tensor_array", value.name)
+    if _is_record(value):  # a dataclass or small object of tensors: carried by its fields
+        leaves, parts = [], []
+        for k, v in vars(value).items():
+            lv, s = flatten(v)
+            leaves.extend(lv)
+            parts.append((k, s))
+        return leaves, ("object", type(value), tuple(parts))
     return [value], None
+
+
+def _is_record(value: Any) -> bool:
+    """A dataclass instance, or a plain object whose attributes hold tensors (not a layer,
+    tensor, module or class): control flow carries it attribute by attribute."""
+    if isinstance(value, (TensorLike, type)) or not hasattr(value, "__dict__"):
+        return False
+    if type(value).__module__ in ("builtins", "types") or callable(value):
+        return False
+    if dataclasses.is_dataclass(value):
+        return True
+    return any(isinstance(v, TensorLike) for v in vars(value).values())
 
 
 def unflatten(structure: Any, leaves: list) -> Any:
@@ -65,6 +85,10 @@ def unflatten(structure: Any, leaves: list) -> Any:
             return next(it)
         if s[0] == "namedtuple":
             return s[1](*(build(p) for p in s[2]))
+        if s[0] == "object":
+            obj = s[1].__new__(s[1])
+            obj.__dict__.update((k, build(p)) for k, p in s[2])
+            return obj
         if s[0] is dict:
             return {k: build(p) for k, p in s[1]}
         if s[0] == "tensor_array":
@@ -85,6 +109,9 @@ def _describe(structure: Any) -> str:
         return "a dict {" + inner + "}"
     if structure[0] == "tensor_array":
         return "a tensor array"
+    if structure[0] == "object":
+        inner = ", ".join(f"{k}={_describe(p)}" for k, p in structure[2])
+        return f"a {structure[1].__name__}({inner})"
     kind = structure[1].__name__ if structure[0] == "namedtuple" else structure[0].__name__
     return f"a {kind} ({', '.join(_describe(p) for p in structure[-1])})"
 
@@ -114,6 +141,10 @@ def _placeholders_like(value: Any) -> Any:
         return type(value)(_placeholders_like(v) for v in value)
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         return type(value)(*(_placeholders_like(v) for v in value))
+    if _is_record(value):
+        new = type(value).__new__(type(value))
+        new.__dict__.update((k, _placeholders_like(v)) for k, v in vars(value).items())
+        return new
     return PLACEHOLDER
 
 
@@ -123,7 +154,12 @@ def _fn_location(fn: Callable) -> tuple | None:
 
 
 def _kind(value: Any) -> str:
-    return "a tensor" if isinstance(value, TensorLike) else repr(value)[:40]
+    if isinstance(value, TensorLike):
+        return "a tensor"
+    if callable(value) and hasattr(value, "__name__"):
+        kind = "class" if isinstance(value, type) else "function"
+        return f"the {kind} {value.__name__!r}"
+    return f"{type(value).__name__} {repr(value)[:40]}"
 
 
 def _where(loc: tuple | None) -> str:
@@ -545,6 +581,9 @@ def _leaf_arrays(structure: Any) -> list:
             out.append(s[1])
         elif s[0] == "namedtuple":
             for p in s[2]:
+                walk(p)
+        elif s[0] == "object":
+            for _, p in s[2]:
                 walk(p)
         elif s[0] is dict:
             for _, p in s[1]:

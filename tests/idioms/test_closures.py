@@ -214,11 +214,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "nonlocal_counter_in_tensor_loop": C.NONLOCAL_IN_TENSOR_LOOP,
-    "dataclass_carried_by_tensor_for": C.DATACLASS_LOOP_VAR,
-    "value_object_method_in_while": C.DATACLASS_LOOP_VAR,
-    "dataclass_returned_from_branching_helper": C.DATACLASS_COND_EQ,
-    "closure_factory_inside_tensor_branch": C.FUNCTION_CHOSEN_BY_TENSOR_MESSAGE,
 }
 
 
