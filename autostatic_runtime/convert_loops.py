@@ -98,12 +98,15 @@ class SymbolicRange(SymbolicIterable):
     """``range(start, stop, step)`` with tensor bounds: ``max(0, ceil((stop - start) / step))``
     items ``start + i * step``."""
 
-    __slots__ = ("start", "stop", "step")
+    __slots__ = ("start", "stop", "step", "dtype")
     name = "range"
 
-    def __init__(self, start: Any, stop: Any, step: Any):
-        """Bounds are Python ints or int64 0-d Variables (see ``convert_range``)."""
+    def __init__(self, start: Any, stop: Any, step: Any, dtype: Any = None):
+        """Bounds are Python ints or int64 0-d Variables (see ``convert_range``); items have
+        the dtype of the tensor bounds (int32 for ``range(rt.shape(x)[0])``): Python ints
+        from a range take the other operand's dtype in eager arithmetic, and so do these."""
         self.start, self.stop, self.step = start, stop, step
+        self.dtype = dtype or dtypes.int64
 
     def length(self) -> Variable:
         from autostatic_runtime.ops.elementwise import maximum
@@ -115,10 +118,12 @@ class SymbolicRange(SymbolicIterable):
         return maximum(_int64(count), _full(0))
 
     def item(self, i: Variable) -> Any:
-        return _int64(self.start + i * self.step)
+        value = _int64(self.start + i * self.step)
+        return _cast(value, self.dtype) if self.dtype != dtypes.int64 else value
 
     def placeholder(self) -> Any:
-        return _full(0)
+        value = _full(0)
+        return _cast(value, self.dtype) if self.dtype != dtypes.int64 else value
 
 
 class SymbolicEnumerate(SymbolicIterable):
@@ -183,7 +188,9 @@ def convert_range(fn: Any, *args: Any) -> Any:
         bounds.insert(0, 0)
     if len(bounds) == 3 and isinstance(bounds[2], int) and bounds[2] == 0:
         raise ValueError("range() arg 3 must not be zero")
-    return SymbolicRange(bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1)
+    kinds = [a.dtype for a in args if isinstance(a, Variable) and a.dtype.is_integer]
+    dtype = dtypes.int64 if dtypes.int64 in kinds or not kinds else kinds[0]
+    return SymbolicRange(bounds[0], bounds[1], bounds[2] if len(bounds) == 3 else 1, dtype)
 
 
 def convert_enumerate(fn: Any, *args: Any, **kwargs: Any) -> Any:

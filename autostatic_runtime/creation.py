@@ -26,6 +26,17 @@ def _dtype(dtype: Any, default: dtypes.DType | None = None) -> dtypes.DType:
     return (default or dtypes.get_default_dtype()) if dtype is None else dtypes.convert_dtype(dtype)
 
 
+def _known_dim(d: Any) -> int:
+    """An int dim; a traced ``shape(x)[i]`` whose value is known while building counts."""
+    if isinstance(d, TensorLike) and not isinstance(d, Tensor):
+        from autostatic_runtime.ops.manipulation import _static_dim
+
+        dim = _static_dim(getattr(d, "op", None))
+        if dim is not None and dim >= 0:
+            return dim
+    return int(d)
+
+
 def _shape(shape: Any, op_name: str) -> tuple:
     """A shape tuple from an int, a sequence of ints/1-element tensors, or a 1-D tensor."""
     if isinstance(shape, Tensor):
@@ -33,7 +44,7 @@ def _shape(shape: Any, op_name: str) -> tuple:
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
-        out = tuple(int(d) for d in shape)
+        out = tuple(_known_dim(d) for d in shape)
     except TypeError:
         raise OpError(
             op_name, f"shape must be a list of ints, got {shape!r}", user_location()

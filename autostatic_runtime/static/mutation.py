@@ -88,40 +88,31 @@ def initialize_from_body(
     """Loop variables first bound inside the body (``unset``), given placeholders shaped
     like the values one traced (then discarded) run of the body gives them; Python numbers
     that start loop variables (``numbers``) become tensors of the dtype and shape the body
-    gives them (``s = 0`` then ``s = s + x[i]`` with int32 ``x`` stays int32, as eager)."""
-    from autostatic_runtime.static.control_flow import _placeholder_like
+    gives them (``s = 0`` then ``s = s + x[i]`` with int32 ``x`` stays int32, as eager).
+    Numbers are typed first, so the placeholders see the values the loop will carry."""
     from autostatic_runtime.static.builder import default_main_program
-    from autostatic_runtime.static.tensor_array import MutationLog
+    from autostatic_runtime.static.control_flow import _placeholder_like
 
     program = default_main_program()
-    first = len(program.blocks)
-    block = program._create_block()
-    args = [copy_container(v) for v in loop_vars]
-    try:
-        with MutationLog() as log:
-            try:
-                out = tuple(body_fn(*args, *consts))
-            finally:
-                log.restore()
-    except Exception as exc:  # the body read one of them before binding it
-        if not unset:  # only numbers to type: the loop keeps them as they are
-            return loop_vars
-        if isinstance(exc, StaticBuildError):
-            raise
-        name = names[unset[0]]
-        raise StaticBuildError(
-            f"loop must iterate at least once to initialize '{name}' (this tensor-dependent "
-            f"loop uses it before it is set: {type(exc).__name__}: {exc}); set it before the "
-            "loop",
-            location,
-        ) from None
-    finally:
-        program._rollback()
-        del program.blocks[first:]
     parent = program.current_block()
     values = list(loop_vars)
-    for i in numbers:
-        values[i] = _number_like(parent, program, loop_vars[i], out[i])
+    if numbers:
+        out = _probe(program, body_fn, values, consts)
+        if not isinstance(out, Exception):
+            for i in numbers:
+                values[i] = _number_like(parent, program, loop_vars[i], out[i])
+    if not unset:
+        return tuple(values)
+    out = _probe(program, body_fn, values, consts)
+    if isinstance(out, Exception):
+        if isinstance(out, StaticBuildError):
+            raise out
+        raise StaticBuildError(
+            f"loop must iterate at least once to initialize '{names[unset[0]]}' (this "
+            f"tensor-dependent loop uses it before it is set: {type(out).__name__}: {out}); "
+            "set it before the loop",
+            location,
+        ) from None
     for i in unset:
         value = out[i]
         if value.__class__.__name__ == "Undefined":
@@ -134,12 +125,35 @@ def initialize_from_body(
     return tuple(values)
 
 
+def _probe(program, body_fn, values: list, consts: tuple) -> Any:
+    """The body's outputs from one traced run that is then discarded (or the exception it
+    raised)."""
+    from autostatic_runtime.static.tensor_array import MutationLog
+
+    first = len(program.blocks)
+    program._create_block()
+    args = [copy_container(v) for v in values]
+    try:
+        with MutationLog() as log:
+            try:
+                return tuple(body_fn(*args, *consts))
+            finally:
+                log.restore()
+    except Exception as exc:  # noqa: BLE001 - the caller decides what it means
+        return exc
+    finally:
+        program._rollback()
+        del program.blocks[first:]
+
+
 def _number_like(block, program, number: Any, like: Any) -> Any:
     """``number`` as a tensor of ``like``'s dtype and (fully known) shape, else as it is."""
     from autostatic_runtime.creation import full
 
+    from autostatic_runtime.static.control_flow import _to_var
+
     if not isinstance(like, Variable) or -1 in tuple(like._shape):
-        return number
+        return _to_var(block, program, number)  # as the while op would carry it
     saved = program.current_block_idx
     program.current_block_idx = block.idx
     try:

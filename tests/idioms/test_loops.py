@@ -366,8 +366,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "reverse_index_from_python_flag": C.CREATION_WITH_TRACED_DIMS,
-    "forward_index_from_python_flag": C.FIRST_BOUND_IN_LOOP,
     "python_float_start_then_maximum": C.TO_TENSOR_OF_VARIABLE,
     "none_start_then_tensor": C.NONE_START_LOOP_VAR,
     "mean_of_python_count": C.BUILTIN_MAX_OF_PROMOTED,
