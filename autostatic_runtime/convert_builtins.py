@@ -131,6 +131,43 @@ def convert_bool(*args: Any, **kwargs: Any) -> Any:
     return bool(*args, **kwargs)
 
 
+def convert_max(*args: Any, **kwargs: Any) -> Any:
+    """``max(a, b, ...)``; element-wise ``rt.maximum`` when an argument is symbolic (the
+    builtin would ask for its truth value)."""
+    return _extremum(builtins.max, "maximum", args, kwargs)
+
+
+def convert_min(*args: Any, **kwargs: Any) -> Any:
+    """``min(a, b, ...)``; element-wise ``rt.minimum`` when an argument is symbolic."""
+    return _extremum(builtins.min, "minimum", args, kwargs)
+
+
+def _extremum(builtin: Any, op_name: str, args: tuple, kwargs: dict) -> Any:
+    if len(args) < 2 or kwargs or not any(isinstance(a, Variable) for a in args):
+        return builtin(*args, **kwargs)
+    from autostatic_runtime.ops import elementwise
+
+    op = getattr(elementwise, op_name)
+    out = args[0]
+    for a in args[1:]:
+        if not isinstance(out, Variable) and not isinstance(a, Variable):
+            out = builtin(out, a)
+        else:
+            out = op(*_as_pair(out, a))
+    return out
+
+
+def _as_pair(a: Any, b: Any) -> tuple:
+    """A tensor and a number as two tensors of the tensor's dtype."""
+    from autostatic_runtime.creation import full
+
+    if not isinstance(a, Variable):
+        a = full([], a, dtype=b.dtype)
+    if not isinstance(b, Variable):
+        b = full([], b, dtype=a.dtype)
+    return a, b
+
+
 def convert_len(var: Any) -> Any:
     """``len(var)``; for a symbolic ``var``, its first dim: a Python int when known while
     building, else a 0-D int32 tensor computed when the program runs."""

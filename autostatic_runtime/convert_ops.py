@@ -21,6 +21,8 @@ from autostatic_runtime.convert_builtins import (  # builtins in converted code
     convert_int,
     convert_isinstance,
     convert_len,
+    convert_max,
+    convert_min,
     convert_print,
     convert_shape,
     convert_var_dtype,
@@ -47,7 +49,8 @@ __all__ = [
     "convert_or", "convert_ifexp", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
-    "convert_float", "convert_bool", "convert_len", "convert_shape", "convert_isinstance",
+    "convert_float", "convert_bool", "convert_len", "convert_max", "convert_min",
+    "convert_shape", "convert_isinstance",
     "convert_range", "convert_enumerate", "convert_zip", "is_symbolic_iterable", "loop_length",
     "loop_continues", "loop_item", "loop_placeholder", "check_loop_list",
 ]  # fmt: skip
@@ -257,6 +260,14 @@ def convert_while_loop(
     from autostatic_runtime.static.control_flow import _build_while
     from autostatic_runtime.static.mutation import initialize_from_body
 
+    for name_, value in zip(names, loop_vars):
+        if value is None:
+            raise StaticBuildError(
+                f"'{name_}' is None before this tensor-dependent loop, which assigns it; a "
+                "while op carries tensors, so give it a tensor value before the loop (e.g. "
+                "the first item, or rt.full(shape, initial_value)) and drop the 'is None' test",
+                location,
+            )
     if arrays:
         from autostatic_runtime.static.tensor_array import to_tensor_arrays
 

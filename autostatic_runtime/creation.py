@@ -116,12 +116,14 @@ def to_tensor(
 
     While building a program, ``data`` may be a traced Variable or a (nested) list mixing
     traced values and numbers: the result is computed by ops (``assign``/``cast``, ``stack``)
-    so gradients flow back to the traced values, as in Paddle's static ``assign``. Eagerly the
-    result is a new leaf (Paddle's ``to_tensor`` copies and detaches).
+    and, as eagerly (Paddle's ``to_tensor`` copies and detaches), the result is a new leaf:
+    no gradient flows back to the traced values (``rt.assign`` keeps them connected).
     """
     if not in_dynamic_mode():
         if _holds_traced(data):
-            return _traced_to_tensor(_numbers_in_lists(data), dtype)
+            out = _traced_to_tensor(_numbers_in_lists(data), dtype).detach()
+            out.stop_gradient = stop_gradient  # a new leaf, as eagerly
+            return out
         arr = np.asarray(data.numpy() if isinstance(data, Tensor) else data)
         d = _dtype(
             dtype,

@@ -37,6 +37,8 @@ CONVERTED = {
     "float": "convert_float",
     "bool": "convert_bool",
     "isinstance": "convert_isinstance",
+    "max": "convert_max",
+    "min": "convert_min",
 }
 
 

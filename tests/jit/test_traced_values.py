@@ -28,6 +28,10 @@ def _assign_list(x):
     return rt.assign([rt.max(x), x.shape[0]]) * 1.0
 
 
+def _assign_list_float(x):
+    return rt.assign([[rt.max(x), 1.0], [rt.sum(x).reshape([1]), rt.mean(x)]]) * 2
+
+
 def _cast_dtype(x):
     return rt.to_tensor(rt.sum(x, axis=1), dtype="float64")
 
@@ -104,7 +108,7 @@ def test_static_matches_eager_for_every_batch(fn):
 
 
 GRAD_CASES = [
-    _nested_mix, _expand_batch, _broadcast_to_shape, _tile_batch, _reshape_whole, _arange_batch,
+    _assign_list_float, _expand_batch, _broadcast_to_shape, _tile_batch, _reshape_whole, _arange_batch,
     _half_batch, _slice_api, _zeros_like_loop, _full_traced_value,
 ]  # fmt: skip
 
@@ -126,18 +130,22 @@ def test_static_gradients_match_eager(fn):
 
 
 _STACKED = {
-    _nested_mix: lambda x: rt.stack(
-        [rt.stack([rt.max(x), rt.full([], 1.0)]), rt.stack([rt.sum(x), rt.mean(x)])]
-    )
-    * 2,
     _full_traced_value: lambda x: rt.max(x) * rt.ones([x.shape[0], 2]),
 }
 
 
-def test_to_tensor_of_traced_max_min_gradient_reaches_x():
+def test_to_tensor_of_traced_values_is_a_new_leaf_as_eagerly():
     x_np = np.array([[1.0, 5.0, 2.0], [0.0, 3.0, -4.0]], "float32")
     x = rt.to_tensor(x_np, stop_gradient=False)
     out = autostatic.to_static(_to_tensor_of_traced, input_spec=SPEC)(x)
+    np.testing.assert_allclose(out.numpy(), [5.0, -4.0])
+    assert out.stop_gradient and _to_tensor_of_traced(x).stop_gradient
+
+
+def test_assign_of_traced_max_min_gradient_reaches_x():
+    x_np = np.array([[1.0, 5.0, 2.0], [0.0, 3.0, -4.0]], "float32")
+    x = rt.to_tensor(x_np, stop_gradient=False)
+    out = autostatic.to_static(lambda v: rt.assign([rt.max(v), rt.min(v)]), input_spec=SPEC)(x)
     np.testing.assert_allclose(out.numpy(), [5.0, -4.0])
     (out * rt.to_tensor([1.0, 10.0])).sum().backward()
     want = np.zeros_like(x_np)
