@@ -9,6 +9,7 @@ the original source). Converted code objects are cached per original code object
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import logging
 import types
@@ -194,8 +195,13 @@ def _lambda_as_def(node: gast.Lambda) -> gast.FunctionDef:
 
 
 def _compile(node: gast.FunctionDef, fn: types.FunctionType, filename: str) -> types.CodeType:
-    """Compile ``node`` so its free variables are exactly ``fn``'s, and return its code."""
+    """Compile ``node`` so its free variables are exactly ``fn``'s, and return its code.
+
+    The function is compiled under a name nothing else uses: under its own name, its branch
+    functions would read a recursive call's name from the factory, not the module."""
     freevars = fn.__code__.co_freevars
+    node = copy.copy(node)
+    node.name = "__autostatic_converted__"
     inner: list = [node]
     if "__class__" in freevars:  # zero-argument super(): define it in a class body
         inner = [

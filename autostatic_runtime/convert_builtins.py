@@ -120,7 +120,8 @@ def convert_int(*args: Any, **kwargs: Any) -> Any:
 def convert_float(*args: Any, **kwargs: Any) -> Any:
     """``float(*args)``: ``convert_var_dtype(x, 'float')`` for one symbolic argument."""
     if len(args) == 1 and not kwargs and isinstance(args[0], Variable):
-        return convert_var_dtype(args[0], "float")
+        out = convert_var_dtype(args[0], "float")
+        return out.detach()  # a Python float carries no gradient: neither does this
     return float(*args, **kwargs)
 
 

@@ -260,14 +260,8 @@ def convert_while_loop(
     from autostatic_runtime.static.control_flow import _build_while
     from autostatic_runtime.static.mutation import initialize_from_body
 
-    for name_, value in zip(names, loop_vars):
-        if value is None:
-            raise StaticBuildError(
-                f"'{name_}' is None before this tensor-dependent loop, which assigns it; a "
-                "while op carries tensors, so give it a tensor value before the loop (e.g. "
-                "the first item, or rt.full(shape, initial_value)) and drop the 'is None' test",
-                location,
-            )
+    if any(v is None for v in loop_vars):
+        loop_vars = _first_iteration(pred, body_fn, loop_vars, consts, names, arrays, location)
     if arrays:
         from autostatic_runtime.static.tensor_array import to_tensor_arrays
 
@@ -309,6 +303,28 @@ def convert_while_loop(
                 f"'{name_}' is first set inside this tensor-dependent loop, which ran zero "
                 "times, so it has no value after the loop; set it before the loop",
             )
+    return tuple(out)
+
+
+def _first_iteration(pred, body_fn, loop_vars, consts, names, arrays, location) -> tuple:
+    """The loop's first iteration as a ``cond`` op, for loop variables that start as None
+    (``state = None`` then ``out, state = cell(x_t, state)``): the body sees None once, as
+    Python does; the while op carries the tensors it gives them. Had the loop not run, they
+    hold placeholders (zeros) after it, not None."""
+    from autostatic_runtime.static.control_flow import cond
+
+    if arrays:
+        from autostatic_runtime.static.tensor_array import to_tensor_arrays
+
+        loop_vars = to_tensor_arrays(loop_vars, names, arrays)
+
+    def skip() -> tuple:
+        return tuple(PLACEHOLDER if v is None else v for v in loop_vars)
+
+    try:
+        out = cond(pred, lambda: tuple(body_fn(*loop_vars, *consts)), skip)
+    except StaticBuildError as exc:
+        raise StaticBuildError(exc.detail, location) from None
     return tuple(out)
 
 

@@ -33,6 +33,10 @@ def add_n(inputs: Any, name: str | None = None):
     """The sum of a tensor or a list of same-shape tensors (Paddle's ``paddle.add_n``)."""
     if isinstance(inputs, TensorLike):
         inputs = [inputs]
+    if hasattr(inputs, "stack") and hasattr(inputs, "length"):  # a tensor array
+        from autostatic_runtime.ops.reduce import sum as reduce_sum
+
+        return reduce_sum(inputs.stack(), axis=0)
     inputs = list(inputs)
     if not inputs or not all(isinstance(t, TensorLike) for t in inputs):
         raise ShapeError("add_n", "expects a non-empty list of tensors", user_location())

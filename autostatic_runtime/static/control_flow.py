@@ -226,7 +226,22 @@ def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, A
     return block, leaves, structure, mutated
 
 
-def _with_mutations(tmut: dict, fmut: dict, tleaves, fleaves, tstruct, fstruct):
+def _empty_like(block: Block, program: Program, buffer: Variable) -> Variable | None:
+    """A buffer of no elements shaped like ``buffer``'s (None if an element dim is unknown)."""
+    elem = list(buffer._shape[1:])
+    if any(d < 0 for d in elem):
+        return None
+    from autostatic_runtime.creation import zeros
+
+    saved = program.current_block_idx
+    program.current_block_idx = block.idx
+    try:
+        return zeros([0, *elem], dtype=buffer.dtype)
+    finally:
+        program.current_block_idx = saved
+
+
+def _with_mutations(tmut, fmut, tleaves, fleaves, tstruct, fstruct, tblock, fblock, program):
     """Branch outputs extended with the buffers of the tensor arrays either branch mutated
     (the other branch gives the array's buffer unchanged)."""
     arrays = [a for a, _ in tmut.values()] + [a for k, (a, _) in fmut.items() if k not in tmut]
@@ -234,6 +249,15 @@ def _with_mutations(tmut: dict, fmut: dict, tleaves, fleaves, tstruct, fstruct):
     for a in arrays:
         tl.append(tmut[id(a)][1] if id(a) in tmut else a.buffer)
         fl.append(fmut[id(a)][1] if id(a) in fmut else a.buffer)
+        if (tl[-1] is None) != (fl[-1] is None):  # empty on one side: an empty buffer
+            filled = tl[-1] if fl[-1] is None else fl[-1]
+            block = fblock if fl[-1] is None else tblock
+            empty = _empty_like(block, program, filled)
+            if empty is not None:
+                if fl[-1] is None:
+                    fl[-1] = empty
+                else:
+                    tl[-1] = empty
         if tl[-1] is None or fl[-1] is None:
             raise StaticBuildError(
                 f"'{a.name}' is an empty list appended to in only one branch of a "
@@ -342,7 +366,7 @@ def cond(
     arrays = []
     if tmut or fmut:
         arrays, tleaves, fleaves, tstruct, fstruct = _with_mutations(
-            tmut, fmut, tleaves, fleaves, tstruct, fstruct
+            tmut, fmut, tleaves, fleaves, tstruct, fstruct, tblock, fblock, program
         )
     if tstruct != fstruct or len(tleaves) != len(fleaves):
         raise StaticBuildError(

@@ -202,9 +202,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "add_n_of_list_built_in_tensor_loop": C.API_ADD_N,
-    "not_to_static_bound_method": C.NOT_TO_STATIC_BOUND_METHOD,
-    "recursive_helper_with_tensor_if": C.RECURSIVE_HELPER_NOT_CONVERTED,
 }
 
 

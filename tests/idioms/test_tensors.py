@@ -209,7 +209,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "float_of_tensor_scalar": C.FLOAT_KEEPS_GRADIENT,
 }
 
 
