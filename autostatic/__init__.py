@@ -24,7 +24,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import autostatic_runtime as runtime  # noqa: E402
-from autostatic.import_hook import install, uninstall  # noqa: E402
+from autostatic.hook import install, uninstall  # noqa: E402
 from autostatic.jit import (  # noqa: E402
     InputSpec,
     StaticFunction,
@@ -80,6 +80,6 @@ __all__ = [
     "uninstall",
 ]
 
-import autostatic.import_hook as _import_hook  # noqa: E402
+import autostatic.hook.finder as _finder  # noqa: E402
 
-_import_hook.install_from_env()
+_finder.install_from_env()

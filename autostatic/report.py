@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import gast
 
 from autostatic.conversion import transform_function
-from autostatic.module_conversion import _functions, _is_not_to_static, convert_tree
+from autostatic.hook.module_conversion import _functions, _is_not_to_static, convert_tree
 from autostatic.transformers import PIPELINE
 
 
@@ -79,7 +79,7 @@ def show(target: str, level: int | None = None, diff: bool = False) -> str:
         original = ast.unparse(ast.parse(t.source))
         converted = ast.unparse(convert_tree(t.source, t.path).tree)
     else:
-        from autostatic.module_conversion import _module_names
+        from autostatic.hook.module_conversion import _module_names
         from autostatic.pyct.naming import Namer
 
         tree = gast.parse(t.source)
@@ -144,7 +144,7 @@ def explain(target: str) -> str:
     """One line per ``if``/``while``/``for``: can it become a static op, and if not, why."""
     t = resolve(target)
     tree = gast.parse(t.source)
-    from autostatic.module_conversion import _module_names
+    from autostatic.hook.module_conversion import _module_names
     from autostatic.pyct.naming import Namer
 
     namer = Namer(_module_names(tree))

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _timing import compare, measure  # noqa: E402
 
 import autostatic  # noqa: E402
-from autostatic import hook_cache  # noqa: E402
+from autostatic.hook import cache as hook_cache  # noqa: E402
 
 FUNCTION = '''
 
@@ -164,7 +164,7 @@ def main() -> None:
     sys.path.insert(0, directory)
     try:
         t0 = time.perf_counter()
-        import autostatic.module_conversion  # noqa: F401  (gast and the transformers)
+        import autostatic.hook.module_conversion  # noqa: F401  (gast and the transformers)
 
         print(f"loading the converter once per process: {(time.perf_counter() - t0) * 1e3:.0f} ms")
         bench(directory, "model_2k", MODEL_FUNCTION, "model-like module (one 'if' per function)")

@@ -76,7 +76,7 @@ def test_tracebacks_start_at_the_users_code(tmp_path):
 def test_the_console_script_entry_point_behaves_the_same(tmp_path):
     write_files(tmp_path, {"e.py": "import sys\nprint(sys.argv)\nraise SystemExit(4)\n"})
     entry = (
-        "import sys; from autostatic.cli import main; sys.argv[0] = 'autostatic'; sys.exit(main())"
+        "import sys; from autostatic.hook.cli import main; sys.argv[0] = 'autostatic'; sys.exit(main())"
     )
     proc = run(["-c", entry, "run", "e.py", "x"], tmp_path)
     assert proc.returncode == 4 and proc.stdout.strip() == "['e.py', 'x']", proc.stderr
@@ -219,5 +219,5 @@ def test_the_console_script_is_declared():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "pyproject.toml"), "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
-    assert scripts["autostatic"] == "autostatic.cli:main"
-    assert sys.modules.get("autostatic.cli") is None or True
+    assert scripts["autostatic"] == "autostatic.hook.cli:main"
+    assert sys.modules.get("autostatic.hook.cli") is None or True

@@ -195,7 +195,7 @@ def test_a_function_that_cannot_be_converted_runs_as_written_with_a_warning(tmp_
         },
     )
     code = """
-import warnings, autostatic.module_conversion as mc
+import warnings, autostatic.hook.module_conversion as mc
 real = mc.transform_function
 def flaky(node, *a, **k):
     if node.name == "broken":
@@ -229,7 +229,7 @@ for w in got:
 def test_a_module_that_fails_as_a_whole_imports_unconverted(tmp_path):
     write_files(tmp_path, {"whole.py": "# autostatic: enable\ndef f(x):\n    return x\n"})
     code = """
-import warnings, autostatic.module_conversion as mc
+import warnings, autostatic.hook.module_conversion as mc
 def boom(*a, **k):
     raise MemoryError("out of luck")
 mc.convert_tree = boom

@@ -9,8 +9,8 @@ import types
 
 import pytest
 
-from autostatic import import_hook
-from autostatic.module_conversion import convert_module_source, convert_tree
+from autostatic.hook import finder as import_hook
+from autostatic.hook.module_conversion import convert_module_source, convert_tree
 
 SOURCE = textwrap.dedent(
     '''
@@ -123,7 +123,7 @@ def test_generated_names_never_clash_with_the_modules():
 
 
 def test_a_function_that_fails_to_convert_stays_as_written(monkeypatch):
-    import autostatic.module_conversion as mc
+    import autostatic.hook.module_conversion as mc
 
     real = mc.transform_function
 

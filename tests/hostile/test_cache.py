@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from autostatic import hook_cache
+from autostatic.hook import cache as hook_cache
 from tests.hook.conftest import marked_pkg as marked_pkg  # noqa: F401  (a fixture)
 from tests.hook.conftest import ok, run
 

@@ -38,9 +38,9 @@ def fingerprint() -> bytes:
     """8 bytes naming this compiler: its version and the size and mtime of its source files."""
     global _fingerprint
     if _fingerprint is None:
-        root = os.path.dirname(os.path.abspath(__file__))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         parts = [__version__]
-        for sub in ("", "pyct", "transformers"):
+        for sub in ("", "hook", "pyct", "transformers"):
             try:
                 entries = sorted(os.scandir(os.path.join(root, sub)), key=lambda e: e.name)
             except OSError:

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from importlib.machinery import ModuleSpec, SourceFileLoader
 
-from autostatic import hook_cache
+from autostatic.hook import cache as hook_cache
 
 __all__ = [
     "install",
@@ -209,7 +209,7 @@ def _warn_or_raise(settings: Settings, fullname: str, path: str, notes: tuple) -
 def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes):
     """``(notes, code)``: the converted module, or the plain one with notes saying why."""
     try:
-        from autostatic.module_conversion import convert_tree
+        from autostatic.hook.module_conversion import convert_tree
     except Exception as exc:  # a broken installation must not break imports
         return _fallback(loader, path, data, 1, f"the converter failed to load ({exc!r})")
     try:
