@@ -1,14 +1,17 @@
-"""The import hook's on-disk cache of converted code objects.
+"""The import hook's on-disk cache: module code and tracing-factory code.
 
 Files live beside the ordinary bytecode, under a tag of their own, so they never replace or
 corrupt a ``.pyc`` Python itself reads::
 
-    pkg/__pycache__/model.cpython-311.pyc                       # Python's
-    pkg/__pycache__/model.cpython-311-autostatic-0.1.0.pyc      # ours (sys.pycache_prefix too)
+    pkg/__pycache__/model.cpython-311.pyc                          # Python's
+    pkg/__pycache__/model.cpython-311-autostatic-0.1.0.pyc         # the module, entry-checked
+    pkg/__pycache__/model.cpython-311-autostatic-0.1.0-tracing.pyc # its functions' tracing
+                                                                   # factories, as traced
 
-Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (4) compiler fingerprint (8) source hash (8)
-payload length (4, little endian) payload CRC-32 (4, little endian) payload (``marshal`` of
-``(warnings, code)``; the CRC makes a damaged payload a miss, never different code). An entry is
+Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (``b"ASTT"`` for tracing factories) (4)
+compiler fingerprint (8) source hash (8) payload length (4, little endian) payload CRC-32 (4,
+little endian) payload (``marshal`` of ``(warnings, code)``, or of ``{key: (reason, factory
+code)}``; the CRC makes a damaged payload a miss, never different code). An entry is
 used only when every field matches: the interpreter's magic number, this compiler (version and
 its own source files, so an edited transformer invalidates old entries), and a hash of the
 module's source (not its mtime, which stays the same for edits within one second). Anything
@@ -28,7 +31,8 @@ import zlib
 
 from autostatic import __version__
 
-MARK = b"ASTC"
+MARK = b"ASTC"  # a module entry: (warnings, module code)
+TRACING_MARK = b"ASTT"  # a module's tracing factories: {key: (reason, code)}
 _HEADER = 4 + 4 + 8 + 8 + 4 + 4
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _fingerprint: bytes | None = None
@@ -75,8 +79,8 @@ def source_hash(data: bytes) -> bytes:
     return importlib.util.source_hash(data)
 
 
-def read(path: str, data: bytes) -> tuple[tuple, types.CodeType] | None:
-    """The cached ``(warnings, code)`` for source bytes ``data``, or ``None`` on any mismatch."""
+def _read(path: str, mark: bytes, digest: bytes):
+    """The unmarshalled payload of a valid entry, or ``None``."""
     try:
         with open(path, "rb") as f:
             blob = f.read()
@@ -86,9 +90,9 @@ def read(path: str, data: bytes) -> tuple[tuple, types.CodeType] | None:
         return None
     if (
         blob[:4] != importlib.util.MAGIC_NUMBER
-        or blob[4:8] != MARK
+        or blob[4:8] != mark
         or blob[8:16] != fingerprint()
-        or blob[16:24] != source_hash(data)
+        or blob[16:24] != digest
     ):
         return None
     size = int.from_bytes(blob[24:28], "little")
@@ -98,25 +102,62 @@ def read(path: str, data: bytes) -> tuple[tuple, types.CodeType] | None:
     if zlib.crc32(payload) != int.from_bytes(blob[28:32], "little"):
         return None
     try:
-        warnings, code = marshal.loads(payload)
+        return marshal.loads(payload)
     except Exception:  # ValueError, EOFError, TypeError, SystemError...: not our entry
         return None
+
+
+def read(path: str, data: bytes, digest: bytes | None = None):
+    """The cached ``(warnings, code)`` for source bytes ``data`` (whose ``source_hash`` is
+    ``digest``, when the caller has it), or ``None`` on any mismatch."""
+    found = _read(path, MARK, digest or source_hash(data))
+    if not isinstance(found, tuple) or len(found) != 2:
+        return None
+    warnings, code = found
     if not isinstance(code, types.CodeType) or not isinstance(warnings, tuple):
         return None
     return warnings, code
 
 
-def write(path: str, data: bytes, warnings: tuple, code: types.CodeType) -> bool:
-    """Write an entry atomically; ``False`` (and no file) when it cannot be written."""
+def read_tracing(path: str, digest: bytes) -> dict | None:
+    """The tracing factories cached for a module whose source hash is ``digest``:
+    ``{key: (reason or None, factory code)}``, or ``None`` on any mismatch."""
+    found = _read(path, TRACING_MARK, digest)
+    if not isinstance(found, dict):
+        return None
+    for value in found.values():
+        if not (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and isinstance(value[1], types.CodeType)
+            and (value[0] is None or isinstance(value[0], str))
+        ):
+            return None
+    return found
+
+
+def write(path: str, data: bytes, warnings: tuple, code: types.CodeType, digest=None) -> bool:
+    """Write a module entry atomically; ``False`` (and no file) when it cannot be written."""
+    return _write(path, MARK, digest or source_hash(data), marshal.dumps((warnings, code)))
+
+
+def write_tracing(path: str, digest: bytes, entries: dict) -> bool:
+    """Write a module's tracing factories atomically, with those another process wrote since
+    (the last writer of a key wins; a lost one is only a miss)."""
+    merged = dict(read_tracing(path, digest) or {})
+    merged.update(entries)
+    return _write(path, TRACING_MARK, digest, marshal.dumps(merged))
+
+
+def _write(path: str, mark: bytes, digest: bytes, payload: bytes) -> bool:
     if sys.dont_write_bytecode:
         return False
-    payload = marshal.dumps((warnings, code))
     blob = b"".join(
         (
             importlib.util.MAGIC_NUMBER,
-            MARK,
+            mark,
             fingerprint(),
-            source_hash(data),
+            digest,
             len(payload).to_bytes(4, "little"),
             zlib.crc32(payload).to_bytes(4, "little"),
             payload,

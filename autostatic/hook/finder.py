@@ -5,7 +5,9 @@ anything itself: it asks the other finders, and when the answer is a plain sourc
 module is *marked* - ``# autostatic: enable`` in its leading comment lines, or its name matches
 an ``include`` pattern (and neither an ``exclude`` pattern nor ``# autostatic: disable``) - it
 swaps the spec's loader for an ``AutostaticLoader``, a ``SourceFileLoader`` whose ``get_code``
-returns the converted module (from the on-disk cache when it is current). Every other spec is
+returns the module compiled as Python compiles it plus one entry check per function
+(``entry.py``; from the on-disk cache when it is current). A function's tracing body is
+converted only when tracing first reaches it (``autostatic.lazy``). Every other spec is
 returned untouched, so namespace packages, extension, frozen and zip-imported modules,
 ``importlib.resources``, ``pkgutil`` and ``reload`` behave as without the hook. A module that
 pytest's assertion rewriter claims gets both: converted, then its asserts rewritten.
@@ -15,12 +17,13 @@ as written and a ``ConversionWarning`` names the module, the line and the reason
 ``strict`` (or ``AUTOSTATIC_STRICT=1``) a ``ConversionError`` is raised instead. A module with a
 syntax error raises exactly the ``SyntaxError`` Python raises for it.
 
-gast and the transformers are imported only when a module has to be converted, so importing
-from a warm cache costs little more than a plain import.
+gast and the converter are imported only when tracing reaches a function: an import, cold or
+warm, parses and compiles with the standard library alone.
 """
 
 from __future__ import annotations
 
+import _imp
 import fnmatch
 import os
 import re
@@ -206,14 +209,15 @@ def _warn_or_raise(settings: Settings, fullname: str, path: str, notes: tuple) -
         warnings.warn_explicit(message, ConversionWarning, path, lineno, module=fullname)
 
 
-def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes):
-    """``(notes, code)``: the converted module, or the plain one with notes saying why."""
+def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, digest=None):
+    """``(notes, code)``: the module with its entry checks, or the plain one with notes saying
+    why. (Functions are converted later, when tracing first reaches them.)"""
     try:
-        from autostatic.hook.module_conversion import convert_tree
+        from autostatic.hook.entry import instrument
     except Exception as exc:  # a broken installation must not break imports
         return _fallback(loader, path, data, 1, f"the converter failed to load ({exc!r})")
     try:
-        result = convert_tree(data, path, fullname)
+        result = instrument(data, path, digest or hook_cache.source_hash(data))
     except SyntaxError:
         result = None  # compiled below, outside this handler: no chained traceback
     except Exception as exc:
@@ -221,19 +225,14 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes):
     if result is None:
         code = loader.plain_code(data, path)  # raises Python's own SyntaxError
         return ((1, "module cannot be parsed by the converter; it is imported unconverted"),), code
-    notes = tuple(
-        (f.lineno, f"function {f.qualname!r} cannot be converted ({f.reason}); it runs as written")
-        for f in result.failures
-    )
     try:
         loader.rewrite(result.tree, data, path)
         code = compile(result.tree, path, "exec", dont_inherit=True)
     except Exception as exc:
-        plain_notes, code = _fallback(
+        return _fallback(
             loader, path, data, 1, f"the converted module does not compile ({_reason(exc)})"
         )
-        return notes + plain_notes, code
-    return notes, code
+    return (), code
 
 
 def _reason(exc: BaseException) -> str:
@@ -267,19 +266,21 @@ class AutostaticLoader(SourceFileLoader):
         data = self.get_data(path)
         if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
             return self.plain_code(data, path)
+        digest = hook_cache.source_hash(data)
         where = hook_cache.cache_path(path, self.cache_tag) if self.settings.cache else None
-        entry = _guarded(hook_cache.read, where, data) if where else None
+        entry = _guarded(hook_cache.read, where, data, digest) if where else None
         if entry is None:
             try:
-                notes, code = _convert(self, fullname, path, data)
+                notes, code = _convert(self, fullname, path, data, digest)
             except SyntaxError as error:  # the module's own error, as Python raises it
                 raise error.with_traceback(None) from None
             _warn_or_raise(self.settings, fullname, path, notes)
             if where:
-                _guarded(hook_cache.write, where, data, notes, code)
+                _guarded(hook_cache.write, where, data, notes, code, digest)
         else:
             notes, code = entry
             _warn_or_raise(self.settings, fullname, path, notes)
+            _imp._fix_co_filename(code, path)  # as Python's loader: the project may have moved
         return code
 
     def plain_code(self, data: bytes, path: str):

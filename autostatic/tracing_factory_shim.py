@@ -1,0 +1,188 @@
+"""TEMPORARY: the tracing-factory interface, on top of today's ``transform_function``.
+
+The converter's rewrite (``conversion.py`` + ``transformers/``) provides ``tracing_factory``
+and ``tracing_node``; until it lands, this module implements exactly their signatures by
+taking the body of ``transform_function``'s ``if _jst.tracing:`` switch. Importers
+(``autostatic.lazy``, ``autostatic.report``, ``autostatic.hook.module_conversion``) import
+from here, so swapping the implementation is one import line each.
+
+A factory's code, for ``def f(x): ...`` in class ``Net`` with free variables ``w``::
+
+    def __autostatic_outer__(w):                 # only makes ``w`` a free variable
+        class Net:                               # names mangle as in the user's class
+            def __autostatic_factory__(_jst, _jst_Variable):
+                def f(x):                        # the tracing function, at the user's lines
+                    <converted body>
+                return f
+    # tracing_factory returns the code of __autostatic_factory__ (co_freevars: w, __class__...)
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+
+import gast
+
+from autostatic.conversion import _docstring, transform_function
+from autostatic.pyct.naming import Namer
+from autostatic.transformers.base import clone
+
+__all__ = ["tracing_factory", "tracing_node"]
+
+FACTORY = "__autostatic_factory__"
+_OUTER = "__autostatic_outer__"
+
+
+def tracing_node(
+    node: gast.FunctionDef,
+    *,
+    filename: str,
+    qualname: str,
+    taken: set[str],
+    passes: int | None = None,
+) -> tuple[gast.FunctionDef, str, str]:
+    """The tracing function of ``node`` as a new node (``node`` is not changed), and the names
+    its code gives the runtime module and the ``Variable`` class (``jst``, ``sym``).
+
+    The tracing function has ``node``'s signature (no decorators) and the converted body. With
+    ``passes``, the body after the first ``passes`` transformers.
+    """
+    node = clone(node)
+    if isinstance(node, gast.Lambda):
+        from autostatic.conversion import _lambda_as_def
+
+        node = _lambda_as_def(node)
+    namer = Namer.for_function(node, set(taken))
+    jst = namer.reserve("_jst")
+    sym = namer.reserve("_jst_Variable")
+    new, _ = transform_function(node, namer, filename, jst, sym, qualname, passes)
+    if passes is None:  # keep the docstring and the ``if _jst.tracing:`` branch
+        body = new.body
+        docstring = _docstring(body)
+        switch = body[len(docstring)]
+        assert isinstance(switch, gast.If), "transform_function's switch moved"
+        new.body = docstring + switch.body
+    new.decorator_list = []
+    return new, jst, sym
+
+
+def _bare_signature(fdef: gast.FunctionDef) -> None:
+    """No defaults, annotations or decorators: the caller of a tracing function passes every
+    argument, and they must not be evaluated again when it is built."""
+    fdef.decorator_list = []
+    fdef.returns = None
+    args = fdef.args
+    args.defaults = []
+    args.kw_defaults = [None] * len(args.kwonlyargs)
+    for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if arg is not None:
+            arg.annotation = None
+
+
+def mangling_class(qualname: str) -> str | None:
+    """The class whose name mangles ``__x`` in the function ``qualname`` (innermost), if any."""
+    parts = qualname.split(".")[:-1]
+    found = None
+    for i, part in enumerate(parts):
+        if part != "<locals>" and not (i + 1 < len(parts) and parts[i + 1] == "<locals>"):
+            found = part
+    return found
+
+
+def factory_module(
+    fdef: ast.FunctionDef, jst: str, sym: str, qualname: str, freevars: tuple[str, ...]
+) -> ast.Module:
+    """The module around ``fdef`` that makes ``freevars`` free and ``__x`` mangle as the user's."""
+    def function(name, params, body):
+        return ast.FunctionDef(
+            name=name,
+            args=ast.arguments(
+                posonlyargs=[],
+                args=[ast.arg(arg=p) for p in params],
+                vararg=None,
+                kwonlyargs=[],
+                kw_defaults=[],
+                kwarg=None,
+                defaults=[],
+            ),
+            body=body,
+            decorator_list=[],
+            returns=None,
+            type_params=[],
+        )
+
+    inner: ast.stmt = function(
+        FACTORY, [jst, sym], [fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))]
+    )
+    cls = mangling_class(qualname)
+    if cls is not None or "__class__" in freevars:
+        inner = ast.ClassDef(
+            name=cls or "__autostatic_class__",
+            bases=[],
+            keywords=[],
+            body=[inner],
+            decorator_list=[],
+            type_params=[],
+        )
+    outer = function(_OUTER, [v for v in freevars if v != "__class__"], [inner])
+    return ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+
+
+def find_factory(code: types.CodeType) -> types.CodeType:
+    """The code of ``__autostatic_factory__`` inside a compiled ``factory_module``."""
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == FACTORY:
+                return const
+            found = find_factory(const)
+            if found is not None:
+                return found
+    return None
+
+
+def compile_factory(
+    fdef: ast.FunctionDef,
+    jst: str,
+    sym: str,
+    *,
+    filename: str,
+    qualname: str,
+    freevars: tuple[str, ...],
+    flags: int,
+) -> types.CodeType:
+    """Compile ``fdef`` (an ``ast`` node) into a factory's code (see the module docstring)."""
+    module = factory_module(fdef, jst, sym, qualname, freevars)
+    code = find_factory(compile(module, filename, "exec", flags=flags, dont_inherit=True))
+    consts = tuple(
+        c.replace(co_qualname=qualname)
+        if isinstance(c, types.CodeType) and c.co_name == fdef.name
+        else c
+        for c in code.co_consts
+    )
+    return code.replace(co_consts=consts)
+
+
+def tracing_factory(
+    node: gast.FunctionDef,
+    *,
+    filename: str,
+    qualname: str,
+    freevars: tuple[str, ...],
+    flags: int,
+    taken: set[str],
+) -> types.CodeType:
+    """Code of a factory function. Its co_freevars are a subset of ``freevars`` (map cells by
+    name using ``code.co_freevars``); it takes two parameters (the convert_ops module and the
+    Variable class) and returns the tracing function: the original's parameters (without
+    defaults and annotations: its caller passes every argument),
+    body = the converted (dual-path) body, compiled at the user's file and lines."""
+    fdef, jst, sym = tracing_node(
+        node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
+    )
+    _bare_signature(fdef)
+    tree = gast.gast_to_ast(fdef)
+    return compile_factory(
+        tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
+    )
+
