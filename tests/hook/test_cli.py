@@ -20,7 +20,7 @@ def main(n):
     return 0
 
 print(json.dumps([sys.argv, sys.path[0], __name__, __file__, __spec__, main(int(sys.argv[1])),
-                  "_jst" in globals(), "_jst" in vars(m), "_jst" in main.__code__.co_names]))
+                  "__jst__" in globals(), "__jst__" in vars(m), "__jst__" in main.__code__.co_names]))
 sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 """
 
@@ -45,7 +45,7 @@ def test_run_a_marked_script_as_python_would(marked_pkg):
 def test_run_an_unmarked_script_leaves_it_alone_and_include_converts_modules(marked_pkg):
     write_files(
         marked_pkg,
-        {"s.py": "import pkg.plain as p\nprint('_jst' in globals(), '_jst' in vars(p))\n"},
+        {"s.py": "import pkg.plain as p\nprint('__jst__' in globals(), '__jst__' in vars(p))\n"},
     )
     assert ok(run(["-m", "autostatic", "run", "s.py"], marked_pkg)).split() == ["False", "False"]
     out = ok(run(["-m", "autostatic", "run", "--include", "pkg", "s.py"], marked_pkg))
@@ -108,8 +108,8 @@ def test_run_dash_m_a_package_with_main(tmp_path):
             # autostatic: enable
             import json, sys
             from . import helper
-            print(json.dumps([__name__, __spec__.name, sys.argv, helper.h(0), "_jst" in globals(),
-                              "_jst" in vars(helper)]))
+            print(json.dumps([__name__, __spec__.name, sys.argv, helper.h(0), "__jst__" in globals(),
+                              "__jst__" in vars(helper)]))
             """,
             "app/helper.py": "def h(x):\n    return x if x else -1\n",
         },
@@ -185,7 +185,7 @@ def test_spawned_children_keep_the_hook(tmp_path):
             # autostatic: enable
             def job(x):
                 if x > 0:
-                    return ["_jst" in globals(), x * 2]
+                    return ["__jst__" in globals(), x * 2]
                 return [False, 0]
             """,
             "mp_main.py": """
@@ -194,7 +194,7 @@ def test_spawned_children_keep_the_hook(tmp_path):
             import work
 
             def local(x):
-                return ["_jst" in globals(), __name__]
+                return ["__jst__" in globals(), __name__]
 
             if __name__ == "__main__":
                 with mp.get_context("spawn").Pool(1) as pool:
@@ -207,7 +207,7 @@ def test_spawned_children_keep_the_hook(tmp_path):
 
 
 def test_import_autostatic_installs_the_hook_when_the_environment_says_so(marked_pkg):
-    code = "import autostatic, pkg.mod as m; print('_jst' in vars(m))"
+    code = "import autostatic, pkg.mod as m; print('__jst__' in vars(m))"
     assert ok(run(code, marked_pkg)).strip() == "False"
     env = json.dumps({"include": [], "exclude": [], "cache": True, "strict": False})
     assert ok(run(code, marked_pkg, AUTOSTATIC_HOOK=env)).strip() == "True"
