@@ -13,6 +13,8 @@ from autostatic.markers import not_to_static
 
 callables.install()
 
+_GENERATORS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
 __all__ = ["convert", "to_code", "not_to_static", "set_code_level", "set_verbosity"]
 
 
@@ -23,7 +25,8 @@ def convert(fn: Any) -> Any:
     ``fn`` is compiled again from its source with an entry check: eager calls run its body as
     written (same frames, file and lines); while a program is traced (or with
     ``AUTOSTATIC_FORCE_CONVERTED=1``) calls run its tracing function, converted on the first
-    such call. Nothing is written into ``fn``'s module.
+    such call. Nothing is written into ``fn``'s module. Generator and ``async`` functions are
+    returned as they are (they run as written, also while tracing).
 
     Accepts functions, nested functions, lambdas, bound methods, ``staticmethod`` and
     ``classmethod`` objects and ``functools.partial``; returns ``fn`` itself for callables
@@ -46,6 +49,7 @@ def convert(fn: Any) -> Any:
         getattr(fn, "__autostatic_not_to_static__", False)
         or getattr(fn, "__autostatic_original__", None) is not None
         or lazy.is_entry_checked(fn)  # the hook's: converted already
+        or fn.__code__.co_flags & _GENERATORS  # run as written, as the hook leaves them
     ):
         return fn
     return lazy.entry_function(fn)

@@ -80,6 +80,57 @@ def _bare_signature(fdef: gast.FunctionDef) -> None:
             arg.annotation = None
 
 
+class _HiddenLocals(ast.NodeTransformer):
+    def __init__(self, hidden: tuple):
+        self.hidden = hidden
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        func = node.func
+        if (
+            isinstance(func, ast.Name)
+            and func.id in ("locals", "vars")
+            and not node.args
+            and not node.keywords
+        ):
+            items = ast.Call(
+                func=ast.Attribute(value=node, attr="items", ctx=ast.Load()), args=[], keywords=[]
+            )
+            k, v = ast.Name(id="k", ctx=ast.Store()), ast.Name(id="v", ctx=ast.Store())
+            new = ast.DictComp(
+                key=ast.Name(id="k", ctx=ast.Load()),
+                value=ast.Name(id="v", ctx=ast.Load()),
+                generators=[
+                    ast.comprehension(
+                        target=ast.Tuple(elts=[k, v], ctx=ast.Store()),
+                        iter=items,
+                        ifs=[
+                            ast.Compare(
+                                left=ast.Name(id="k", ctx=ast.Load()),
+                                ops=[ast.NotIn()],
+                                comparators=[ast.Constant(self.hidden)],
+                            )
+                        ],
+                        is_async=0,
+                    )
+                ],
+            )
+            return ast.copy_location(new, node)
+        return node
+
+    def visit_FunctionDef(self, node):  # nested functions: only those that use the names
+        return self.generic_visit(node)
+
+
+def _hide_from_locals(fdef: ast.FunctionDef, hidden: tuple) -> None:
+    """``locals()``/``vars()`` in the tracing function must not list the factory's parameters
+    (free variables of the tracing function): filter them out where they are called."""
+    if any(
+        isinstance(n, ast.Name) and n.id in ("locals", "vars") for n in ast.walk(fdef)
+    ):
+        _HiddenLocals(hidden).visit(fdef)
+
+
 def mangling_class(qualname: str) -> str | None:
     """The class whose name mangles ``__x`` in the function ``qualname`` (innermost), if any."""
     parts = qualname.split(".")[:-1]
@@ -182,6 +233,7 @@ def tracing_factory(
     )
     _bare_signature(fdef)
     tree = gast.gast_to_ast(fdef)
+    _hide_from_locals(tree, (jst, sym))
     return compile_factory(
         tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
     )
