@@ -13,8 +13,9 @@ compiler fingerprint (8) source hash (8) payload length (4, little endian) paylo
 little endian) payload (``marshal`` of ``(warnings, code)``, or of ``{key: (reason, factory
 code)}``; the CRC makes a damaged payload a miss, never different code). An entry is
 used only when every field matches: the interpreter's magic number, this compiler (version and
-its own source files, so an edited transformer invalidates old entries), and a hash of the
-module's source (not its mtime, which stays the same for edits within one second). Anything
+its own source files, so an edited transformer invalidates old entries), and the module's
+source: its modification time to the nanosecond and size (as Python's ``.pyc``, so a warm
+import never reads the source), else a hash of its bytes (a touched file is still a hit). Anything
 else - truncated, corrupt, stale, other version - is a miss. Writes go to a temporary file in
 the same directory and ``os.replace`` it, so concurrent processes (pytest-xdist) never read a
 partial file; an unwritable directory or ``sys.dont_write_bytecode`` just skips the write.
@@ -33,7 +34,7 @@ from autostatic import __version__
 
 MARK = b"ASTC"  # a module entry: (warnings, module code)
 TRACING_MARK = b"ASTT"  # a module's tracing factories: {key: (reason, code)}
-_HEADER = 4 + 4 + 8 + 8 + 4 + 4
+_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _fingerprint: bytes | None = None
 
@@ -79,8 +80,10 @@ def source_hash(data: bytes) -> bytes:
     return importlib.util.source_hash(data)
 
 
-def _read(path: str, mark: bytes, digest: bytes):
-    """The unmarshalled payload of a valid entry, or ``None``."""
+def _read(path: str, mark: bytes, digest: bytes | None, stat: tuple[int, int] | None = None):
+    """The unmarshalled payload of a valid entry, or ``None``. The entry must be for the
+    source hash ``digest`` or, with ``digest=None``, for a source file whose
+    ``(st_mtime_ns, st_size)`` is ``stat``."""
     try:
         with open(path, "rb") as f:
             blob = f.read()
@@ -88,12 +91,12 @@ def _read(path: str, mark: bytes, digest: bytes):
         return None
     if len(blob) < _HEADER:
         return None
-    if (
-        blob[:4] != importlib.util.MAGIC_NUMBER
-        or blob[4:8] != mark
-        or blob[8:16] != fingerprint()
-        or blob[16:24] != digest
-    ):
+    if blob[:4] != importlib.util.MAGIC_NUMBER or blob[4:8] != mark or blob[8:16] != fingerprint():
+        return None
+    if digest is not None:
+        if blob[16:24] != digest:
+            return None
+    elif stat is None or blob[32:48] != _stat_bytes(stat):
         return None
     size = int.from_bytes(blob[24:28], "little")
     if len(blob) != _HEADER + size:
@@ -102,15 +105,33 @@ def _read(path: str, mark: bytes, digest: bytes):
     if zlib.crc32(payload) != int.from_bytes(blob[28:32], "little"):
         return None
     try:
-        return marshal.loads(payload)
+        return blob[16:24], marshal.loads(payload)
     except Exception:  # ValueError, EOFError, TypeError, SystemError...: not our entry
         return None
 
 
-def read(path: str, data: bytes, digest: bytes | None = None):
-    """The cached ``(warnings, code)`` for source bytes ``data`` (whose ``source_hash`` is
-    ``digest``, when the caller has it), or ``None`` on any mismatch."""
-    found = _read(path, MARK, digest or source_hash(data))
+def _stat_bytes(stat: tuple[int, int] | None) -> bytes:
+    if stat is None:
+        return bytes(16)
+    mtime_ns, size = stat
+    return (mtime_ns & (1 << 64) - 1).to_bytes(8, "little") + (size & (1 << 64) - 1).to_bytes(
+        8, "little"
+    )
+
+
+def read_by_stat(path: str, stat: tuple[int, int]):
+    """``(warnings, code, source hash)`` of the entry written for a source file whose
+    ``(st_mtime_ns, st_size)`` is ``stat`` (the source need not be read: as Python's own
+    ``.pyc``, but to the nanosecond), or ``None``."""
+    found = _read(path, MARK, None, stat)
+    if found is None:
+        return None
+    digest, value = found
+    checked = _module_entry(value)
+    return None if checked is None else (*checked, digest)
+
+
+def _module_entry(found):
     if not isinstance(found, tuple) or len(found) != 2:
         return None
     warnings, code = found
@@ -119,12 +140,20 @@ def read(path: str, data: bytes, digest: bytes | None = None):
     return warnings, code
 
 
+def read(path: str, data: bytes, digest: bytes | None = None):
+    """The cached ``(warnings, code)`` for source bytes ``data`` (whose ``source_hash`` is
+    ``digest``, when the caller has it), or ``None`` on any mismatch."""
+    found = _read(path, MARK, digest or source_hash(data))
+    return None if found is None else _module_entry(found[1])
+
+
 def read_tracing(path: str, digest: bytes) -> dict | None:
     """The tracing factories cached for a module whose source hash is ``digest``:
     ``{key: (reason or None, factory code)}``, or ``None`` on any mismatch."""
     found = _read(path, TRACING_MARK, digest)
-    if not isinstance(found, dict):
+    if found is None or not isinstance(found[1], dict):
         return None
+    found = found[1]
     for value in found.values():
         if not (
             isinstance(value, tuple)
@@ -136,9 +165,13 @@ def read_tracing(path: str, digest: bytes) -> dict | None:
     return found
 
 
-def write(path: str, data: bytes, warnings: tuple, code: types.CodeType, digest=None) -> bool:
-    """Write a module entry atomically; ``False`` (and no file) when it cannot be written."""
-    return _write(path, MARK, digest or source_hash(data), marshal.dumps((warnings, code)))
+def write(
+    path: str, data: bytes, warnings: tuple, code: types.CodeType, digest=None, stat=None
+) -> bool:
+    """Write a module entry atomically; ``False`` (and no file) when it cannot be written.
+    ``stat``: the source's ``(st_mtime_ns, st_size)`` taken *before* ``data`` was read."""
+    payload = marshal.dumps((warnings, code))
+    return _write(path, MARK, digest or source_hash(data), payload, stat)
 
 
 def write_tracing(path: str, digest: bytes, entries: dict) -> bool:
@@ -149,7 +182,7 @@ def write_tracing(path: str, digest: bytes, entries: dict) -> bool:
     return _write(path, TRACING_MARK, digest, marshal.dumps(merged))
 
 
-def _write(path: str, mark: bytes, digest: bytes, payload: bytes) -> bool:
+def _write(path: str, mark: bytes, digest: bytes, payload: bytes, stat=None) -> bool:
     if sys.dont_write_bytecode:
         return False
     blob = b"".join(
@@ -160,6 +193,7 @@ def _write(path: str, mark: bytes, digest: bytes, payload: bytes) -> bool:
             digest,
             len(payload).to_bytes(4, "little"),
             zlib.crc32(payload).to_bytes(4, "little"),
+            _stat_bytes(stat),
             payload,
         )
     )

@@ -263,24 +263,34 @@ class AutostaticLoader(SourceFileLoader):
 
     def get_code(self, fullname: str):
         path = self.get_filename(fullname)
-        data = self.get_data(path)
-        if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
-            return self.plain_code(data, path)
-        digest = hook_cache.source_hash(data)
         where = hook_cache.cache_path(path, self.cache_tag) if self.settings.cache else None
-        entry = _guarded(hook_cache.read, where, data, digest) if where else None
-        if entry is None:
+        stat = None
+        if where:
             try:
-                notes, code = _convert(self, fullname, path, data, digest)
-            except SyntaxError as error:  # the module's own error, as Python raises it
-                raise error.with_traceback(None) from None
-            _warn_or_raise(self.settings, fullname, path, notes)
+                st = os.stat(path)
+                stat = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                pass
+        entry = _guarded(hook_cache.read_by_stat, where, stat) if stat else None
+        if entry is None:  # read the source: its hash may still match (a touched file)
+            data = self.get_data(path)
+            if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
+                return self.plain_code(data, path)
+            digest = hook_cache.source_hash(data)
+            entry = _guarded(hook_cache.read, where, data, digest) if where else None
+            if entry is None:
+                try:
+                    notes, code = _convert(self, fullname, path, data, digest)
+                except SyntaxError as error:  # the module's own error, as Python raises it
+                    raise error.with_traceback(None) from None
+            else:
+                notes, code = entry
             if where:
-                _guarded(hook_cache.write, where, data, notes, code, digest)
+                _guarded(hook_cache.write, where, data, notes, code, digest, stat)
         else:
-            notes, code = entry
-            _warn_or_raise(self.settings, fullname, path, notes)
-            _imp._fix_co_filename(code, path)  # as Python's loader: the project may have moved
+            notes, code, _ = entry
+        _warn_or_raise(self.settings, fullname, path, notes)
+        _imp._fix_co_filename(code, path)  # as Python's loader: the project may have moved
         return code
 
     def plain_code(self, data: bytes, path: str):
