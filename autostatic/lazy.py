@@ -24,7 +24,7 @@ zero-argument ``super()`` included; an unbound free variable is absent), so:
 3. call it with the parameters from the frame, by the signature.
 
 A function the converter cannot handle traces as written (a ``ConversionWarning`` says why).
-``KEY`` is ``("autostatic.entry", source hash, line, column)`` for the hook; for
+``KEY`` is ``("autostatic.entry", source hash, first line, name)`` for the hook; for
 ``autostatic.convert`` it is the converted function itself (a closure cell of its own), whose
 record here holds the parsed function.
 """
@@ -57,9 +57,9 @@ ENTRY_SELF = "__jst_fn__"
 
 #: code object of a checked function -> (globals, tracing function), free-variable-less only
 _functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-#: (filename, source hash) -> {(line, col): (reason or None, factory code)}; ``None``: not read
+#: (filename, source hash) -> {(line, name, ...): (reason or None, factory code)}
 _factories: dict[tuple[str, str], dict] = {}
-#: filename -> (source hash, {(line, col): gast def}, module names); cleared when tracing ends
+#: filename -> (source hash, {(line, name): gast def}, module names); cleared when tracing ends
 _trees: dict[str, tuple[str, dict, set]] = {}
 
 
@@ -170,16 +170,16 @@ def _tracing_cache_path(f_globals: dict) -> str | None:
 
 def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.CodeType:
     """The factory code of the hook-checked function ``code`` (``key`` from its entry check)."""
-    _, digest, line, col = key
+    _, digest, line, name = key
     filename = code.co_filename
     where = _tracing_cache_path(f_globals)
     known = _factories.get((filename, digest))
     if known is None:
         known = _factories[(filename, digest)] = _read_disk(where, digest, filename)
-    sub = (line, col, code.co_qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
+    sub = (line, name, code.co_qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
     found = known.get(sub)
     if found is None:
-        node, taken = _locate(filename, digest, line, col, code.co_qualname)
+        node, taken = _locate(filename, digest, line, name, code.co_qualname)
         found = known[sub] = _build(
             node, filename, code.co_qualname, code.co_freevars, sub[4], taken
         )
@@ -212,8 +212,9 @@ def _write_disk(where: str, digest: str, entries: dict) -> None:
         pass
 
 
-def _locate(filename: str, digest: str, line: int, col: int, qualname: str):
-    """The gast def at ``line``:``col`` of ``filename``, from a source whose hash is ``digest``."""
+def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
+    """The gast def ``name`` starting at ``line`` (decorators included) of ``filename``, from a
+    source whose hash is ``digest``."""
     found = _trees.get(filename)
     if found is None or found[0] != digest:
         try:
@@ -237,12 +238,12 @@ def _locate(filename: str, digest: str, line: int, col: int, qualname: str):
 
         tree = gast.parse(data, filename)
         index = {
-            (n.lineno, n.col_offset): n
+            (min([d.lineno for d in n.decorator_list] + [n.lineno]), n.name): n
             for n in gast.walk(tree)
             if isinstance(n, gast.FunctionDef)
         }
         found = _trees[filename] = (digest, index, _module_names(tree))
-    node = found[1].get((line, col))
+    node = found[1].get((line, name))
     if node is None:
         raise StaticBuildError(
             f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",

@@ -14,7 +14,8 @@ The import hook and ``python -m autostatic run`` compile marked modules with ``i
                                                       return __jst__.call_traced(KEY)
                                                   if rt.mean(x) > 0: ...   # untouched
 
-``KEY`` is a constant ``("autostatic.entry", source hash, line, column)`` of the ``def``: on a
+``KEY`` is a constant ``("autostatic.entry", source hash, first line, name)`` of the function
+(its ``co_firstlineno``: the first decorator's line, else the ``def``'s): on a
 trace, ``autostatic.lazy`` re-reads the file, refuses it if its hash changed, finds the ``def``
 there and converts it into the function's *tracing function* (once). The entry check sits on
 the ``def`` line. Every function gets one - module level, methods, functions nested in
@@ -142,7 +143,7 @@ def instrument(
                 ):
                     result.unchecked += 1
                 else:
-                    key = (MARK, digest, stmt.lineno, stmt.col_offset)
+                    key = (MARK, digest, first_line(stmt), stmt.name)
                     at = 1 if _is_docstring(stmt.body[0]) else 0
                     stmt.body.insert(at, _entry_check(alias, key, stmt))
                     result.checked += 1
@@ -163,6 +164,11 @@ def instrument(
             sub.col_offset = sub.end_col_offset = 0
         tree.body.insert(at, imp)
     return result
+
+
+def first_line(node) -> int:
+    """``co_firstlineno`` of the function ``node`` defines: its first decorator's line."""
+    return min([d.lineno for d in node.decorator_list] + [node.lineno])
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:

@@ -216,8 +216,20 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, di
         from autostatic.hook.entry import instrument
     except Exception as exc:  # a broken installation must not break imports
         return _fallback(loader, path, data, 1, f"the converter failed to load ({exc!r})")
+    digest = digest or hook_cache.source_hash(data)
+    if type(loader).rewrite is AutostaticLoader.rewrite:  # no AST rewriter after us
+        try:
+            from autostatic.hook.bytecode import instrument_code
+
+            code = instrument_code(data, path, digest)
+        except SyntaxError:
+            code = None  # the ast path raises it as Python does
+        except Exception:
+            code = None
+        if code is not None:
+            return (), code
     try:
-        result = instrument(data, path, digest or hook_cache.source_hash(data))
+        result = instrument(data, path, digest)
     except SyntaxError:
         result = None  # compiled below, outside this handler: no chained traceback
     except Exception as exc:

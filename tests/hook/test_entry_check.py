@@ -17,7 +17,8 @@ import pytest
 import autostatic
 import autostatic.lazy as lazy
 import autostatic.tracing_factory_shim as shim
-from autostatic.hook.entry import instrument, is_checked
+from autostatic.hook.bytecode import instrument_code
+from autostatic.hook.entry import MARK, instrument, is_checked
 from autostatic_runtime import convert_ops
 from autostatic_runtime.errors import StaticBuildError
 from tests.hook.conftest import ok, run, write_files
@@ -243,8 +244,65 @@ def test_the_entry_check_key_carries_the_source_hash_and_position():
     tree = instrument(source, "m.py", b"\x01" * 8).tree
     check = tree.body[1].body[1]
     key = check.body[0].value.args[0].value
-    assert key == ("autostatic.entry", "01" * 8, 1, 0)
+    assert key == ("autostatic.entry", "01" * 8, 1, "f")
     assert check.lineno == 1  # on the def line: the body's lines are untouched
+
+
+def _keys(code: types.CodeType, out: dict) -> dict:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _keys(const, out)
+            keys = [c for c in const.co_consts if isinstance(c, tuple) and c[:1] == (MARK,)]
+            out[const.co_qualname] = keys[0] if keys and is_checked(const) else None
+    return out
+
+
+def test_bytecode_and_ast_entry_checks_agree():
+    source = (MODULE + "\n@staticmethod\n@staticmethod\ndef decorated(x):\n    return x\n").encode()
+    digest = b"\x02" * 8
+    by_ast = compile(instrument(source, "m.py", digest).tree, "m.py", "exec", dont_inherit=True)
+    by_bytecode = instrument_code(source, "m.py", digest)
+    assert by_bytecode is not None
+    keys = _keys(by_bytecode, {})
+    assert keys == _keys(by_ast, {})
+    assert keys["decorated"] == (MARK, "02" * 8, source.count(b"\n") - 3, "decorated")
+    assert keys["gen"] is None and keys["counter.<locals>.bump"] is None
+    assert keys["Net.m"] is not None and keys["make_closure.<locals>.inner"] is not None
+
+
+def test_bytecode_entry_checks_keep_lines_and_exception_handling():
+    source = b"""
+def f(x):
+    try:
+        y = 1 / x
+    except ZeroDivisionError:
+        return "zero"
+    finally:
+        pass
+    with open(__file__) as fh:
+        pass
+    for i in range(3):
+        if i == x:
+            break
+    return y
+def fail(x):
+    return [1][x]
+"""
+    code = instrument_code(source, "/virtual/b.py", b"\x03" * 8)
+    ns = {"__jst__": convert_ops, "__file__": __file__}
+    exec(code, ns)
+    assert ns["f"](0) == "zero" and ns["f"](2) == 0.5
+    with pytest.raises(IndexError) as info:
+        ns["fail"](3)
+    tb = info.tb
+    while tb.tb_next:
+        tb = tb.tb_next
+    assert (tb.tb_frame.f_code.co_filename, tb.tb_lineno) == ("/virtual/b.py", 16)
+    plain = compile(source, "/virtual/b.py", "exec")
+    f_plain = next(c for c in plain.co_consts if getattr(c, "co_name", "") == "f")
+    f_checked = ns["f"].__code__
+    lines = {p[0] for p in f_plain.co_positions()}
+    assert {p[0] for p in f_checked.co_positions()} == lines  # the check sits on the def line
 
 
 # -- subprocesses: the disk cache -----------------------------------------------------------

@@ -231,10 +231,10 @@ for w in got:
 def test_a_module_that_fails_as_a_whole_imports_unconverted(tmp_path):
     write_files(tmp_path, {"whole.py": "# autostatic: enable\ndef f(x):\n    return x\n"})
     code = """
-import warnings, autostatic.hook.entry as entry
+import warnings, autostatic.hook.entry as entry, autostatic.hook.bytecode as bytecode
 def boom(*a, **k):
     raise MemoryError("out of luck")
-entry.instrument = boom
+entry.instrument = bytecode.instrument_code = boom
 import autostatic
 autostatic.install()
 with warnings.catch_warnings(record=True) as got:
