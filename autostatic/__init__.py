@@ -83,5 +83,5 @@ __all__ = [
 import autostatic.hook.finder as _finder  # noqa: E402
 import autostatic.lazy as _lazy  # noqa: E402
 
-_lazy.install()  # the runtime's call_traced reaches the compiler through this
+_lazy.install()  # the runtime's ``traced`` reaches the compiler through this
 _finder.install_from_env()

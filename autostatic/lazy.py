@@ -1,27 +1,28 @@
-"""Tracing functions, built when tracing first reaches a function: what ``call_traced`` does.
+"""Tracing functions, built when tracing first reaches a function: what ``traced`` does.
 
 A converted function (the hook's, or ``autostatic.convert``'s) starts with an entry check::
 
     def f(a, b=2, *args, c, **kw):
         if __jst__.tracing and __jst__.traces_here():
-            return __jst__.call_traced(KEY)
+            return __jst__.traced(KEY)(a, b, *args, c=c, **kw)
         <original body, untouched>
 
-Eagerly it costs two attribute loads. While a program is traced, the runtime's
-``call_traced`` hands ``KEY`` and the caller's frame to ``call_traced`` here (registered when
-``autostatic`` is imported; the runtime never imports the compiler). At entry the frame's
-locals are exactly the parameters and the values of the free variables (``__class__`` for a
+Eagerly it costs two attribute loads. While a program is traced, the runtime's ``traced``
+hands ``KEY`` and the caller's frame to ``traced`` here (registered when ``autostatic`` is
+imported; the runtime never imports the compiler), which returns the function's *tracing
+function*; the entry check calls it with its own parameters, so the only extra frame in a
+traceback is the function's own entry (no frame of autostatic's). At entry the frame's locals
+are exactly the parameters and the values of the free variables (``__class__`` for a
 zero-argument ``super()`` included; an unbound free variable is absent), so:
 
 1. find the *factory code* of the function: in memory, else on disk beside the module's
    cache (``<module>...-tracing.pyc``, keyed by the source hash), else re-read the source file,
    refuse it if its hash is not the one the module was imported with (a stale tracing body
-   can never run), parse it once per trace session, find the ``def`` by its line and column
-   and convert it (``tracing_factory``);
+   can never run), parse it once per trace session, find the ``def`` by its first line and
+   name and convert it (``tracing_factory``);
 2. ``factory(convert_ops, Variable)`` with the closure cells the factory needs - new cells
    holding the frame's values for the hook, the function's own cells for ``convert`` - gives
-   the tracing function (kept per code object when the function has no free variables);
-3. call it with the parameters from the frame, by the signature.
+   the tracing function (kept per code object when the function has no free variables).
 
 A function the converter cannot handle traces as written (a ``ConversionWarning`` says why).
 ``KEY`` is ``("autostatic.entry", source hash, first line, name)`` for the hook; for
@@ -43,11 +44,10 @@ from typing import Any
 
 import autostatic_runtime.convert_ops as convert_ops
 from autostatic.hook import cache as hook_cache
-from autostatic.hook.entry import MARK, is_checked
+from autostatic.hook.entry import MARK, entry_check, is_checked
 from autostatic_runtime import mode
 from autostatic_runtime.errors import StaticBuildError
 
-_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 _FUTURE_FLAGS = 0x1000000 | 0x2000000 | 0x4000000 | 0x8000000
 ENTRY_ALIAS = "__jst__"  # closure cell names of ``convert``'s entry functions
 ENTRY_SELF = "__jst_fn__"
@@ -90,35 +90,22 @@ _entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _entry_codes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-# -- call_traced -------------------------------------------------------------------------------
+# -- traced ------------------------------------------------------------------------------------
 
 
-def call_traced(target: Any, frame: types.FrameType) -> Any:
-    """Run the tracing function of the function ``frame`` is running (see the docstring)."""
+def traced(target: Any, frame: types.FrameType) -> Any:
+    """The tracing function of the function ``frame`` is running (see the docstring)."""
     code = frame.f_code
-    values = frame.f_locals
     f_globals = frame.f_globals
-    del frame
     if type(target) is tuple:
-        fn = _hook_tracing_function(target, code, f_globals, values)
-    else:
-        fn = _convert_tracing_function(target)
-    return call_with(fn, code, values)
-
-
-def call_with(fn: Any, code: types.CodeType, values: dict) -> Any:
-    """``fn(...)`` with the arguments of a frame of ``code`` whose locals are ``values``."""
-    names = code.co_varnames
-    n, k = code.co_argcount, code.co_kwonlyargcount
-    args = [values[v] for v in names[:n]]
-    kwargs = {v: values[v] for v in names[n : n + k]}
-    i = n + k
-    if code.co_flags & _CO_VARARGS:
-        args.extend(values[names[i]])
-        i += 1
-    if code.co_flags & _CO_VARKEYWORDS:
-        kwargs.update(values[names[i]])
-    return fn(*args, **kwargs)
+        found = _functions.get(code)
+        if found is not None and found[0] is f_globals:
+            return found[1]
+        values = frame.f_locals if code.co_freevars else {}
+        del frame
+        return _hook_tracing_function(target, code, f_globals, values)
+    del frame
+    return _convert_tracing_function(target)
 
 
 def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:
@@ -129,9 +116,6 @@ def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> 
 
 
 def _hook_tracing_function(key: tuple, code: types.CodeType, f_globals: dict, values: dict):
-    found = _functions.get(code)
-    if found is not None and found[0] is f_globals:
-        return found[1]
     factory = hook_factory(key, code, f_globals)
     cells = {v: types.CellType(values[v]) for v in code.co_freevars if v in values}
     fn = _tracing_function(factory, f_globals, cells)
@@ -345,15 +329,9 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
         if name in names or name in original.co_freevars:
             raise ValueError(f"{fn.__qualname__} uses the name {name!r}")
     fdef = gast.gast_to_ast(_lambda_as_def(node) if isinstance(node, gast.Lambda) else node)
-    fdef.name = original.co_name if original.co_name != "<lambda>" else fdef.name
+    fdef.name = "__autostatic_entry__"  # its own name stays the module's global in its body
     fdef.decorator_list = []
-    check = ast.parse(
-        f"if {ENTRY_ALIAS}.tracing and {ENTRY_ALIAS}.traces_here():\n"
-        f"    return {ENTRY_ALIAS}.call_traced({ENTRY_SELF})\n"
-    ).body[0]
-    for sub in ast.walk(check):
-        sub.lineno = sub.end_lineno = fdef.lineno
-        sub.col_offset = sub.end_col_offset = fdef.col_offset
+    check = entry_check(ENTRY_ALIAS, ast.Name(id=ENTRY_SELF, ctx=ast.Load()), fdef)
     body = fdef.body
     doc = 1 if body and isinstance(body[0], ast.Expr) and isinstance(
         getattr(body[0], "value", None), ast.Constant
@@ -411,8 +389,8 @@ def is_entry_checked(fn: Any) -> bool:
 
 
 def install() -> None:
-    """Make the runtime's ``call_traced`` reach this module (done by ``import autostatic``)."""
-    convert_ops._traced_caller[0] = call_traced
+    """Make the runtime's ``traced`` reach this module (done by ``import autostatic``)."""
+    convert_ops._traced_caller[0] = traced
 
 
-__all__ = ["call_traced", "entry_function", "tracing_source", "is_entry_checked", "MARK"]
+__all__ = ["traced", "entry_function", "tracing_source", "is_entry_checked", "MARK"]

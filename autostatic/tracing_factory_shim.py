@@ -8,8 +8,8 @@ from here, so swapping the implementation is one import line each.
 
 A factory's code, for ``def f(x): ...`` in class ``Net`` with free variables ``w``::
 
-    def __autostatic_outer__(w):                 # only makes ``w`` a free variable
-        class Net:                               # names mangle as in the user's class
+    class Net:                                   # names mangle as in the user's class
+        def __autostatic_outer__(w):             # only makes ``w`` a free variable
             def __autostatic_factory__(_jst, _jst_Variable):
                 def f(x):                        # the tracing function, at the user's lines
                     <converted body>
@@ -31,6 +31,7 @@ from autostatic.transformers.base import clone
 __all__ = ["tracing_factory", "tracing_node"]
 
 FACTORY = "__autostatic_factory__"
+TRACING = "__autostatic_tracing__"
 _OUTER = "__autostatic_outer__"
 
 
@@ -163,20 +164,22 @@ def factory_module(
             type_params=[],
         )
 
-    inner: ast.stmt = function(
+    inner = function(
         FACTORY, [jst, sym], [fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))]
     )
+    outer: ast.stmt = function(_OUTER, [v for v in freevars if v != "__class__"], [inner])
     cls = mangling_class(qualname)
     if cls is not None or "__class__" in freevars:
-        inner = ast.ClassDef(
+        # outermost, so the class name is not a variable the function could close over (a
+        # method naming its own class reads the module's global, as in the user's class)
+        outer = ast.ClassDef(
             name=cls or "__autostatic_class__",
             bases=[],
             keywords=[],
-            body=[inner],
+            body=[outer],
             decorator_list=[],
             type_params=[],
         )
-    outer = function(_OUTER, [v for v in freevars if v != "__class__"], [inner])
     return ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
 
 
@@ -203,11 +206,13 @@ def compile_factory(
     flags: int,
 ) -> types.CodeType:
     """Compile ``fdef`` (an ``ast`` node) into a factory's code (see the module docstring)."""
+    name = fdef.name
+    fdef.name = TRACING  # its own name must stay the module's global inside its body
     module = factory_module(fdef, jst, sym, qualname, freevars)
     code = find_factory(compile(module, filename, "exec", flags=flags, dont_inherit=True))
     consts = tuple(
-        c.replace(co_qualname=qualname)
-        if isinstance(c, types.CodeType) and c.co_name == fdef.name
+        c.replace(co_name=name, co_qualname=qualname)
+        if isinstance(c, types.CodeType) and c.co_name == TRACING
         else c
         for c in code.co_consts
     )

@@ -42,7 +42,7 @@ from autostatic_runtime.static.control_flow import PLACEHOLDER
 from autostatic_runtime.static.program import Variable
 
 __all__ = [
-    "tracing", "traces_here", "call_traced", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
+    "tracing", "traces_here", "traced", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
     "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
@@ -79,25 +79,25 @@ def traces_here() -> bool:
 _traced_caller: list = [None]  # set by the compiler (autostatic) when it is imported
 
 
-def call_traced(target: Any) -> Any:
-    """What a converted function's entry check returns while a program is traced::
+def traced(target: Any) -> Callable:
+    """The tracing function of the converted function calling this, from its entry check::
 
         def f(a, b=2, *args, c, **kw):
             if __jst__.tracing and __jst__.traces_here():
-                return __jst__.call_traced(KEY)     # f's tracing function, same arguments
+                return __jst__.traced(KEY)(a, b, *args, c=c, **kw)   # same arguments
             <original body>
 
     The compiler finds (builds on first use) the function's *tracing function* - its body
-    converted - and calls it with the parameters the caller's frame holds. ``target`` is the
-    entry key the hook compiled in, or the function ``autostatic.convert`` made.
+    converted - from ``target`` (the key the hook compiled in, or the function
+    ``autostatic.convert`` made) and the caller's frame (its globals and free variables).
     """
-    caller = _traced_caller[0]
-    if caller is None:
+    finder = _traced_caller[0]
+    if finder is None:
         raise StaticBuildError(
             "a converted function is being traced but the autostatic compiler is not loaded; "
             "import autostatic before tracing"
         )
-    return caller(target, sys._getframe(1))
+    return finder(target, sys._getframe(1))
 
 
 _call_converter: list = [None]  # set by the compiler (autostatic) when it is imported

@@ -6,11 +6,13 @@ front of each function's first instruction (after ``RESUME``)::
 
     LOAD_GLOBAL __jst__; LOAD_ATTR tracing; POP_JUMP_FORWARD_IF_FALSE body
     LOAD_GLOBAL __jst__; LOAD_METHOD traces_here; PRECALL 0; CALL 0; POP_JUMP_FORWARD_IF_FALSE body
-    LOAD_GLOBAL __jst__; LOAD_METHOD call_traced; LOAD_CONST KEY; PRECALL 1; CALL 1; RETURN_VALUE
+    LOAD_GLOBAL __jst__; LOAD_METHOD traced; LOAD_CONST KEY; PRECALL 1; CALL 1
+    LOAD_FAST a; LOAD_FAST b; ...; CALL n; RETURN_VALUE      # the parameters, passed on
     body: <the function's own instructions, unchanged>
 
-The check is taken from a compiled template (so its inline caches and jumps are the
-compiler's); its jumps are relative and land on the first instruction after it. The function's
+The check is taken from a template compiled once per signature (so its inline caches, jumps
+and argument passing are the compiler's; parameters that are cells in the function are cells
+in the template too); its jumps are relative and land on the first instruction after it. The function's
 own jumps are relative too (CPython 3.11), so only its exception table (absolute offsets) and
 its location table (the check gets the location of ``RESUME``) are rewritten. Which functions
 get a check, and the ``KEY``, are exactly ``entry.instrument``'s. ``instrument_code`` returns
@@ -41,22 +43,49 @@ def _template(source: str, module: bool) -> tuple[bytes, types.CodeType]:
     if not module:
         code = next(c for c in code.co_consts if hasattr(c, "co_code"))
     raw = code.co_code
-    assert raw[0] == _RESUME
-    end = raw.index(bytes([_LOAD_CONST, code.co_consts.index(7)]), 2)
-    return raw[2:end], code
+    start = next(i for i in range(0, len(raw), 2) if raw[i] == _RESUME) + 2
+    end = raw.index(bytes([_LOAD_CONST, code.co_consts.index(7)]), start)
+    return raw[start:end], code
 
+
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 if sys.version_info[:2] == (3, 11):
-    _CHECK = _template(
-        "def _t():\n"
-        f"    if {ALIAS}.tracing and {ALIAS}.traces_here():\n"
-        f"        return {ALIAS}.call_traced({_TEMPLATE_KEY!r})\n"
-        "    return 7\n",
-        module=False,
-    )
     _ALIAS_IMPORT = _template(f"import autostatic_runtime.convert_ops as {ALIAS}\n_ = 7\n", True)
 else:  # another bytecode: the ast path
-    _CHECK = _ALIAS_IMPORT = None
+    _ALIAS_IMPORT = None
+
+_checks: dict = {}
+
+
+def _check_for(code: types.CodeType) -> tuple[bytes, types.CodeType]:
+    """The entry check for ``code``'s signature (compiled once per signature): it passes the
+    parameters on as they came, from the same local slots (cells where ``code`` has cells)."""
+    names = code.co_varnames
+    n, k, posonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
+    i = n + k
+    vararg = names[i] if code.co_flags & _CO_VARARGS else None
+    i += vararg is not None
+    kwarg = names[i] if code.co_flags & _CO_VARKEYWORDS else None
+    params = names[: i + (kwarg is not None)]
+    cells = tuple(c for c in code.co_cellvars if c in params)
+    shape = (params, n, k, posonly, vararg, kwarg, cells)
+    found = _checks.get(shape)
+    if found is None:
+        signature = list(names[:posonly]) + (["/"] if posonly else []) + list(names[posonly:n])
+        signature += [f"*{vararg}"] if vararg else (["*"] if k else [])
+        signature += list(names[n : n + k]) + ([f"**{kwarg}"] if kwarg else [])
+        forward = list(names[:n]) + ([f"*{vararg}"] if vararg else [])
+        forward += [f"{a}={a}" for a in names[n : n + k]] + ([f"**{kwarg}"] if kwarg else [])
+        source = (
+            f"def _t({', '.join(signature)}):\n"
+            f"    if {ALIAS}.tracing and {ALIAS}.traces_here():\n"
+            f"        return {ALIAS}.traced({_TEMPLATE_KEY!r})({', '.join(forward)})\n"
+            "    return 7\n"
+            + (f"    lambda: ({', '.join(cells)},)\n" if cells else "")
+        )
+        found = _checks[shape] = _template(source, module=False)
+    return found
 
 
 def instrument_code(source: bytes, filename: str, digest: bytes) -> types.CodeType | None:
@@ -64,7 +93,7 @@ def instrument_code(source: bytes, filename: str, digest: bytes) -> types.CodeTy
 
     Raises ``SyntaxError`` as ``compile`` does.
     """
-    if _CHECK is None or b"not_to_static" in source or ALIAS.encode() in source:
+    if _ALIAS_IMPORT is None or b"not_to_static" in source or ALIAS.encode() in source:
         return None
     code = compile(source, filename, "exec", dont_inherit=True)
     _shared.clear()
@@ -96,7 +125,8 @@ def _instrument(code: types.CodeType, digest: str, nested: bool) -> types.CodeTy
     if consts != code.co_consts:
         code = code.replace(co_consts=consts)
     if is_function and _checked(code, nested):
-        code = _insert(code, _CHECK, (MARK, digest, code.co_firstlineno, code.co_name))
+        key = (MARK, digest, code.co_firstlineno, code.co_name)
+        code = _insert(code, _check_for(code), key)
     return code
 
 

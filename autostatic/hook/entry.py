@@ -11,7 +11,7 @@ The import hook and ``python -m autostatic run`` compile marked modules with ``i
     def f(x):                                 def f(x):
         \"""Doc.\"""                                 \"""Doc.\"""
         if rt.mean(x) > 0: ...                    if __jst__.tracing and __jst__.traces_here():
-                                                      return __jst__.call_traced(KEY)
+                                                      return __jst__.traced(KEY)(x)
                                                   if rt.mean(x) > 0: ...   # untouched
 
 ``KEY`` is a constant ``("autostatic.entry", source hash, first line, name)`` of the function
@@ -75,26 +75,39 @@ def _own_scope_has(node: ast.AST, kinds: tuple) -> bool:
     return False
 
 
-def _entry_check(alias: str, key: tuple, node: ast.AST) -> ast.If:
+def entry_check(alias: str, target, node: ast.FunctionDef) -> ast.If:
+    """``if ALIAS.tracing and ALIAS.traces_here(): return ALIAS.traced(TARGET)(<params>)``
+    on the ``def`` line; ``target`` is a key (a constant) or an expression."""
+
     def jst(attr: str) -> ast.Attribute:
         return ast.Attribute(value=ast.Name(id=alias, ctx=ast.Load()), attr=attr, ctx=ast.Load())
 
+    def load(name: str) -> ast.Name:
+        return ast.Name(id=name, ctx=ast.Load())
+
+    args = node.args
+    positional: list = [load(a.arg) for a in args.posonlyargs + args.args]
+    if args.vararg is not None:
+        positional.append(ast.Starred(value=load(args.vararg.arg), ctx=ast.Load()))
+    keywords = [ast.keyword(arg=a.arg, value=load(a.arg)) for a in args.kwonlyargs]
+    if args.kwarg is not None:
+        keywords.append(ast.keyword(arg=None, value=load(args.kwarg.arg)))
+    if not isinstance(target, ast.AST):
+        target = ast.Constant(target)
+    tracing_fn = ast.Call(func=jst("traced"), args=[target], keywords=[])
     check = ast.If(
         test=ast.BoolOp(
             op=ast.And(),
             values=[jst("tracing"), ast.Call(func=jst("traces_here"), args=[], keywords=[])],
         ),
-        body=[
-            ast.Return(
-                value=ast.Call(func=jst("call_traced"), args=[ast.Constant(key)], keywords=[])
-            )
-        ],
+        body=[ast.Return(value=ast.Call(func=tracing_fn, args=positional, keywords=keywords))],
         orelse=[],
     )
     line, col = node.lineno, node.col_offset
     for sub in ast.walk(check):
-        sub.lineno = sub.end_lineno = line
-        sub.col_offset = sub.end_col_offset = col
+        if "lineno" in sub._attributes:
+            sub.lineno = sub.end_lineno = line
+            sub.col_offset = sub.end_col_offset = col
     return check
 
 
@@ -145,7 +158,7 @@ def instrument(
                 else:
                     key = (MARK, digest, first_line(stmt), stmt.name)
                     at = 1 if _is_docstring(stmt.body[0]) else 0
-                    stmt.body.insert(at, _entry_check(alias, key, stmt))
+                    stmt.body.insert(at, entry_check(alias, key, stmt))
                     result.checked += 1
                 stack.append((stmt.body, True))
                 continue
@@ -191,7 +204,7 @@ def _insert_at_ast(tree: ast.Module) -> int:
 def is_checked(code: types.CodeType) -> bool:
     """Whether ``code`` starts with an entry check (the hook's or ``autostatic.convert``'s)."""
     names = code.co_names
-    return "call_traced" in names and "traces_here" in names
+    return "traced" in names and "traces_here" in names
 
 
 def _free(name: str, taken: set) -> str:

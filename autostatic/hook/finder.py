@@ -217,6 +217,8 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, di
     except Exception as exc:  # a broken installation must not break imports
         return _fallback(loader, path, data, 1, f"the converter failed to load ({exc!r})")
     digest = digest or hook_cache.source_hash(data)
+    if _forced():
+        return _convert_all(loader, path, data)
     if type(loader).rewrite is AutostaticLoader.rewrite:  # no AST rewriter after us
         try:
             from autostatic.hook.bytecode import instrument_code
@@ -247,6 +249,41 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, di
     return (), code
 
 
+def _forced() -> bool:
+    from autostatic_runtime.convert_ops import FORCE_CONVERTED
+
+    return FORCE_CONVERTED
+
+
+def _convert_all(loader: AutostaticLoader, path: str, data: bytes):
+    """``AUTOSTATIC_FORCE_CONVERTED=1``: every function replaced by its tracing function at
+    import (``module_conversion.convert_tree``), so every call runs the converted body in the
+    function's own frame - frame-inspecting code (``sys._getframe(1)``, namedtuple's module
+    lookup, traceback walkers) sees exactly the frames it sees unconverted."""
+    try:
+        from autostatic.hook.module_conversion import convert_tree
+
+        result = convert_tree(data, path)
+    except SyntaxError:
+        code = loader.plain_code(data, path)  # raises Python's own SyntaxError
+        return ((1, "module cannot be parsed by the converter; it is imported unconverted"),), code
+    except Exception as exc:
+        return _fallback(loader, path, data, 1, f"cannot be converted ({_reason(exc)})")
+    notes = tuple(
+        (f.lineno, f"function {f.qualname!r} cannot be converted ({f.reason}); it runs as written")
+        for f in result.failures
+    )
+    try:
+        loader.rewrite(result.tree, data, path)
+        code = compile(result.tree, path, "exec", dont_inherit=True)
+    except Exception as exc:
+        plain_notes, code = _fallback(
+            loader, path, data, 1, f"the converted module does not compile ({_reason(exc)})"
+        )
+        return notes + plain_notes, code
+    return notes, code
+
+
 def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
@@ -275,7 +312,8 @@ class AutostaticLoader(SourceFileLoader):
 
     def get_code(self, fullname: str):
         path = self.get_filename(fullname)
-        where = hook_cache.cache_path(path, self.cache_tag) if self.settings.cache else None
+        tag = self.cache_tag + ("-forced" if _forced() else "")
+        where = hook_cache.cache_path(path, tag) if self.settings.cache else None
         stat = None
         if where:
             try:

@@ -78,6 +78,9 @@ class Net(Base):
             return super().m(x) + self.__secret + k
         return 0
 
+    def same(self, other):
+        return isinstance(other, Net)  # the class's own name: the module's global
+
 
 def gen(n):
     yield from range(n)
@@ -197,6 +200,7 @@ def test_arguments_closures_super_and_defaults_reach_the_tracing_function(load, 
         lambda: m.Net().m(3, k=2),
         lambda: m.Net().m(-1),
         lambda: m.counter()(),
+        lambda: m.Net().same(m.Net()),
     ]
     eager = [call() for call in calls]
     with tracing:
@@ -243,7 +247,7 @@ def test_the_entry_check_key_carries_the_source_hash_and_position():
     source = "def f(x):\n    '''Doc.'''\n    return x\n"
     tree = instrument(source, "m.py", b"\x01" * 8).tree
     check = tree.body[1].body[1]
-    key = check.body[0].value.args[0].value
+    key = check.body[0].value.func.args[0].value
     assert key == ("autostatic.entry", "01" * 8, 1, "f")
     assert check.lineno == 1  # on the def line: the body's lines are untouched
 
@@ -363,23 +367,47 @@ def test_a_damaged_tracing_cache_is_a_miss(tmp_path):
         assert open(path, "rb").read() != damage  # and rewritten
 
 
-def test_forced_converted_runs_every_call_through_the_tracing_function(tmp_path):
+def test_forced_converted_runs_every_call_through_the_tracing_body(tmp_path):
     _app(tmp_path)
     write_files(tmp_path, {"app/plain.py": "def plain(x):\n    return x + 1\n"})
     code = """
-import json
+import json, sys
 import autostatic, autostatic.lazy as lazy
 autostatic.install()
 import app.mod as m
 from app.plain import plain
-print(json.dumps([m.sign(2), m.caller_file().endswith("lazy.py"), autostatic.convert(plain)(1),
-                  len(lazy._functions) >= 2]))
+print(json.dumps([m.sign(2), m.caller_file(), "_jst" in vars(m), autostatic.convert(plain)(1),
+                  sum(bool(e.functions) for e in lazy._entries.values())]))
 """
+    # forced: the hook converts every function at import (converted bodies in the functions'
+    # own frames: frame inspection sees what it sees unconverted); convert() goes through its
+    # tracing function
     assert json.loads(ok(run(code, tmp_path, AUTOSTATIC_FORCE_CONVERTED="1"))) == [
-        1, True, 2, True
+        1, "<string>", True, 2, 1
     ]  # fmt: skip
-    assert json.loads(ok(run(code, tmp_path))) == [1, False, 2, False]
+    assert json.loads(ok(run(code, tmp_path))) == [1, "<string>", False, 2, 0]
+    forced = glob.glob(str(tmp_path / "app" / "__pycache__" / "mod.*-autostatic-*-forced.pyc"))
+    assert len(forced) == 1  # cached apart from the entry-checked module
 
 
 def test_lazy_is_registered_with_the_runtime():
-    assert convert_ops._traced_caller[0] is lazy.call_traced
+    assert convert_ops._traced_caller[0] is lazy.traced
+
+
+def test_a_function_calling_a_global_of_its_own_name(load, tracing):
+    m = load(
+        "# autostatic: enable\n"
+        "def to_text(x):\n    return str(x)\n\n"
+        "class Table:\n    def to_text(self, sep=','):\n"
+        "        return sep.join(to_text(v) for v in (1, 2))\n"
+    )
+    with tracing:
+        assert m.Table().to_text() == "1,2"
+    converted = autostatic.convert(m.Table.to_text.__wrapped__ if hasattr(
+        m.Table.to_text, "__wrapped__") else _recursive)
+    with tracing:
+        assert converted(3) == 6
+
+
+def _recursive(n):
+    return 0 if n <= 0 else n + _recursive(n - 1)
