@@ -333,9 +333,14 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
     fdef.decorator_list = []
     check = entry_check(ENTRY_ALIAS, ast.Name(id=ENTRY_SELF, ctx=ast.Load()), fdef)
     body = fdef.body
-    doc = 1 if body and isinstance(body[0], ast.Expr) and isinstance(
-        getattr(body[0], "value", None), ast.Constant
-    ) and isinstance(body[0].value.value, str) else 0
+    doc = (
+        1
+        if body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(getattr(body[0], "value", None), ast.Constant)
+        and isinstance(body[0].value.value, str)
+        else 0
+    )
     body.insert(doc, check)
     freevars = (*original.co_freevars, ENTRY_ALIAS, ENTRY_SELF)
     module = factory_module(fdef, "__jst_unused__", "__jst_unused2__", fn.__qualname__, freevars)

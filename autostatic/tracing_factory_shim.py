@@ -126,9 +126,7 @@ class _HiddenLocals(ast.NodeTransformer):
 def _hide_from_locals(fdef: ast.FunctionDef, hidden: tuple) -> None:
     """``locals()``/``vars()`` in the tracing function must not list the factory's parameters
     (free variables of the tracing function): filter them out where they are called."""
-    if any(
-        isinstance(n, ast.Name) and n.id in ("locals", "vars") for n in ast.walk(fdef)
-    ):
+    if any(isinstance(n, ast.Name) and n.id in ("locals", "vars") for n in ast.walk(fdef)):
         _HiddenLocals(hidden).visit(fdef)
 
 
@@ -146,6 +144,7 @@ def factory_module(
     fdef: ast.FunctionDef, jst: str, sym: str, qualname: str, freevars: tuple[str, ...]
 ) -> ast.Module:
     """The module around ``fdef`` that makes ``freevars`` free and ``__x`` mangle as the user's."""
+
     def function(name, params, body):
         return ast.FunctionDef(
             name=name,
@@ -242,4 +241,3 @@ def tracing_factory(
     return compile_factory(
         tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
     )
-

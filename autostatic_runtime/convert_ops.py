@@ -42,7 +42,8 @@ from autostatic_runtime.static.control_flow import PLACEHOLDER
 from autostatic_runtime.static.program import Variable
 
 __all__ = [
-    "tracing", "traces_here", "traced", "convert_call", "is_symbolic", "convert_ifelse", "convert_while_loop",
+    "tracing", "traces_here", "traced", "convert_call", "is_symbolic", "convert_ifelse",
+    "convert_while_loop",
     "logical_and", "logical_or", "logical_not", "select", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",

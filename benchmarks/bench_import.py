@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import compare, measure  # noqa: E402
+from _timing import compare  # noqa: E402
 
 import autostatic  # noqa: E402
 from autostatic.hook import cache as hook_cache  # noqa: E402
@@ -112,7 +112,7 @@ def dispatch_{i}(kind, x, scale=1.0, *extra, **options):
 '''
     + "".join(
         f"    if kind == {j}:\n        y = x * scale + {j}\n        return y - len(extra)\n"
-        + ("    elif options.get('strict'):\n        raise ValueError(kind)\n" if j % 4 == 3 else "")
+        + ("    elif options.get('strict'):\n        raise ValueError(kind)\n" * (j % 4 == 3))
         for j in range(12)
     )
     + """    return x
@@ -212,8 +212,10 @@ def first_trace(module, name: str, path: str) -> None:
         again = time.perf_counter() - t0
     finally:
         convert_ops.tracing = old
-    print(f"  first traced call of {fn.__name__}: {first * 1e3:.1f} ms (parse + convert); "
-          f"then {again * 1e6:.0f} us")
+    print(
+        f"  first traced call of {fn.__name__}: {first * 1e3:.1f} ms (parse + convert); "
+        f"then {again * 1e6:.0f} us"
+    )
 
 
 def main() -> None:

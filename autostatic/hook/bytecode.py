@@ -12,10 +12,10 @@ front of each function's first instruction (after ``RESUME``)::
 
 The check is taken from a template compiled once per signature (so its inline caches, jumps
 and argument passing are the compiler's; parameters that are cells in the function are cells
-in the template too); its jumps are relative and land on the first instruction after it. The function's
-own jumps are relative too (CPython 3.11), so only its exception table (absolute offsets) and
-its location table (the check gets the location of ``RESUME``) are rewritten. Which functions
-get a check, and the ``KEY``, are exactly ``entry.instrument``'s. ``instrument_code`` returns
+in the template too); its jumps are relative and land on the first instruction after it. The
+function's own jumps are relative too (CPython 3.11), so only its exception table (absolute
+offsets) and its location table (the check gets the location of ``RESUME``) are rewritten.
+Which functions get a check, and the ``KEY``, are exactly ``entry.instrument``'s. ``instrument_code`` returns
 ``None`` when it cannot do this (another Python version, a module that needs the ``ast`` path:
 ``@not_to_static``, more than 256 names or constants); the caller then uses ``entry``.
 """
@@ -81,8 +81,7 @@ def _check_for(code: types.CodeType) -> tuple[bytes, types.CodeType]:
             f"def _t({', '.join(signature)}):\n"
             f"    if {ALIAS}.tracing and {ALIAS}.traces_here():\n"
             f"        return {ALIAS}.traced({_TEMPLATE_KEY!r})({', '.join(forward)})\n"
-            "    return 7\n"
-            + (f"    lambda: ({', '.join(cells)},)\n" if cells else "")
+            "    return 7\n" + (f"    lambda: ({', '.join(cells)},)\n" if cells else "")
         )
         found = _checks[shape] = _template(source, module=False)
     return found

@@ -10,6 +10,7 @@ left as written and reported in ``ModuleConversion.failures``. Line numbers stay
 The import hook does not use this: it compiles marked modules with an entry check per
 function (``entry.py``) and converts a function only when tracing reaches it (``lazy.py``).
 """
+
 from __future__ import annotations
 
 import ast

@@ -20,7 +20,8 @@ def main(n):
     return 0
 
 print(json.dumps([sys.argv, sys.path[0], __name__, __file__, __spec__, main(int(sys.argv[1])),
-                  "__jst__" in globals(), "__jst__" in vars(m), "__jst__" in main.__code__.co_names]))
+                  "__jst__" in globals(), "__jst__" in vars(m),
+                  "__jst__" in main.__code__.co_names]))
 sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 """
 
@@ -76,7 +77,8 @@ def test_tracebacks_start_at_the_users_code(tmp_path):
 def test_the_console_script_entry_point_behaves_the_same(tmp_path):
     write_files(tmp_path, {"e.py": "import sys\nprint(sys.argv)\nraise SystemExit(4)\n"})
     entry = (
-        "import sys; from autostatic.hook.cli import main; sys.argv[0] = 'autostatic'; sys.exit(main())"
+        "import sys; from autostatic.hook.cli import main; sys.argv[0] = 'autostatic'; "
+        "sys.exit(main())"
     )
     proc = run(["-c", entry, "run", "e.py", "x"], tmp_path)
     assert proc.returncode == 4 and proc.stdout.strip() == "['e.py', 'x']", proc.stderr
@@ -108,8 +110,8 @@ def test_run_dash_m_a_package_with_main(tmp_path):
             # autostatic: enable
             import json, sys
             from . import helper
-            print(json.dumps([__name__, __spec__.name, sys.argv, helper.h(0), "__jst__" in globals(),
-                              "__jst__" in vars(helper)]))
+            print(json.dumps([__name__, __spec__.name, sys.argv, helper.h(0),
+                              "__jst__" in globals(), "__jst__" in vars(helper)]))
             """,
             "app/helper.py": "def h(x):\n    return x if x else -1\n",
         },

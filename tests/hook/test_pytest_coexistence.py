@@ -76,7 +76,8 @@ def test_xdist_workers_share_one_cache(tmp_path):
     }
     for i in range(4):
         files[f"test_w{i}.py"] = (
-            "import lib\n\ndef test_it():\n    assert lib.double(2) == 4 and '__jst__' in vars(lib)\n"
+            "import lib\n\ndef test_it():\n"
+            "    assert lib.double(2) == 4 and '__jst__' in vars(lib)\n"
         )
     write_files(tmp_path, files)
     proc = run(["-m", "pytest", "-q", "-n", "2"], tmp_path, timeout=240)
