@@ -15,9 +15,10 @@ and argument passing are the compiler's; parameters that are cells in the functi
 in the template too); its jumps are relative and land on the first instruction after it. The
 function's own jumps are relative too (CPython 3.11), so only its exception table (absolute
 offsets) and its location table (the check gets the location of ``RESUME``) are rewritten.
-Which functions get a check, and the ``KEY``, are exactly ``entry.instrument``'s. ``instrument_code`` returns
-``None`` when it cannot do this (another Python version, a module that needs the ``ast`` path:
-``@not_to_static``, more than 256 names or constants); the caller then uses ``entry``.
+Which functions get a check, and the ``KEY``, are exactly ``entry.instrument``'s.
+``instrument_code`` returns ``None`` when it cannot do this (another Python version, a module
+that needs the ``ast`` path: ``@not_to_static``, more than 256 names or constants); the caller
+then uses ``entry``.
 """
 
 from __future__ import annotations
