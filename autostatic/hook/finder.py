@@ -309,11 +309,17 @@ class AutostaticLoader(SourceFileLoader):
     def __init__(self, fullname: str, path: str, settings: Settings):
         super().__init__(fullname, path)
         self.settings = settings
+        self._cached: tuple | None = None  # ((path, tag), cache path) found with the spec
 
     def get_code(self, fullname: str):
         path = self.get_filename(fullname)
         tag = self.cache_tag + ("-forced" if _forced() else "")
-        where = hook_cache.cache_path(path, tag) if self.settings.cache else None
+        where = None
+        if self.settings.cache:
+            known = self._cached
+            where = (
+                known[1] if known and known[0] == (path, tag) else hook_cache.cache_path(path, tag)
+            )
         stat = None
         if where:
             try:
@@ -426,6 +432,7 @@ class AutostaticFinder:
             else:
                 new = _AssertRewritingLoader(fullname, spec.origin, self.settings, hook)
             cached = hook_cache.cache_path(spec.origin, new.cache_tag)
+            new._cached = ((spec.origin, new.cache_tag), cached)
         except Exception:  # finding must never fail because of autostatic
             return spec
         spec.loader = new
