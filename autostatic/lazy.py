@@ -111,7 +111,7 @@ def traced(target: Any, frame: types.FrameType) -> Any:
 def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:
     from autostatic_runtime.static.program import Variable
 
-    closure = tuple(cells.get(v) or types.CellType() for v in factory.co_freevars)
+    closure = tuple(cells[v] if v in cells else types.CellType() for v in factory.co_freevars)
     return types.FunctionType(factory, f_globals, closure=closure or None)(convert_ops, Variable)
 
 
@@ -131,14 +131,37 @@ def _convert_tracing_function(target: types.FunctionType):
     if found is not None and found[0] is f_globals:
         return found[1]
     if entry.factory is None:
-        entry.factory = _build(
+        reason, entry.factory = _build(
             entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags, entry.taken
-        )[1]
+        )
+        if reason is not None:
+            _warn_once(entry.filename, entry.node.lineno, entry.qualname, reason)
     cells = dict(zip(target.__code__.co_freevars, target.__closure__ or ()))
     fn = _tracing_function(entry.factory, f_globals, cells)
     if not entry.freevars:
         entry.functions[id(f_globals)] = (f_globals, fn)
     return fn
+
+
+def prepare(fn: Any) -> None:
+    """Build ``fn``'s tracing body now (before a trace starts; a no-op for other callables)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType) or not is_checked(code):
+        return
+    if code in _entries:
+        entry = _entries[code]
+        if entry.factory is None:
+            reason, entry.factory = _build(
+                entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags, entry.taken
+            )
+            if reason is not None:
+                _warn_once(entry.filename, entry.node.lineno, entry.qualname, reason)
+        return
+    for const in code.co_consts:
+        if type(const) is tuple and len(const) == 4 and const[0] == MARK:
+            hook_factory(const, code, fn.__globals__)
+            return
 
 
 # -- the hook's functions: factory codes from memory, disk or the source -----------------------
