@@ -23,7 +23,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from autostatic.import_hook import install, uninstall  # noqa: E402
+from autostatic.hook import install, uninstall  # noqa: E402
 from autostatic.markers import not_to_static  # noqa: E402
 
 # Everything else loads on first use: ``import autostatic`` imports neither NumPy nor the
@@ -86,6 +86,8 @@ __all__ = [
     "uninstall",
 ]
 
-import autostatic.import_hook as _import_hook  # noqa: E402
+import autostatic.hook.finder as _finder  # noqa: E402
 
-_import_hook.install_from_env()
+# the runtime's ``traced`` reaches the compiler's ``autostatic.lazy`` once autostatic is
+# imported (it looks it up then, so importing autostatic loads neither the runtime nor NumPy)
+_finder.install_from_env()

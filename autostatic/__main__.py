@@ -1,8 +1,8 @@
-"""``python -m autostatic``: see ``autostatic.cli``."""
+"""``python -m autostatic``: see ``autostatic.hook.cli``."""
 
 import sys
 
-from autostatic.cli import main
+from autostatic.hook.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -7,11 +7,13 @@ import inspect
 import types
 from typing import Any
 
-from autostatic import callables, conversion
-from autostatic.conversion import set_code_level, set_verbosity
+from autostatic import callables, lazy
+from autostatic.conversion import set_code_level, set_verbosity  # noqa: F401
 from autostatic.markers import not_to_static
 
 callables.install()
+
+_GENERATORS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 __all__ = ["convert", "to_code", "not_to_static", "set_code_level", "set_verbosity"]
 
@@ -19,6 +21,12 @@ __all__ = ["convert", "to_code", "not_to_static", "set_code_level", "set_verbosi
 def convert(fn: Any) -> Any:
     """The converted form of ``fn``: same behaviour on Python values and eager tensors, and
     ``cond``/``while`` ops where a condition is a symbolic tensor.
+
+    ``fn`` is compiled again from its source with an entry check: eager calls run its body as
+    written (same frames, file and lines); while a program is traced (or with
+    ``AUTOSTATIC_FORCE_CONVERTED=1``) calls run its tracing function, converted on the first
+    such call. Nothing is written into ``fn``'s module. Generator and ``async`` functions are
+    returned as they are (they run as written, also while tracing).
 
     Accepts functions, nested functions, lambdas, bound methods, ``staticmethod`` and
     ``classmethod`` objects and ``functools.partial``; returns ``fn`` itself for callables
@@ -40,16 +48,17 @@ def convert(fn: Any) -> Any:
     if (
         getattr(fn, "__autostatic_not_to_static__", False)
         or getattr(fn, "__autostatic_original__", None) is not None
+        or lazy.is_entry_checked(fn)  # the hook's: converted already
+        or fn.__code__.co_flags & _GENERATORS  # run as written, as the hook leaves them
     ):
         return fn
-    return conversion.convert_function(fn)
+    return lazy.entry_function(fn)
 
 
 def to_code(fn: Any) -> str:
-    """The converted source of ``fn`` as a string (readable, via ``ast.unparse``)."""
+    """The source of ``fn``'s tracing function (its converted body) as a string."""
     if isinstance(fn, (staticmethod, classmethod)):
         fn = fn.__func__
     if inspect.ismethod(fn):
         fn = fn.__func__
-    original = getattr(fn, "__autostatic_original__", fn)
-    return conversion.convert_code(original).source
+    return lazy.tracing_source(fn)

@@ -75,6 +75,10 @@ def _wanted(fn: types.FunctionType) -> bool:
         return False
     if getattr(fn, "__autostatic_original__", None) is not None:
         return False
+    from autostatic.lazy import is_entry_checked
+
+    if is_entry_checked(fn):  # the hook's: its entry check finds its tracing function
+        return False
     module = fn.__module__ or ""
     return module.partition(".")[0] not in SKIPPED_PACKAGES
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import gast
 
-from autostatic.conversion import transform_function
-from autostatic.module_conversion import _functions, _is_not_to_static, convert_tree
+from autostatic.hook.module_conversion import _functions, _is_not_to_static, convert_tree
+from autostatic.tracing_factory import tracing_node
 from autostatic.transformers import PIPELINE
 
 
@@ -65,9 +65,11 @@ def _unparse(node) -> str:
     return ast.unparse(gast.gast_to_ast(node) if isinstance(node, gast.AST) else node)
 
 
-def _partial(node, namer, filename: str, level: int):
-    """``node`` after the first ``level`` transformers."""
-    return transform_function(node, namer, filename, passes=level)[0]
+def _tracing(node, namer, filename: str, qualname: str, level: int | None = None):
+    """The tracing function of ``node`` (after the first ``level`` transformers)."""
+    return tracing_node(
+        node, filename=filename, qualname=qualname, taken=set(namer.taken), passes=level
+    )[0]
 
 
 def show(target: str, level: int | None = None, diff: bool = False) -> str:
@@ -79,21 +81,19 @@ def show(target: str, level: int | None = None, diff: bool = False) -> str:
         original = ast.unparse(ast.parse(t.source))
         converted = ast.unparse(convert_tree(t.source, t.path).tree)
     else:
-        from autostatic.module_conversion import _module_names
+        from autostatic.hook.module_conversion import _module_names
         from autostatic.pyct.naming import Namer
 
         tree = gast.parse(t.source)
         namer = Namer(_module_names(tree))
         before, after = [], []
-        for owner, i, _ in _select(tree, t.qualname, t.path):
+        for owner, i, qualname in _select(tree, t.qualname, t.path):
             node = owner[i]
             before.append(_unparse(node))
             if _is_not_to_static(node):
                 after.append(before[-1])
-            elif level is None:
-                after.append(_unparse(transform_function(node, namer, t.path)[0]))
             else:
-                after.append(_unparse(_partial(node, namer, t.path, level)))
+                after.append(_unparse(_tracing(node, namer, t.path, qualname, level)))
         original, converted = "\n\n".join(before), "\n\n".join(after)
     if not diff:
         return converted + "\n"
@@ -160,7 +160,7 @@ def explain(target: str) -> str:
     """One line per ``if``/``while``/``for``: can it become a static op, and if not, why."""
     t = resolve(target)
     tree = gast.parse(t.source)
-    from autostatic.module_conversion import _module_names
+    from autostatic.hook.module_conversion import _module_names
     from autostatic.pyct.naming import Namer
 
     namer = Namer(_module_names(tree))
@@ -187,7 +187,7 @@ def explain(target: str) -> str:
             )
             continue
         try:
-            converted = gast.gast_to_ast(transform_function(node, namer, t.path)[0])
+            converted = gast.gast_to_ast(_tracing(node, namer, t.path, qualname))
         except Exception as exc:
             out.append(f"    the function cannot be converted: {type(exc).__name__}: {exc}")
             continue

@@ -9,6 +9,7 @@ plain Python it stands for.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,7 @@ from autostatic_runtime.static.program import Variable
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
-    "tracing", "traces_here", "convert_call", "is_symbolic", "convert_ifelse",
+    "tracing", "traces_here", "traced", "convert_call", "is_symbolic", "convert_ifelse",
     "convert_while_loop", "logical_and", "logical_or", "logical_not", "select", "convert_and",
     "convert_or", "convert_ifexp", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
@@ -87,6 +88,40 @@ def _follow_mode(any_static: bool) -> None:
 
 
 mode.on_switch(_follow_mode)
+
+
+def traces_here() -> bool:
+    """True when this thread is tracing a program (after ``tracing`` said some thread may be)."""
+    return tracing
+
+
+_traced_caller: list = [None]  # set by the compiler (autostatic) when it is imported
+
+
+def traced(target: Any) -> Callable:
+    """The tracing function of the converted function calling this, from its entry check::
+
+        def f(a, b=2, *args, c, **kw):
+            if __jst__.tracing and __jst__.traces_here():
+                return __jst__.traced(KEY)(a, b, *args, c=c, **kw)   # same arguments
+            <original body>
+
+    The compiler finds (builds on first use) the function's *tracing function* - its body
+    converted - from ``target`` (the key the hook compiled in, or the function
+    ``autostatic.convert`` made) and the caller's frame (its globals and free variables).
+    """
+    finder = _traced_caller[0]
+    if finder is None and "autostatic" in sys.modules:  # the compiler is loaded: find its hook
+        import importlib
+
+        importlib.import_module("autostatic.lazy").install()
+        finder = _traced_caller[0]
+    if finder is None:
+        raise StaticBuildError(
+            "a converted function is being traced but the autostatic compiler is not loaded; "
+            "import autostatic before tracing"
+        )
+    return finder(target, sys._getframe(1))
 
 
 _call_converter: list = [None]  # set by the compiler (autostatic) when it is imported

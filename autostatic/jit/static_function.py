@@ -139,6 +139,9 @@ class StaticFunction:
 
             try:
                 self._converted = convert(self._function)
+                from autostatic.lazy import prepare
+
+                prepare(self._converted)  # convert now, before static mode: not while tracing
             except SourceUnavailableError as exc:
                 warnings.warn(
                     f"to_static: {exc}; it is traced as written, so a tensor-dependent "

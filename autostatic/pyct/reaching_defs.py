@@ -70,6 +70,7 @@ def solve(graph: Graph, info: FunctionInfo) -> tuple[list[int], list[int], int, 
             if not dirty[i]:
                 continue
             dirty[i] = False
+            before = ins[i]
             ps, pp = pred[i], ppred[i]
             if pp is None and len(ps) == 1:
                 v = ins[i] = outs[ps[0]]
@@ -83,6 +84,7 @@ def solve(graph: Graph, info: FunctionInfo) -> tuple[list[int], list[int], int, 
                 ins[i] = v
             else:
                 v = ins[i]
+            entered = v
             v = (v & keep[i]) | gen[i]
             if v != outs[i]:
                 outs[i] = v
@@ -96,6 +98,14 @@ def solve(graph: Graph, info: FunctionInfo) -> tuple[list[int], list[int], int, 
                         dirty[s] = True
                         if s <= i:
                             again = True
+            elif entered != before and psucc[i] is not None:
+                # a partial edge carries the state *before* the node too: its targets must
+                # see a change of ``ins`` even when ``outs`` stays the same (``x = ...``
+                # raising on a later iteration, where ``x`` was deleted before it)
+                for s in psucc[i]:
+                    dirty[s] = True
+                    if s <= i:
+                        again = True
     return ins, outs, width, top
 
 

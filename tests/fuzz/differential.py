@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 import autostatic_runtime.convert_ops as convert_ops
-from autostatic.module_conversion import convert_module_source
+from autostatic.hook.module_conversion import convert_module_source
 
 FILENAME = "<fuzz>"
 

@@ -10,7 +10,7 @@ import types
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from autostatic import import_hook
+from autostatic.hook import finder as import_hook
 
 hypothesmith = pytest.importorskip("hypothesmith")
 

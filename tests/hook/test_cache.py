@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from autostatic import __version__, hook_cache
+from autostatic import __version__
+from autostatic.hook import cache as hook_cache
 
 SOURCE = b"def f(x):\n    return x + 1\n"
 

@@ -20,7 +20,8 @@ def main(n):
     return 0
 
 print(json.dumps([sys.argv, sys.path[0], __name__, __file__, __spec__, main(int(sys.argv[1])),
-                  "_jst" in globals(), "_jst" in vars(m), "_jst" in main.__code__.co_names]))
+                  "__jst__" in globals(), "__jst__" in vars(m),
+                  "__jst__" in main.__code__.co_names]))
 sys.exit(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
 """
 
@@ -45,7 +46,7 @@ def test_run_a_marked_script_as_python_would(marked_pkg):
 def test_run_an_unmarked_script_leaves_it_alone_and_include_converts_modules(marked_pkg):
     write_files(
         marked_pkg,
-        {"s.py": "import pkg.plain as p\nprint('_jst' in globals(), '_jst' in vars(p))\n"},
+        {"s.py": "import pkg.plain as p\nprint('__jst__' in globals(), '__jst__' in vars(p))\n"},
     )
     assert ok(run(["-m", "autostatic", "run", "s.py"], marked_pkg)).split() == ["False", "False"]
     out = ok(run(["-m", "autostatic", "run", "--include", "pkg", "s.py"], marked_pkg))
@@ -76,7 +77,8 @@ def test_tracebacks_start_at_the_users_code(tmp_path):
 def test_the_console_script_entry_point_behaves_the_same(tmp_path):
     write_files(tmp_path, {"e.py": "import sys\nprint(sys.argv)\nraise SystemExit(4)\n"})
     entry = (
-        "import sys; from autostatic.cli import main; sys.argv[0] = 'autostatic'; sys.exit(main())"
+        "import sys; from autostatic.hook.cli import main; sys.argv[0] = 'autostatic'; "
+        "sys.exit(main())"
     )
     proc = run(["-c", entry, "run", "e.py", "x"], tmp_path)
     assert proc.returncode == 4 and proc.stdout.strip() == "['e.py', 'x']", proc.stderr
@@ -108,8 +110,8 @@ def test_run_dash_m_a_package_with_main(tmp_path):
             # autostatic: enable
             import json, sys
             from . import helper
-            print(json.dumps([__name__, __spec__.name, sys.argv, helper.h(0), "_jst" in globals(),
-                              "_jst" in vars(helper)]))
+            print(json.dumps([__name__, __spec__.name, sys.argv, helper.h(0),
+                              "__jst__" in globals(), "__jst__" in vars(helper)]))
             """,
             "app/helper.py": "def h(x):\n    return x if x else -1\n",
         },
@@ -144,8 +146,8 @@ def test_version_and_help(tmp_path):
 
 def test_show_and_explain(marked_pkg):
     shown = ok(run(["-m", "autostatic", "show", "pkg.mod:sign"], marked_pkg))
-    assert shown.startswith("def sign(x):\n    if _jst.tracing and _jst.traces_here():")
-    assert "convert_ifelse" in shown
+    assert shown.startswith("def sign(x):\n") and "convert_ifelse" in shown  # the tracing body
+    assert "_jst.tracing" not in shown
     diff = ok(run(["-m", "autostatic", "show", "pkg/mod.py", "--diff"], marked_pkg))
     assert "+++ pkg/mod.py (converted)" in diff and "+import autostatic_runtime.convert_ops" in diff
     level0 = ok(run(["-m", "autostatic", "show", "pkg.mod:count", "--level", "0"], marked_pkg))
@@ -186,7 +188,7 @@ def test_spawned_children_keep_the_hook(tmp_path):
             # autostatic: enable
             def job(x):
                 if x > 0:
-                    return ["_jst" in globals(), x * 2]
+                    return ["__jst__" in globals(), x * 2]
                 return [False, 0]
             """,
             "mp_main.py": """
@@ -195,7 +197,7 @@ def test_spawned_children_keep_the_hook(tmp_path):
             import work
 
             def local(x):
-                return ["_jst" in globals(), __name__]
+                return ["__jst__" in globals(), __name__]
 
             if __name__ == "__main__":
                 with mp.get_context("spawn").Pool(1) as pool:
@@ -208,7 +210,7 @@ def test_spawned_children_keep_the_hook(tmp_path):
 
 
 def test_import_autostatic_installs_the_hook_when_the_environment_says_so(marked_pkg):
-    code = "import autostatic, pkg.mod as m; print('_jst' in vars(m))"
+    code = "import autostatic, pkg.mod as m; print('__jst__' in vars(m))"
     assert ok(run(code, marked_pkg)).strip() == "False"
     env = json.dumps({"include": [], "exclude": [], "cache": True, "strict": False})
     assert ok(run(code, marked_pkg, AUTOSTATIC_HOOK=env)).strip() == "True"
@@ -220,5 +222,5 @@ def test_the_console_script_is_declared():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with open(os.path.join(root, "pyproject.toml"), "rb") as f:
         scripts = tomllib.load(f)["project"]["scripts"]
-    assert scripts["autostatic"] == "autostatic.cli:main"
-    assert sys.modules.get("autostatic.cli") is None or True
+    assert scripts["autostatic"] == "autostatic.hook.cli:main"
+    assert sys.modules.get("autostatic.hook.cli") is None or True

@@ -25,7 +25,7 @@ def test_a_marked_package_converts_and_behaves_as_written(marked_pkg):
             + """
 import pkg.mod as m, pkg.plain as p
 print(json.dumps([
-    "_jst" in vars(m), "_jst" in vars(p), m.sign(-2), m.count(4), m.Model().forward(3),
+    "__jst__" in vars(m), "__jst__" in vars(p), m.sign(-2), m.count(4), m.Model().forward(3),
     m.__file__, m.__cached__, type(m.__spec__.loader).__name__, m.__spec__.name,
 ]))
 """,
@@ -42,19 +42,25 @@ print(json.dumps([
     # Python's own bytecode cache never receives converted code
     standard = marked_pkg / "pkg" / "__pycache__" / f"mod.{sys.implementation.cache_tag}.pyc"
     assert not standard.exists()
-    plain_import = ok(run("import pkg.mod as m; print('_jst' in vars(m))", marked_pkg))
+    plain_import = ok(run("import pkg.mod as m; print('__jst__' in vars(m))", marked_pkg))
     assert plain_import.strip() == "False"
 
 
-def test_a_warm_cache_never_loads_the_converter(marked_pkg):
+def test_importing_never_loads_the_converter_tracing_does(marked_pkg):
     code = PREAMBLE + (
         "import pkg.mod as m\n"
-        "print('_jst' in vars(m), sorted(k for k in sys.modules if k == 'gast' or "
-        "k.startswith(('autostatic.transformers', 'autostatic.conversion', 'autostatic.pyct'))))"
+        "def loaded():\n"
+        "    return sorted(k for k in sys.modules if k == 'gast' or k.startswith(\n"
+        "        ('autostatic.transformers', 'autostatic.conversion', 'autostatic.pyct')))\n"
+        "print('__jst__' in vars(m), loaded())\n"
+        "from autostatic_runtime import convert_ops\n"
+        "convert_ops.tracing = True\n"
+        "print(m.sign(-3), loaded()[:2])\n"
     )
-    first = ok(run(code, marked_pkg))
-    assert first.startswith("True ['autostatic.conversion'")
-    assert ok(run(code, marked_pkg)).strip() == "True []"
+    cold = ok(run(code, marked_pkg)).splitlines()
+    assert cold == ["True []", "-1 ['autostatic.conversion', 'autostatic.pyct']"]
+    warm = ok(run(code, marked_pkg)).splitlines()  # tracing factories come from the cache
+    assert warm == ["True []", "-1 []"]
 
 
 def test_include_exclude_and_disable(tmp_path):
@@ -75,7 +81,7 @@ def test_include_exclude_and_disable(tmp_path):
 import autostatic
 autostatic.install(include=["lib"], exclude=["lib.sub.*"])
 import lib, lib.a, lib.b, lib.sub.c, lib.sub.d
-print([("_jst" in vars(m)) for m in (lib, lib.a, lib.b, lib.sub.c, lib.sub.d)])
+print([("__jst__" in vars(m)) for m in (lib, lib.a, lib.b, lib.sub.c, lib.sub.d)])
 """,
             tmp_path,
         )
@@ -92,7 +98,7 @@ def test_pyproject_settings_apply(tmp_path):
             "app/x.py": "def f(x):\n    return x\n",
         },
     )
-    out = ok(run(PREAMBLE + "import app.x as x; print('_jst' in vars(x))", tmp_path))
+    out = ok(run(PREAMBLE + "import app.x as x; print('__jst__' in vars(x))", tmp_path))
     assert out.strip() == "True"
     assert not glob.glob(str(tmp_path / "app" / "__pycache__" / "*autostatic*"))
 
@@ -120,7 +126,7 @@ with open(b.__file__, "a") as f:
     f.write("\\ndef extra():\\n    if True:\\n        return 'reloaded'\\n")
 importlib.invalidate_caches()
 b2 = importlib.reload(b)
-print(json.dumps([first, "_jst" in vars(a), "_jst" in vars(b2), b2.extra(), b2 is b]))
+print(json.dumps([first, "__jst__" in vars(a), "__jst__" in vars(b2), b2.extra(), b2 is b]))
 """,
             tmp_path,
         )
@@ -129,7 +135,7 @@ print(json.dumps([first, "_jst" in vars(a), "_jst" in vars(b2), b2.extra(), b2 i
 
 
 def test_a_source_edit_between_imports_is_picked_up(marked_pkg):
-    code = PREAMBLE + "import pkg.mod as m; print(m.sign(5), '_jst' in vars(m))"
+    code = PREAMBLE + "import pkg.mod as m; print(m.sign(5), '__jst__' in vars(m))"
     assert ok(run(code, marked_pkg)).split() == ["1", "True"]
     mod = marked_pkg / "pkg" / "mod.py"
     text = mod.read_text().replace("y = 1\n", "y = 100\n")
@@ -140,7 +146,7 @@ def test_a_source_edit_between_imports_is_picked_up(marked_pkg):
 
 
 def test_a_corrupted_cache_file_is_ignored_and_replaced(marked_pkg):
-    code = PREAMBLE + "import pkg.mod as m; print(m.count(3), '_jst' in vars(m))"
+    code = PREAMBLE + "import pkg.mod as m; print(m.count(3), '__jst__' in vars(m))"
     ok(run(code, marked_pkg))
     (cached,) = glob.glob(str(marked_pkg / "pkg" / "__pycache__" / "mod.*autostatic*.pyc"))
     for damage in (b"", b"garbage" * 10, open(cached, "rb").read()[:40]):
@@ -153,7 +159,7 @@ def test_a_corrupted_cache_file_is_ignored_and_replaced(marked_pkg):
 def test_an_unwritable_pycache_is_skipped(marked_pkg):
     pycache = marked_pkg / "pkg" / "__pycache__"
     pycache.write_text("not a directory")  # works as root too, unlike chmod
-    code = PREAMBLE + "import pkg.mod as m; print(m.sign(-1), '_jst' in vars(m), m.__cached__)"
+    code = PREAMBLE + "import pkg.mod as m; print(m.sign(-1), '__jst__' in vars(m), m.__cached__)"
     out = ok(run(code, marked_pkg))
     assert out.split()[:2] == ["-1", "True"]
     assert pycache.read_text() == "not a directory"
@@ -178,9 +184,7 @@ def test_pycache_prefix_and_dont_write_bytecode(marked_pkg, tmp_path_factory):
     assert not (marked_pkg / "pkg" / "__pycache__").exists()
 
 
-def test_a_function_that_cannot_be_converted_runs_as_written_with_a_warning(tmp_path):
-    # a starred assignment target inside a converted 'if' is beyond the converter today;
-    # whatever fails, the module must import, and the warning must say where and why
+def test_a_function_that_cannot_be_converted_traces_as_written_with_a_warning(tmp_path):
     write_files(
         tmp_path,
         {
@@ -195,54 +199,54 @@ def test_a_function_that_cannot_be_converted_runs_as_written_with_a_warning(tmp_
         },
     )
     code = """
-import warnings, autostatic.module_conversion as mc
-real = mc.transform_function
-def flaky(node, *a, **k):
+import warnings, autostatic.tracing_factory as tf
+real = tf.tracing_factory
+def flaky(node, **k):
     if node.name == "broken":
         raise NotImplementedError("construct X at line 5")
-    return real(node, *a, **k)
-mc.transform_function = flaky
+    return real(node, **k)
+tf.tracing_factory = flaky
 import autostatic
 autostatic.install(cache=False)
 with warnings.catch_warnings(record=True) as got:
     warnings.simplefilter("always")
     import bad
-print(bad.broken(7), "_jst" in bad.fine.__code__.co_names, "_jst" in bad.broken.__code__.co_names)
+    print(len(got))
+    from autostatic_runtime import convert_ops
+    convert_ops.tracing = True
+    print(bad.broken(7), bad.fine(8), bad.broken(9))
 for w in got:
     print(w.category.__name__, w.filename, w.lineno, str(w.message))
 """
     lines = ok(run(code, tmp_path)).splitlines()
-    assert lines[0] == "7 True False"
-    assert len(lines) == 2
-    category, filename, lineno, message = lines[1].split(" ", 3)
+    assert lines[:2] == ["0", "7 8 9"]
+    assert len(lines) == 3  # warned once
+    category, filename, lineno, message = lines[2].split(" ", 3)
     assert category == "ConversionWarning"
     assert filename == str(tmp_path / "bad.py") and lineno == "5"
-    assert "bad" in message and "broken" in message and "NotImplementedError" in message
-    assert "construct X at line 5" in message and "runs as written" in message
-    strict = run(code.replace("cache=False", "cache=False, strict=True"), tmp_path)
-    assert strict.returncode == 1
-    assert "ConversionError" in strict.stderr and "broken" in strict.stderr
-    env_strict = run(code, tmp_path, AUTOSTATIC_STRICT="1")
-    assert env_strict.returncode == 1 and "ConversionError" in env_strict.stderr
+    assert "broken" in message and "NotImplementedError" in message
+    assert "construct X at line 5" in message and "traced as written" in message
 
 
 def test_a_module_that_fails_as_a_whole_imports_unconverted(tmp_path):
     write_files(tmp_path, {"whole.py": "# autostatic: enable\ndef f(x):\n    return x\n"})
     code = """
-import warnings, autostatic.module_conversion as mc
+import warnings, autostatic.hook.entry as entry, autostatic.hook.bytecode as bytecode
 def boom(*a, **k):
     raise MemoryError("out of luck")
-mc.convert_tree = boom
+entry.instrument = bytecode.instrument_code = boom
 import autostatic
 autostatic.install()
 with warnings.catch_warnings(record=True) as got:
     warnings.simplefilter("always")
     import whole
-print(whole.f(1), "_jst" in vars(whole), [str(w.message) for w in got])
+print(whole.f(1), "__jst__" in vars(whole), [str(w.message) for w in got])
 """
     out = ok(run(code, tmp_path))
     assert out.startswith("1 False ['autostatic: whole (")
     assert "MemoryError: out of luck" in out and "imported unconverted" in out
+    strict = run(code.replace("install()", "install(strict=True)"), tmp_path)
+    assert strict.returncode == 1 and "ConversionError" in strict.stderr
 
 
 def test_a_syntax_error_is_pythons_own(tmp_path):
@@ -310,8 +314,8 @@ import _ctypes, __phello__.spam  # an extension module, a frozen package
 print(json.dumps([
     type(_ctypes.__loader__).__name__, __phello__.__spec__.origin,
     importlib.resources.files("res").joinpath("data.txt").read_text(),
-    "_jst" in vars(res),
-    list(ns.__path__) != [], ns.__spec__.origin, "_jst" in vars(ns.inner.mod),
+    "__jst__" in vars(res),
+    list(ns.__path__) != [], ns.__spec__.origin, "__jst__" in vars(ns.inner.mod),
     sorted(m.name for m in pkgutil.iter_modules(ns.__path__)),
     sorted(m.name for m in pkgutil.iter_modules(["."]) if m.name in ("res", "ns", "deep")),
     zipped.f(2), type(zipped.__loader__).__name__,
@@ -329,7 +333,7 @@ print(json.dumps([
 
 
 def test_concurrent_processes_share_one_cache(marked_pkg):
-    code = PREAMBLE + "import pkg.mod as m; print(m.count(10), '_jst' in vars(m))"
+    code = PREAMBLE + "import pkg.mod as m; print(m.count(10), '__jst__' in vars(m))"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", code],
@@ -347,5 +351,5 @@ def test_concurrent_processes_share_one_cache(marked_pkg):
         assert out.split() == ["55", "True"]
     pycache = marked_pkg / "pkg" / "__pycache__"
     assert not [n for n in os.listdir(pycache) if n.endswith(".tmp")]
-    warm = PREAMBLE + "import pkg.mod as m; print('gast' in sys.modules, '_jst' in vars(m))"
+    warm = PREAMBLE + "import pkg.mod as m; print('gast' in sys.modules, '__jst__' in vars(m))"
     assert ok(run(warm, marked_pkg)).split() == ["False", "True"]

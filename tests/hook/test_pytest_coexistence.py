@@ -21,7 +21,7 @@ import lib
 
 
 def test_converted_and_rewritten():
-    assert "_jst" in globals() and "_jst" in vars(lib)
+    assert "__jst__" in globals() and "__jst__" in vars(lib)
 
 
 def test_assertion_is_rewritten():
@@ -76,7 +76,8 @@ def test_xdist_workers_share_one_cache(tmp_path):
     }
     for i in range(4):
         files[f"test_w{i}.py"] = (
-            "import lib\n\ndef test_it():\n    assert lib.double(2) == 4 and '_jst' in vars(lib)\n"
+            "import lib\n\ndef test_it():\n"
+            "    assert lib.double(2) == 4 and '__jst__' in vars(lib)\n"
         )
     write_files(tmp_path, files)
     proc = run(["-m", "pytest", "-q", "-n", "2"], tmp_path, timeout=240)

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from autostatic import hook_cache
+from autostatic.hook import cache as hook_cache
 from tests.hook.conftest import marked_pkg as marked_pkg  # noqa: F401  (a fixture)
 from tests.hook.conftest import ok, run
 
@@ -45,7 +45,7 @@ PREAMBLE = "import autostatic\nautostatic.install()\n"
 
 @pytest.mark.parametrize("damage", ["other_compiler", "payload_flip", "directory", "foreign"])
 def test_imports_through_a_damaged_cache_are_correct(marked_pkg, damage):  # noqa: F811
-    code = PREAMBLE + "import pkg.mod as m; print(m.count(3), m.sign(-2), '_jst' in vars(m))"
+    code = PREAMBLE + "import pkg.mod as m; print(m.count(3), m.sign(-2), '__jst__' in vars(m))"
     assert ok(run(code, marked_pkg)).split() == ["6", "-1", "True"]
     (cached,) = glob.glob(str(marked_pkg / "pkg" / "__pycache__" / "mod.*autostatic*.pyc"))
     blob = bytearray(open(cached, "rb").read())

@@ -98,7 +98,7 @@ def test_concurrent_imports_of_marked_modules(tmp_path):
             try:
                 barrier.wait()
                 m = importlib.import_module(f"tpkg.m{i % 8}")
-                out[i] = (m.f(5), "_jst" in vars(m))
+                out[i] = (m.f(5), "__jst__" in vars(m))
             except BaseException as exc:
                 errors.append(repr(exc))
         ts = [threading.Thread(target=work, args=(i,)) for i in range(16)]

@@ -161,7 +161,7 @@ class Counts:
 
 def conversion_counts(pkg: Package, top: str) -> Counts:
     """Modules and functions the hook converts and the statements given a symbolic path."""
-    from autostatic.module_conversion import convert_tree
+    from autostatic.hook.module_conversion import convert_tree
 
     counts = Counts()
     base = os.path.join(top, pkg.source, pkg.include)

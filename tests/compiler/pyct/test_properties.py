@@ -14,18 +14,49 @@ import os
 import sys
 
 import gast
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from autostatic.pyct import analyze, anno
 
 from . import randprog
 from .helpers import statements
 
-SETTINGS = settings(  # PYCT_EXAMPLES=5000 for a long run
+# Deterministic by default (the same examples on every run and in CI: a failure is never
+# luck); PYCT_EXPLORE=1 PYCT_EXAMPLES=5000 for a long random search.
+SETTINGS = settings(
     max_examples=int(os.environ.get("PYCT_EXAMPLES", "100")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
+    derandomize=os.environ.get("PYCT_EXPLORE", "") != "1",
+    database=None if os.environ.get("PYCT_EXPLORE", "") != "1" else settings().database,
 )
+
+S = randprog.Stmt
+
+
+def _loop(*body: randprog.Stmt, orelse=None, head="while i0 < 3 and 1:") -> list:
+    blocks = [("", list(body))] + ([("else:", orelse)] if orelse is not None else [])
+    return [S("i0 = 0"), S(head, blocks)]
+
+
+# Programs the random search once found: a definition that changes only the state *before* a
+# node left part-way (an exception inside it, an exhausted ``for`` step) on a later iteration.
+FOUND = [
+    # `a = d` raises NameError on every iteration; the handler's `del a` fails on the second
+    _loop(
+        S("i0 += 1"),
+        S(
+            "try:",
+            [
+                ("", [S("a = d"), S("break", jump=True), S("del a")]),
+                ("except (NameError, ZeroDivisionError):", [S("del a")]),
+            ],
+        ),
+    ),
+    # a `for` that never runs: its `else` deletes `b`, which the second iteration lacks
+    _loop(S("i0 += 1"), S("for b in []:", [("", [S("pass")]), ("else:", [S("del b")])])),
+    _loop(S("i0 += 1"), S("for c in []:", [("", [S("b = 1")]), ("else:", [S("del b")])])),
+]
 
 
 def _analyzed(body: list[randprog.Stmt]) -> tuple[str, gast.AST, dict[int, gast.AST]]:
@@ -100,6 +131,9 @@ def _trace_bound(source: str) -> list[tuple[int, frozenset[str]]]:
 
 @SETTINGS
 @given(randprog.programs())
+@example(FOUND[0])
+@example(FOUND[1])
+@example(FOUND[2])
 def test_reaching_definitions_are_sound(body):
     source, fn, by_line = _analyzed(body)
     local = anno.get(fn, anno.FUNCTION_INFO).locals

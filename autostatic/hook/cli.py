@@ -84,7 +84,8 @@ def _parse_run(argv: list[str]):
 
 
 def _run(argv: list[str]) -> int:
-    from autostatic import import_hook, runner
+    from autostatic.hook import finder as import_hook
+    from autostatic.hook import runner
 
     try:
         include, exclude, strict, cache, (kind, target), args = _parse_run(argv)

@@ -1,23 +1,14 @@
-"""Convert a whole module's source: every function that is not nested in another function.
+"""A whole module as it runs while tracing, for tools (``show``, differential tests).
 
-The import hook and ``python -m autostatic`` compile marked modules with this::
+``convert_tree`` replaces every function that is not nested in another function (module
+level, methods at any class depth, functions inside module-level ``if``/``try``/``with``
+blocks) by its tracing function - the converted body, exact on Python values - and imports
+the aliases the generated code uses after the docstring and ``__future__`` imports.
+``@not_to_static`` functions are left as written; a function the converter cannot handle is
+left as written and reported in ``ModuleConversion.failures``. Line numbers stay the user's.
 
-    # before                                  # after (names picked free of the module's)
-    \"""Doc.\"""                                 \"""Doc.\"""
-    from __future__ import annotations        from __future__ import annotations
-    import autostatic_runtime as rt           import autostatic_runtime.convert_ops as _jst
-                                              from autostatic_runtime.static.program import (
-                                                  Variable as __jst_Variable__)
-                                              import autostatic_runtime as rt
-    def f(x):                                 def f(x):
-        if rt.mean(x) > 0: ...                    if _jst.tracing: <converted body>
-                                                  else: <original body>
-
-Functions at module level, in class bodies (at any depth) and inside module-level
-``if``/``try``/``with``/``for``/``while`` blocks are converted (nested functions with the
-function that contains them); ``@not_to_static`` functions are left as written. A function that
-cannot be converted is left as written and reported in ``ModuleConversion.failures``; the
-module still compiles. Line numbers and columns stay the user's.
+The import hook does not use this: it compiles marked modules with an entry check per
+function (``entry.py``) and converts a function only when tracing reaches it (``lazy.py``).
 """
 
 from __future__ import annotations
@@ -26,9 +17,8 @@ import ast
 import types
 from dataclasses import dataclass, field
 
-import gast
+import gast  # convert_tree only; ``instrument`` needs the standard library alone
 
-from autostatic.conversion import transform_function
 from autostatic.pyct.naming import Namer
 
 JST = "_jst"
@@ -149,8 +139,23 @@ def _alias_imports(jst: str, sym: str, lineno: int) -> list[ast.stmt]:
     return imports
 
 
+def _tracing_function(node, filename: str, qualname: str, taken: set, jst: str, sym: str):
+    from autostatic.tracing_factory import tracing_node
+
+    new, jst_f, sym_f = tracing_node(
+        node, filename=filename, qualname=qualname, taken=taken - {jst, sym}
+    )
+    rename = {jst_f: jst, sym_f: sym}
+    for sub in gast.walk(new):
+        if isinstance(sub, gast.Name) and sub.id in rename:
+            sub.id = rename[sub.id]
+    new.decorator_list = node.decorator_list  # at module level the decorators still apply
+    return new
+
+
 def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> ModuleConversion:
-    """Parse ``source`` and convert its functions; returns the converted ``ast.Module``.
+    """Parse ``source`` and replace every function not nested in a function by its tracing
+    function (the module as it runs while tracing); returns the converted ``ast.Module``.
 
     Raises ``SyntaxError`` when the source does not parse. Failures of single functions are
     collected in the result, not raised.
@@ -167,7 +172,7 @@ def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> M
             result.skipped += 1
             continue
         try:
-            new, _ = transform_function(node, namer, filename, jst, sym, qualname)
+            new = _tracing_function(node, filename, qualname, namer.taken, jst, sym)
         except Exception as exc:  # any failure leaves this function as written
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             result.failures.append(Failure(qualname, node.lineno, reason))

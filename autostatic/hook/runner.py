@@ -22,7 +22,7 @@ import os
 import sys
 import types
 
-from autostatic import import_hook
+from autostatic.hook import finder as import_hook
 
 _old_mains: list = []  # keep the replaced ``__main__`` (the runner's own) alive
 
@@ -147,7 +147,7 @@ def _print_from_user_frames(exc: BaseException) -> None:
     by SIGINT for ``KeyboardInterrupt``); only the traceback ``sys.excepthook`` sees is cut.
     """
     here = os.path.dirname(__file__)
-    ours = {__file__, os.path.join(here, "cli.py"), os.path.join(here, "import_hook.py")}
+    ours = {__file__, os.path.join(here, "cli.py"), os.path.join(here, "finder.py")}
     tb = exc.__traceback__
     while tb is not None and (
         tb.tb_frame.f_code.co_filename in ours

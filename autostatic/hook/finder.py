@@ -5,7 +5,9 @@ anything itself: it asks the other finders, and when the answer is a plain sourc
 module is *marked* - ``# autostatic: enable`` in its leading comment lines, or its name matches
 an ``include`` pattern (and neither an ``exclude`` pattern nor ``# autostatic: disable``) - it
 swaps the spec's loader for an ``AutostaticLoader``, a ``SourceFileLoader`` whose ``get_code``
-returns the converted module (from the on-disk cache when it is current). Every other spec is
+returns the module compiled as Python compiles it plus one entry check per function
+(``entry.py``; from the on-disk cache when it is current). A function's tracing body is
+converted only when tracing first reaches it (``autostatic.lazy``). Every other spec is
 returned untouched, so namespace packages, extension, frozen and zip-imported modules,
 ``importlib.resources``, ``pkgutil`` and ``reload`` behave as without the hook. A module that
 pytest's assertion rewriter claims gets both: converted, then its asserts rewritten.
@@ -15,12 +17,13 @@ as written and a ``ConversionWarning`` names the module, the line and the reason
 ``strict`` (or ``AUTOSTATIC_STRICT=1``) a ``ConversionError`` is raised instead. A module with a
 syntax error raises exactly the ``SyntaxError`` Python raises for it.
 
-gast and the transformers are imported only when a module has to be converted, so importing
-from a warm cache costs little more than a plain import.
+gast and the converter are imported only when tracing reaches a function: an import, cold or
+warm, parses and compiles with the standard library alone.
 """
 
 from __future__ import annotations
 
+import _imp
 import fnmatch
 import os
 import re
@@ -30,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from importlib.machinery import ModuleSpec, SourceFileLoader
 
-from autostatic import hook_cache
+from autostatic.hook import cache as hook_cache
 
 __all__ = [
     "install",
@@ -206,14 +209,29 @@ def _warn_or_raise(settings: Settings, fullname: str, path: str, notes: tuple) -
         warnings.warn_explicit(message, ConversionWarning, path, lineno, module=fullname)
 
 
-def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes):
-    """``(notes, code)``: the converted module, or the plain one with notes saying why."""
+def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, digest=None):
+    """``(notes, code)``: the module with its entry checks, or the plain one with notes saying
+    why. (Functions are converted later, when tracing first reaches them.)"""
     try:
-        from autostatic.module_conversion import convert_tree
+        from autostatic.hook.entry import instrument
     except Exception as exc:  # a broken installation must not break imports
         return _fallback(loader, path, data, 1, f"the converter failed to load ({exc!r})")
+    digest = digest or hook_cache.source_hash(data)
+    if _forced():
+        return _convert_all(loader, path, data)
+    if type(loader).rewrite is AutostaticLoader.rewrite:  # no AST rewriter after us
+        try:
+            from autostatic.hook.bytecode import instrument_code
+
+            code = instrument_code(data, path, digest)
+        except SyntaxError:
+            code = None  # the ast path raises it as Python does
+        except Exception:
+            code = None
+        if code is not None:
+            return (), code
     try:
-        result = convert_tree(data, path, fullname)
+        result = instrument(data, path, digest)
     except SyntaxError:
         result = None  # compiled below, outside this handler: no chained traceback
     except Exception as exc:
@@ -221,6 +239,36 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes):
     if result is None:
         code = loader.plain_code(data, path)  # raises Python's own SyntaxError
         return ((1, "module cannot be parsed by the converter; it is imported unconverted"),), code
+    try:
+        loader.rewrite(result.tree, data, path)
+        code = compile(result.tree, path, "exec", dont_inherit=True)
+    except Exception as exc:
+        return _fallback(
+            loader, path, data, 1, f"the converted module does not compile ({_reason(exc)})"
+        )
+    return (), code
+
+
+def _forced() -> bool:
+    from autostatic_runtime.convert_ops import FORCE_CONVERTED
+
+    return FORCE_CONVERTED
+
+
+def _convert_all(loader: AutostaticLoader, path: str, data: bytes):
+    """``AUTOSTATIC_FORCE_CONVERTED=1``: every function replaced by its tracing function at
+    import (``module_conversion.convert_tree``), so every call runs the converted body in the
+    function's own frame - frame-inspecting code (``sys._getframe(1)``, namedtuple's module
+    lookup, traceback walkers) sees exactly the frames it sees unconverted."""
+    try:
+        from autostatic.hook.module_conversion import convert_tree
+
+        result = convert_tree(data, path)
+    except SyntaxError:
+        code = loader.plain_code(data, path)  # raises Python's own SyntaxError
+        return ((1, "module cannot be parsed by the converter; it is imported unconverted"),), code
+    except Exception as exc:
+        return _fallback(loader, path, data, 1, f"cannot be converted ({_reason(exc)})")
     notes = tuple(
         (f.lineno, f"function {f.qualname!r} cannot be converted ({f.reason}); it runs as written")
         for f in result.failures
@@ -261,25 +309,44 @@ class AutostaticLoader(SourceFileLoader):
     def __init__(self, fullname: str, path: str, settings: Settings):
         super().__init__(fullname, path)
         self.settings = settings
+        self._cached: tuple | None = None  # ((path, tag), cache path) found with the spec
 
     def get_code(self, fullname: str):
         path = self.get_filename(fullname)
-        data = self.get_data(path)
-        if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
-            return self.plain_code(data, path)
-        where = hook_cache.cache_path(path, self.cache_tag) if self.settings.cache else None
-        entry = _guarded(hook_cache.read, where, data) if where else None
-        if entry is None:
+        tag = self.cache_tag + ("-forced" if _forced() else "")
+        where = None
+        if self.settings.cache:
+            known = self._cached
+            where = (
+                known[1] if known and known[0] == (path, tag) else hook_cache.cache_path(path, tag)
+            )
+        stat = None
+        if where:
             try:
-                notes, code = _convert(self, fullname, path, data)
-            except SyntaxError as error:  # the module's own error, as Python raises it
-                raise error.with_traceback(None) from None
-            _warn_or_raise(self.settings, fullname, path, notes)
+                st = os.stat(path)
+                stat = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                pass
+        entry = _guarded(hook_cache.read_by_stat, where, stat) if stat else None
+        if entry is None:  # read the source: its hash may still match (a touched file)
+            data = self.get_data(path)
+            if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
+                return self.plain_code(data, path)
+            digest = hook_cache.source_hash(data)
+            entry = _guarded(hook_cache.read, where, data, digest) if where else None
+            if entry is None:
+                try:
+                    notes, code = _convert(self, fullname, path, data, digest)
+                except SyntaxError as error:  # the module's own error, as Python raises it
+                    raise error.with_traceback(None) from None
+            else:
+                notes, code = entry
             if where:
-                _guarded(hook_cache.write, where, data, notes, code)
+                _guarded(hook_cache.write, where, data, notes, code, digest, stat)
         else:
-            notes, code = entry
-            _warn_or_raise(self.settings, fullname, path, notes)
+            notes, code, _ = entry
+        _warn_or_raise(self.settings, fullname, path, notes)
+        _imp._fix_co_filename(code, path)  # as Python's loader: the project may have moved
         return code
 
     def plain_code(self, data: bytes, path: str):
@@ -365,6 +432,7 @@ class AutostaticFinder:
             else:
                 new = _AssertRewritingLoader(fullname, spec.origin, self.settings, hook)
             cached = hook_cache.cache_path(spec.origin, new.cache_tag)
+            new._cached = ((spec.origin, new.cache_tag), cached)
         except Exception:  # finding must never fail because of autostatic
             return spec
         spec.loader = new

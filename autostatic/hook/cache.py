@@ -1,0 +1,217 @@
+"""The import hook's on-disk cache: module code and tracing-factory code.
+
+Files live beside the ordinary bytecode, under a tag of their own, so they never replace or
+corrupt a ``.pyc`` Python itself reads::
+
+    pkg/__pycache__/model.cpython-311.pyc                          # Python's
+    pkg/__pycache__/model.cpython-311-autostatic-0.1.0.pyc         # the module, entry-checked
+    pkg/__pycache__/model.cpython-311-autostatic-0.1.0-tracing.pyc # its functions' tracing
+                                                                   # factories, as traced
+
+Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (``b"ASTT"`` for tracing factories) (4)
+compiler fingerprint (8) source hash (8) payload length (4, little endian) payload CRC-32 (4,
+little endian) payload (``marshal`` of ``(warnings, code)``, or of ``{key: (reason, factory
+code)}``; the CRC makes a damaged payload a miss, never different code). An entry is
+used only when every field matches: the interpreter's magic number, this compiler (version and
+its own source files, so an edited transformer invalidates old entries), and the module's
+source: its modification time to the nanosecond and size (as Python's ``.pyc``, so a warm
+import never reads the source), else a hash of its bytes (a touched file is still a hit). Anything
+else - truncated, corrupt, stale, other version - is a miss. Writes go to a temporary file in
+the same directory and ``os.replace`` it, so concurrent processes (pytest-xdist) never read a
+partial file; an unwritable directory or ``sys.dont_write_bytecode`` just skips the write.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import marshal
+import os
+import sys
+import types
+import zlib
+
+from autostatic import __version__
+
+MARK = b"ASTC"  # a module entry: (warnings, module code)
+TRACING_MARK = b"ASTT"  # a module's tracing factories: {key: (reason, code)}
+_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+_fingerprint: bytes | None = None
+
+
+def fingerprint() -> bytes:
+    """8 bytes naming this compiler: its version and the size and mtime of its source files."""
+    global _fingerprint
+    if _fingerprint is None:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        parts = [__version__]
+        for sub in ("", "hook", "pyct", "transformers"):
+            try:
+                entries = sorted(os.scandir(os.path.join(root, sub)), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.endswith(".py"):
+                    st = entry.stat()
+                    parts.append(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+        _fingerprint = importlib.util.source_hash(";".join(parts).encode())
+    return _fingerprint
+
+
+def cache_path(source_path: str, tag: str = "") -> str | None:
+    """Where the converted code of ``source_path`` is cached (``None``: no cache possible).
+
+    Built from ``importlib.util.cache_from_source`` (which honours ``sys.pycache_prefix`` and
+    the optimization level) by adding ``-autostatic-<version><tag>`` to the cache tag.
+    """
+    cache_tag = sys.implementation.cache_tag
+    if cache_tag is None:
+        return None
+    try:
+        standard = importlib.util.cache_from_source(source_path)
+    except (NotImplementedError, ValueError):
+        return None
+    head, name = os.path.split(standard)
+    ours = name.replace(f".{cache_tag}", f".{cache_tag}-autostatic-{__version__}{tag}", 1)
+    return os.path.join(head, ours)
+
+
+def source_hash(data: bytes) -> bytes:
+    return importlib.util.source_hash(data)
+
+
+def _read(path: str, mark: bytes, digest: bytes | None, stat: tuple[int, int] | None = None):
+    """The unmarshalled payload of a valid entry, or ``None``. The entry must be for the
+    source hash ``digest`` or, with ``digest=None``, for a source file whose
+    ``(st_mtime_ns, st_size)`` is ``stat``."""
+    try:
+        with open(path, "rb") as f:
+            blob = f.read()
+    except OSError:
+        return None
+    if len(blob) < _HEADER:
+        return None
+    if blob[:4] != importlib.util.MAGIC_NUMBER or blob[4:8] != mark or blob[8:16] != fingerprint():
+        return None
+    if digest is not None:
+        if blob[16:24] != digest:
+            return None
+    elif stat is None or blob[32:48] != _stat_bytes(stat):
+        return None
+    size = int.from_bytes(blob[24:28], "little")
+    if len(blob) != _HEADER + size:
+        return None
+    payload = memoryview(blob)[_HEADER:]
+    if zlib.crc32(payload) != int.from_bytes(blob[28:32], "little"):
+        return None
+    try:
+        return blob[16:24], marshal.loads(payload)
+    except Exception:  # ValueError, EOFError, TypeError, SystemError...: not our entry
+        return None
+
+
+def _stat_bytes(stat: tuple[int, int] | None) -> bytes:
+    if stat is None:
+        return bytes(16)
+    mtime_ns, size = stat
+    return (mtime_ns & (1 << 64) - 1).to_bytes(8, "little") + (size & (1 << 64) - 1).to_bytes(
+        8, "little"
+    )
+
+
+def read_by_stat(path: str, stat: tuple[int, int]):
+    """``(warnings, code, source hash)`` of the entry written for a source file whose
+    ``(st_mtime_ns, st_size)`` is ``stat`` (the source need not be read: as Python's own
+    ``.pyc``, but to the nanosecond), or ``None``."""
+    found = _read(path, MARK, None, stat)
+    if found is None:
+        return None
+    digest, value = found
+    checked = _module_entry(value)
+    return None if checked is None else (*checked, digest)
+
+
+def _module_entry(found):
+    if not isinstance(found, tuple) or len(found) != 2:
+        return None
+    warnings, code = found
+    if not isinstance(code, types.CodeType) or not isinstance(warnings, tuple):
+        return None
+    return warnings, code
+
+
+def read(path: str, data: bytes, digest: bytes | None = None):
+    """The cached ``(warnings, code)`` for source bytes ``data`` (whose ``source_hash`` is
+    ``digest``, when the caller has it), or ``None`` on any mismatch."""
+    found = _read(path, MARK, digest or source_hash(data))
+    return None if found is None else _module_entry(found[1])
+
+
+def read_tracing(path: str, digest: bytes) -> dict | None:
+    """The tracing factories cached for a module whose source hash is ``digest``:
+    ``{key: (reason or None, factory code)}``, or ``None`` on any mismatch."""
+    found = _read(path, TRACING_MARK, digest)
+    if found is None or not isinstance(found[1], dict):
+        return None
+    found = found[1]
+    for value in found.values():
+        if not (
+            isinstance(value, tuple)
+            and len(value) == 2
+            and isinstance(value[1], types.CodeType)
+            and (value[0] is None or isinstance(value[0], str))
+        ):
+            return None
+    return found
+
+
+def write(
+    path: str, data: bytes, warnings: tuple, code: types.CodeType, digest=None, stat=None
+) -> bool:
+    """Write a module entry atomically; ``False`` (and no file) when it cannot be written.
+    ``stat``: the source's ``(st_mtime_ns, st_size)`` taken *before* ``data`` was read."""
+    payload = marshal.dumps((warnings, code))
+    return _write(path, MARK, digest or source_hash(data), payload, stat)
+
+
+def write_tracing(path: str, digest: bytes, entries: dict) -> bool:
+    """Write a module's tracing factories atomically, with those another process wrote since
+    (the last writer of a key wins; a lost one is only a miss)."""
+    merged = dict(read_tracing(path, digest) or {})
+    merged.update(entries)
+    return _write(path, TRACING_MARK, digest, marshal.dumps(merged))
+
+
+def _write(path: str, mark: bytes, digest: bytes, payload: bytes, stat=None) -> bool:
+    if sys.dont_write_bytecode:
+        return False
+    blob = b"".join(
+        (
+            importlib.util.MAGIC_NUMBER,
+            mark,
+            fingerprint(),
+            digest,
+            len(payload).to_bytes(4, "little"),
+            zlib.crc32(payload).to_bytes(4, "little"),
+            _stat_bytes(stat),
+            payload,
+        )
+    )
+    directory = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
+    except OSError:  # read-only directory, a file where the directory should be, ...
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True

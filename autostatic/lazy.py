@@ -1,0 +1,424 @@
+"""Tracing functions, built when tracing first reaches a function: what ``traced`` does.
+
+A converted function (the hook's, or ``autostatic.convert``'s) starts with an entry check::
+
+    def f(a, b=2, *args, c, **kw):
+        if __jst__.tracing and __jst__.traces_here():
+            return __jst__.traced(KEY)(a, b, *args, c=c, **kw)
+        <original body, untouched>
+
+Eagerly it costs two attribute loads. While a program is traced, the runtime's ``traced``
+hands ``KEY`` and the caller's frame to ``traced`` here (registered when ``autostatic`` is
+imported; the runtime never imports the compiler), which returns the function's *tracing
+function*; the entry check calls it with its own parameters, so the only extra frame in a
+traceback is the function's own entry (no frame of autostatic's). At entry the frame's locals
+are exactly the parameters and the values of the free variables (``__class__`` for a
+zero-argument ``super()`` included; an unbound free variable is absent), so:
+
+1. find the *factory code* of the function: in memory, else on disk beside the module's
+   cache (``<module>...-tracing.pyc``, keyed by the source hash), else re-read the source file,
+   refuse it if its hash is not the one the module was imported with (a stale tracing body
+   can never run), parse it once per trace session, find the ``def`` by its first line and
+   name and convert it (``tracing_factory``);
+2. ``factory(convert_ops, Variable)`` with the closure cells the factory needs - new cells
+   holding the frame's values for the hook, the function's own cells for ``convert`` - gives
+   the tracing function (kept per code object when the function has no free variables).
+
+A function the converter cannot handle traces as written (a ``ConversionWarning`` says why).
+``KEY`` is ``("autostatic.entry", source hash, first line, name)`` for the hook; for
+``autostatic.convert`` it is the converted function itself (a closure cell of its own), whose
+record here holds the parsed function.
+"""
+
+from __future__ import annotations
+
+import _imp
+import ast
+import functools
+import importlib.util
+import types
+import warnings
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import autostatic_runtime.convert_ops as convert_ops
+from autostatic.hook import cache as hook_cache
+from autostatic.hook.entry import MARK, entry_check, is_checked
+from autostatic_runtime import mode
+from autostatic_runtime.errors import StaticBuildError
+
+_FUTURE_FLAGS = 0x1000000 | 0x2000000 | 0x4000000 | 0x8000000
+ENTRY_ALIAS = "__jst__"  # closure cell names of ``convert``'s entry functions
+ENTRY_SELF = "__jst_fn__"
+
+
+# -- caches ------------------------------------------------------------------------------------
+
+#: code object of a checked function -> (globals, tracing function), free-variable-less only
+_functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: (filename, source hash) -> {(line, name, ...): (reason or None, factory code)}
+_factories: dict[tuple[str, str], dict] = {}
+#: filename -> (source hash, {(line, name): gast def}, module names); cleared when tracing ends
+_trees: dict[str, tuple[str, dict, set]] = {}
+
+
+def _end_of_session(static: bool) -> None:
+    if not static:
+        _trees.clear()
+
+
+mode.on_switch(_end_of_session)
+
+
+@dataclass(eq=False)
+class Entry:
+    """What ``autostatic.convert`` keeps for one converted code object."""
+
+    node: Any  # the gast def (or lambda) of the original function
+    filename: str
+    qualname: str
+    flags: int
+    freevars: tuple[str, ...]
+    taken: set[str]
+    factory: types.CodeType | None = None
+    functions: dict = field(default_factory=dict)  # id(globals) -> (globals, tracing fn)
+
+
+#: entry code made by ``convert`` -> Entry; original code -> entry code
+_entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_entry_codes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# -- traced ------------------------------------------------------------------------------------
+
+
+def traced(target: Any, frame: types.FrameType) -> Any:
+    """The tracing function of the function ``frame`` is running (see the docstring)."""
+    code = frame.f_code
+    f_globals = frame.f_globals
+    if type(target) is tuple:
+        found = _functions.get(code)
+        if found is not None and found[0] is f_globals:
+            return found[1]
+        values = frame.f_locals if code.co_freevars else {}
+        del frame
+        return _hook_tracing_function(target, code, f_globals, values)
+    del frame
+    return _convert_tracing_function(target)
+
+
+def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:
+    from autostatic_runtime.static.program import Variable
+
+    closure = tuple(cells[v] if v in cells else types.CellType() for v in factory.co_freevars)
+    return types.FunctionType(factory, f_globals, closure=closure or None)(convert_ops, Variable)
+
+
+def _hook_tracing_function(key: tuple, code: types.CodeType, f_globals: dict, values: dict):
+    factory = hook_factory(key, code, f_globals)
+    cells = {v: types.CellType(values[v]) for v in code.co_freevars if v in values}
+    fn = _tracing_function(factory, f_globals, cells)
+    if not code.co_freevars:
+        _functions[code] = (f_globals, fn)
+    return fn
+
+
+def _convert_tracing_function(target: types.FunctionType):
+    entry = _entries[target.__code__]
+    f_globals = target.__globals__
+    found = entry.functions.get(id(f_globals))
+    if found is not None and found[0] is f_globals:
+        return found[1]
+    if entry.factory is None:
+        reason, entry.factory = _build(
+            entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags, entry.taken
+        )
+        if reason is not None:
+            _warn_once(entry.filename, entry.node.lineno, entry.qualname, reason)
+    cells = dict(zip(target.__code__.co_freevars, target.__closure__ or ()))
+    fn = _tracing_function(entry.factory, f_globals, cells)
+    if not entry.freevars:
+        entry.functions[id(f_globals)] = (f_globals, fn)
+    return fn
+
+
+def prepare(fn: Any) -> None:
+    """Build ``fn``'s tracing body now (before a trace starts; a no-op for other callables)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if not isinstance(code, types.CodeType) or not is_checked(code):
+        return
+    if code in _entries:
+        entry = _entries[code]
+        if entry.factory is None:
+            reason, entry.factory = _build(
+                entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags, entry.taken
+            )
+            if reason is not None:
+                _warn_once(entry.filename, entry.node.lineno, entry.qualname, reason)
+        return
+    for const in code.co_consts:
+        if type(const) is tuple and len(const) == 4 and const[0] == MARK:
+            hook_factory(const, code, fn.__globals__)
+            return
+
+
+# -- the hook's functions: factory codes from memory, disk or the source -----------------------
+
+
+def _tracing_cache_path(f_globals: dict) -> str | None:
+    """Beside the module's own cache entry (``None``: the module was imported uncached)."""
+    cached = f_globals.get("__cached__")
+    if not isinstance(cached, str) or "-autostatic-" not in cached or not cached.endswith(".pyc"):
+        return None
+    return cached[:-4] + "-tracing.pyc"
+
+
+def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.CodeType:
+    """The factory code of the hook-checked function ``code`` (``key`` from its entry check)."""
+    _, digest, line, name = key
+    filename = code.co_filename
+    where = _tracing_cache_path(f_globals)
+    known = _factories.get((filename, digest))
+    if known is None:
+        known = _factories[(filename, digest)] = _read_disk(where, digest, filename)
+    sub = (line, name, code.co_qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
+    found = known.get(sub)
+    if found is None:
+        node, taken = _locate(filename, digest, line, name, code.co_qualname)
+        found = known[sub] = _build(
+            node, filename, code.co_qualname, code.co_freevars, sub[4], taken
+        )
+        if where is not None:
+            _write_disk(where, digest, known)
+    reason, factory = found
+    if reason is not None:
+        _warn_once(filename, line, code.co_qualname, reason)
+    return factory
+
+
+def _read_disk(where: str | None, digest: str, filename: str) -> dict:
+    if where is None:
+        return {}
+    try:
+        entries = hook_cache.read_tracing(where, bytes.fromhex(digest))
+    except Exception:  # any damage is a miss
+        entries = None
+    if not entries:
+        return {}
+    for _, factory in entries.values():  # the project may have moved since they were written
+        _imp._fix_co_filename(factory, filename)
+    return entries
+
+
+def _write_disk(where: str, digest: str, entries: dict) -> None:
+    try:
+        hook_cache.write_tracing(where, bytes.fromhex(digest), entries)
+    except Exception:  # the cache never breaks tracing
+        pass
+
+
+def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
+    """The gast def ``name`` starting at ``line`` (decorators included) of ``filename``, from a
+    source whose hash is ``digest``."""
+    found = _trees.get(filename)
+    if found is None or found[0] != digest:
+        try:
+            with open(filename, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise StaticBuildError(
+                f"cannot trace {qualname!r}: its source {filename!r} cannot be read "
+                f"({exc.strerror}); tracing needs the source a converted module was imported from"
+            ) from None
+        if importlib.util.source_hash(data).hex() != digest:
+            raise StaticBuildError(
+                f"cannot trace {qualname!r}: {filename} has changed since its module was "
+                "imported, and tracing would convert the new source; re-import the module "
+                "(or restart the program) to trace it",
+                (filename, line, qualname),
+            )
+        import gast
+
+        from autostatic.hook.module_conversion import _module_names
+
+        tree = gast.parse(data, filename)
+        index = {
+            (min([d.lineno for d in n.decorator_list] + [n.lineno]), n.name): n
+            for n in gast.walk(tree)
+            if isinstance(n, gast.FunctionDef)
+        }
+        found = _trees[filename] = (digest, index, _module_names(tree))
+    node = found[1].get((line, name))
+    if node is None:
+        raise StaticBuildError(
+            f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",
+            (filename, line, qualname),
+        )
+    return node, found[2]
+
+
+# -- building a factory ------------------------------------------------------------------------
+
+
+def _build(node, filename, qualname, freevars, flags, taken) -> tuple[str | None, types.CodeType]:
+    """``(None, factory code)``, or ``(reason, factory of the body as written)`` when the
+    converter cannot handle the function (it then traces as Python runs it)."""
+    try:
+        from autostatic.tracing_factory import tracing_factory
+
+        return None, tracing_factory(
+            node, filename=filename, qualname=qualname, freevars=freevars, flags=flags, taken=taken
+        )
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return reason, _plain_factory(node, filename, qualname, freevars, flags)
+
+
+def _plain_factory(node, filename, qualname, freevars, flags) -> types.CodeType:
+    import gast
+
+    from autostatic.conversion import _lambda_as_def
+    from autostatic.tracing_factory import compile_factory
+
+    if isinstance(node, gast.Lambda):
+        node = _lambda_as_def(node)
+    fdef = gast.gast_to_ast(node)
+    fdef.decorator_list = []
+    return compile_factory(
+        fdef, "__jst_unused__", "__jst_unused_Variable__", filename=filename,
+        qualname=qualname, freevars=freevars, flags=flags,
+    )  # fmt: skip
+
+
+_warned: set = set()
+
+
+def _warn_once(filename: str, line: int, qualname: str, reason: str) -> None:
+    from autostatic.hook.finder import ConversionWarning
+
+    if (filename, line) in _warned:
+        return
+    _warned.add((filename, line))
+    warnings.warn_explicit(
+        f"autostatic: function {qualname!r} cannot be converted ({reason}); it is traced as "
+        "written",
+        ConversionWarning,
+        filename,
+        line,
+    )
+
+
+# -- autostatic.convert: an entry-checked copy of a function -----------------------------------
+
+
+def entry_function(fn: types.FunctionType) -> types.FunctionType:
+    """``fn`` compiled from its source with the entry check: eager calls run its original
+    body (same frames, file and lines); traced calls its tracing function, built lazily.
+
+    The runtime alias and the function itself live in closure cells of the new function, so
+    nothing is written into ``fn``'s globals. Raises ``SourceUnavailableError`` without source.
+    """
+    code = _entry_codes.get(fn.__code__)
+    if code is None:
+        code = _compile_entry(fn)
+        _entry_codes[fn.__code__] = code
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    cells[ENTRY_ALIAS] = types.CellType(convert_ops)
+    own = cells[ENTRY_SELF] = types.CellType()
+    closure = tuple(cells[v] for v in code.co_freevars)
+    new = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    functools.update_wrapper(new, fn)
+    new.__autostatic_original__ = fn
+    own.cell_contents = new
+    return new
+
+
+def _compile_entry(fn: types.FunctionType) -> types.CodeType:
+    import gast
+
+    from autostatic.conversion import _lambda_as_def
+    from autostatic.pyct import parser
+    from autostatic.tracing_factory import factory_module
+
+    src = parser.parse_function(fn)
+    original = fn.__code__
+    node = src.node
+    flags = original.co_flags & _FUTURE_FLAGS
+    names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
+    for name in (ENTRY_ALIAS, ENTRY_SELF):
+        if name in names or name in original.co_freevars:
+            raise ValueError(f"{fn.__qualname__} uses the name {name!r}")
+    fdef = gast.gast_to_ast(_lambda_as_def(node) if isinstance(node, gast.Lambda) else node)
+    fdef.name = "__autostatic_entry__"  # its own name stays the module's global in its body
+    fdef.decorator_list = []
+    check = entry_check(ENTRY_ALIAS, ast.Name(id=ENTRY_SELF, ctx=ast.Load()), fdef)
+    body = fdef.body
+    doc = (
+        1
+        if body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(getattr(body[0], "value", None), ast.Constant)
+        and isinstance(body[0].value.value, str)
+        else 0
+    )
+    body.insert(doc, check)
+    freevars = (*original.co_freevars, ENTRY_ALIAS, ENTRY_SELF)
+    module = factory_module(fdef, "__jst_unused__", "__jst_unused2__", fn.__qualname__, freevars)
+    code = _find(compile(module, src.filename, "exec", flags=flags, dont_inherit=True), fdef.name)
+    code = code.replace(co_name=original.co_name, co_qualname=original.co_qualname)
+    _entries[code] = Entry(
+        node=node,
+        filename=src.filename,
+        qualname=fn.__qualname__,
+        flags=flags,
+        freevars=original.co_freevars,
+        taken=set(fn.__globals__) - {ENTRY_ALIAS, ENTRY_SELF},
+    )
+    return code
+
+
+def _find(code: types.CodeType, name: str) -> types.CodeType:
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            if const.co_name == name and const.co_name != "__autostatic_factory__":
+                return const
+            found = _find(const, name)
+            if found is not None:
+                return found
+    return None
+
+
+# -- showing a tracing body --------------------------------------------------------------------
+
+
+def tracing_source(fn: Any) -> str:
+    """The source of ``fn``'s tracing function (converted now; nothing is cached)."""
+    from autostatic.pyct import parser
+    from autostatic.tracing_factory import tracing_node
+
+    original = getattr(fn, "__autostatic_original__", fn)
+    src = parser.parse_function(original)
+    node, _, _ = tracing_node(
+        src.node,
+        filename=src.filename,
+        qualname=original.__qualname__,
+        taken=set(getattr(original, "__globals__", {})),
+    )
+    return ast.unparse(__import__("gast").gast_to_ast(node))
+
+
+def is_entry_checked(fn: Any) -> bool:
+    """Whether ``fn`` (a function) already has an entry check (hook-loaded or converted)."""
+    code = getattr(fn, "__code__", None)
+    return isinstance(code, types.CodeType) and is_checked(code)
+
+
+def install() -> None:
+    """Make the runtime's ``traced`` reach this module (done by ``import autostatic``)."""
+    convert_ops._traced_caller[0] = traced
+
+
+__all__ = ["traced", "entry_function", "tracing_source", "is_entry_checked", "MARK"]
