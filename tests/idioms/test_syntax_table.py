@@ -1,0 +1,107 @@
+"""docs/converter.md's "Supported syntax" table matches the tests: each row names the idiom
+cases (or other tests) that show it, and each of those exists and is expected to pass."""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+
+import pytest
+
+from .triage import MODULES
+
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "converter.md"
+
+#: The first words of each row of the table -> idiom case ids (or "file::test" of other tests).
+ROWS = {
+    "`if` / `elif` / `else`, nested": ["elif_chain_on_mean", "nested_if_three_deep"],
+    "`while` / `while … else`": ["while_with_tensor_counter", "while_else_without_break"],
+    "`return` anywhere": [
+        "return_pair", "return_nested_dict", "return_row_in_for_range", "return_in_while_true",
+    ],
+    "`break` / `continue`": ["continue_then_break", "continue_and_break_in_while"],
+    "calls of your functions": ["sublayers_with_tensor_if", "callable_object_with_tensor_if"],
+    "`a and b`, `a or b`, `not a`": ["or_with_none_scale", "string_mode_and_tensor"],
+    "`x if c else y`": ["ternary_guarding_log", "nested_ternary_guards"],
+    "`:=` in conditions": ["walrus_in_if", "walrus_in_while", "walrus_in_and"],
+    "`xs.append/extend/pop(...)`, `d[k] = v`, `x[i] = v` inside a tensor `if`": [
+        "append_in_both_branches", "append_in_one_branch", "dict_item_in_both_branches",
+        "setitem_in_tensor_if",
+    ],
+    "`obj.attr = v`": [
+        "layer_self_attr_in_tensor_if", "namespace_attr_in_while", "plain_object_attr_in_for",
+    ],
+    "a variable first bound inside a tensor loop": [
+        "value_first_set_in_for", "value_first_set_in_while",
+    ],
+    "a loop variable started by a Python number": [
+        "digits_into_int32_number", "python_zero_accumulates_floats", "none_start_then_tensor",
+    ],
+    "dataclasses and small objects": [
+        "dataclass_carried_by_tensor_for", "dataclass_returned_from_branching_helper",
+    ],
+    "`x.numpy()` in a condition": ["numpy_read_in_condition"],
+    "`a < b < c`": ["chained_comparison"],
+    "`assert c, msg`": ["assert_on_tensor", "assert_inside_tensor_loop"],
+    "`print(...)`": ["print_in_tensor_branch", "print_inside_tensor_while"],
+    "`int(x)`, `float(x)`, `bool(x)`": ["int_of_dim_as_bound", "float_of_tensor_scalar"],
+    "`max(a, b)`, `min(a, b)`": ["mean_of_python_count"],
+    "`len(x)`": ["len_of_tensor", "len_in_tensor_while"],
+    "`x.shape`": ["range_over_dim_attribute", "shape_list_unpacked"],
+    "`isinstance(x, rt.Tensor)`": ["isinstance_check"],
+    "`breakpoint()`, `pdb.set_trace()`": [
+        "tests/compiler/test_builtins.py::test_the_debugger_stops_in_converted_code_at_the_users_line",
+    ],
+    "`for` / `for … else`": ["for_over_tensor_rows", "for_over_zip_of_tensors"],
+    "`xs.append(v)`, `xs.pop(i)` on a local list": [
+        "append_in_for_then_stack", "append_and_conditional_pop_in_while",
+    ],
+    "`try`, `with`, generators": ["recursive_pairwise_sum", "nonlocal_counter_in_tensor_loop"],
+    "functions, nested functions, lambdas": [
+        "lambda_reads_branch_variable", "partial_helper_with_loop_var",
+    ],
+    "`@autostatic.not_to_static`": ["not_to_static_bound_method", "not_to_static_function"],
+}
+
+
+def _table_rows() -> list[str]:
+    text = DOC.read_text()
+    start = text.index("## Supported syntax")
+    end = text.index("\n#", start + 1)
+    rows = []
+    for line in text[start:end].splitlines():
+        if line.startswith("| ") and not line.startswith("| construct"):
+            rows.append(line.split(" | ")[0][2:])
+    return rows
+
+
+def _cases() -> dict:
+    found = {}
+    for name in MODULES:
+        module = importlib.import_module(f"tests.idioms.{name}")
+        xfails = getattr(module, "XFAIL", {})
+        for case in module.CASES:
+            found[case.id] = case.id in xfails
+    return found
+
+
+def test_every_row_of_the_table_has_tests():
+    rows = _table_rows()
+    for row in rows:
+        keys = [k for k in ROWS if row.startswith(k)]
+        assert len(keys) == 1, f"no (or several) test entries for the row {row!r}"
+    for key in ROWS:
+        assert any(row.startswith(key) for row in rows), f"{key!r} is not in the table"
+
+
+@pytest.mark.parametrize("key", sorted(ROWS))
+def test_the_tests_of_each_row_exist_and_pass(key):
+    cases = _cases()
+    root = DOC.parents[1]
+    for ref in ROWS[key]:
+        if "::" in ref:
+            path, test = ref.split("::")
+            assert f"def {test}(" in (root / path).read_text(), ref
+            continue
+        assert ref in cases, f"{ref} is not an idiom case"
+        assert not cases[ref], f"{ref} is marked xfail, but the table says it works"
