@@ -47,7 +47,7 @@ from autostatic_runtime.tensor import TensorLike
 __all__ = [
     "tracing", "traces_here", "traced", "convert_call", "is_symbolic", "convert_ifelse",
     "convert_while_loop", "logical_and", "logical_or", "logical_not", "select", "convert_and",
-    "convert_or", "convert_ifexp", "UNDEFINED", "Undefined",
+    "convert_or", "convert_ifexp", "passthrough", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_max", "convert_min",
@@ -88,11 +88,6 @@ def _follow_mode(any_static: bool) -> None:
 
 
 mode.on_switch(_follow_mode)
-
-
-def traces_here() -> bool:
-    """True when this thread is tracing a program (after ``tracing`` said some thread may be)."""
-    return tracing
 
 
 _traced_caller: list = [None]  # set by the compiler (autostatic) when it is imported
@@ -260,6 +255,20 @@ def convert_ifelse(
 #: A branch output that both branches give alike (a tensor array merged by its own log).
 _SHARED = ("shared",)
 _MISSING = object()
+
+
+class passthrough:  # noqa: N801 - used as a function in generated code
+    """The branch function of an empty branch: ``passthrough((1, 0, -1))(a, b)`` is
+    ``(b, a, UNDEFINED)`` (-2 gives ``PLACEHOLDER``)."""
+
+    __slots__ = ("positions", "location")
+
+    def __init__(self, positions: tuple, location: tuple | None = None):
+        self.positions, self.location = positions, location
+
+    def __call__(self, *inputs: Any) -> tuple:
+        missing = {-1: UNDEFINED, -2: PLACEHOLDER}
+        return tuple(inputs[i] if i >= 0 else missing[i] for i in self.positions)
 
 
 def convert_while_loop(

@@ -191,11 +191,6 @@ def first_trace(module, name: str, path: str) -> None:
     fn = next(v for k, v in vars(module).items() if k.endswith("_0"))
     args = {"layer": (1.0, 2.0, 3.0, 0.5, True), "step": (3, 5, 2), "dispatch": (5, 2.0)}
     call = args[fn.__name__.rpartition("_")[0]]
-    if fn.__name__.startswith("dispatch") and not os.environ.get("BENCH_TRACE_DISPATCH"):
-        # today's early-return lowering takes minutes on 12 returns (the converter's rewrite
-        # is expected to fix it); BENCH_TRACE_DISPATCH=1 measures it anyway
-        print("  first traced call of dispatch_0: skipped (BENCH_TRACE_DISPATCH=1 to measure)")
-        return
     old, convert_ops.tracing = convert_ops.tracing, True
     try:
         lazy._functions.clear()

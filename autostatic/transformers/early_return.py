@@ -81,6 +81,34 @@ def _needs_lowering(fn: gast.FunctionDef) -> bool:
     return nested
 
 
+def _exits(stmts: list) -> bool:
+    """Whether ``stmts`` never fall through: they end in ``return``/``raise``, or in an
+    ``if`` both of whose branches never fall through."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (gast.Return, gast.Raise)):
+        return True
+    return isinstance(last, gast.If) and _exits(last.body) and _exits(last.orelse)
+
+
+def _absorb(stmt: gast.If, rest: list) -> list:
+    """Move the statements after ``stmt`` into the branch that falls through when the other
+    never does (``if c: return a`` then ``rest`` is ``if c: return a else: rest``): no flag
+    test guards ``rest``, so an early return costs one converted statement, not two. Returns
+    what is left after ``stmt`` (nothing, or ``rest`` when it cannot move)."""
+    body_exits, else_exits = _exits(stmt.body), _exits(stmt.orelse)
+    if body_exits and else_exits:
+        return []  # unreachable
+    if body_exits:
+        stmt.orelse = stmt.orelse + rest
+        return []
+    if else_exits and stmt.orelse:
+        stmt.body = stmt.body + rest
+        return []
+    return rest
+
+
 def _never_ends(stmt: gast.stmt) -> bool:
     """A ``while True:`` with no ``break`` of its own: only a ``return`` (or an exception)
     leaves it, so the function never falls off its end after it."""
@@ -134,8 +162,11 @@ class ReturnTransformer(Transformer):
             if isinstance(stmt, _SCOPES) or not _has_return(stmt):
                 out.append(stmt)
                 continue
-            out.append(self._lower(stmt, in_loop))
             rest = stmts[i + 1 :]
+            if isinstance(stmt, gast.If) and rest and not _absorb(stmt, rest):
+                out.append(self._lower(stmt, in_loop))
+                return out  # the rest moved into the branch that falls through
+            out.append(self._lower(stmt, in_loop))
             if in_loop:  # an inner loop or block returned: leave this loop too
                 out += replace("if flag:\n    break", stmt, flag=self.flag)
                 out += self._block(rest, in_loop) if rest else []

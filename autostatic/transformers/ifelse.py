@@ -174,7 +174,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     outputs += [
         c for c in containers if c in live_out and c not in outputs and c in maybe and self.is_local(c)
     ]
-    reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read")) - temps
+    reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read"))
+    live = _live_into(node, live_out)
+    if live is not None:  # read before any assignment in a branch
+        reads &= live
+    reads = reads - temps
     reads |= {c for c in containers if self.is_local(c)}
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
     shared = shared_cells(self, inputs)
@@ -188,6 +192,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
+        if not branch_f and not attrs and not shared:  # nothing runs: pass the inputs on
+            fns.append(_passthrough(self, outputs, inputs, unset))
+            continue
         results += [_attribute(a) for a in attrs]
         ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
         body = list(branch_f) + [gast.copy_location(ret, node)]
@@ -232,6 +239,35 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     copies = [a.id for a, n in zip(args, inputs) if n not in defined]
     release = [_delete(copies, node)] if copies else []
     return reads_before + [call] + release, True
+
+
+def _passthrough(self, outputs: list, inputs: list, unset: str) -> gast.expr:
+    """``_jst.passthrough((i, ...))``: the branch function of an empty branch, giving each
+    output its input (position ``i``), or -1 for ``UNDEFINED``, -2 for ``PLACEHOLDER``."""
+    missing = -2 if unset == "PLACEHOLDER" else -1
+    positions = [constant(inputs.index(o) if o in inputs else missing) for o in outputs]
+    call = gast.Call(
+        func=self.jst("passthrough"),
+        args=[gast.Tuple(elts=positions, ctx=gast.Load())],
+        keywords=[],
+    )
+    return call
+
+
+def _live_into(node: gast.If, live_out: set) -> set | None:
+    """The variables live at the start of either branch (read there before any assignment):
+    the branch functions' inputs, besides their outputs. None when a branch's first statement
+    has no liveness facts (a statement a pass made)."""
+    live = set()
+    for branch in (node.body, node.orelse):
+        if not branch:
+            live |= live_out
+            continue
+        facts = anno.get(branch[0], anno.LIVE_IN, None)
+        if facts is None:
+            return None
+        live |= set(facts)
+    return live
 
 
 def _attribute(dotted: str, store: bool = False) -> gast.expr:

@@ -149,7 +149,11 @@ def _placeholders_like(value: Any) -> Any:
 
 
 def _fn_location(fn: Callable) -> tuple | None:
-    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
+    fn = getattr(fn, "__wrapped__", fn)
+    where = getattr(fn, "location", None)  # an empty branch: the statement's location
+    if where is not None:
+        return where
+    code = getattr(fn, "__code__", None)
     return (code.co_filename, code.co_firstlineno, code.co_name) if code else None
 
 
