@@ -90,7 +90,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
         index = index + 1
         """,
         node,
-        target=copy.deepcopy(node.target),
+        target=node.target,
         jst=self.ctx.jst,
         it=it,
         index=index,
@@ -134,9 +134,9 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     tail = orelse_f if ok else []
     dual = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[node])
     func = gast.If(
-        test=copy.deepcopy(is_symbolic), body=copy.deepcopy(symbolic) + tail, orelse=[func_for]
+        test=is_symbolic, body=symbolic + tail, orelse=[func_for]
     )
-    return head + [gast.copy_location(dual, node)], copy.deepcopy(head) + [
+    return head + [gast.copy_location(dual, node)], head + [
         gast.copy_location(func, node)
     ]
 
@@ -197,7 +197,7 @@ def _init_target(self, node: gast.For, it: str) -> list:
         return []
     temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
     target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(
-        copy.deepcopy(node.target)
+        copy.deepcopy(node.target)  # the visitor changes the nodes it visits
     )
     stmts = replace(
         "target = jst.loop_placeholder(it)", node, target=target, jst=self.ctx.jst, it=it
@@ -247,7 +247,7 @@ def _list_checks(self, node: gast.For) -> list:
             "jst.check_loop_list(value, text, method, where)",
             call,
             jst=self.ctx.jst,
-            value=copy.deepcopy(func.value),
+            value=func.value,
             text=constant(dotted),
             method=constant(func.attr),
             where=self.location(call),

@@ -63,7 +63,7 @@ def build_while(self, node: gast.While) -> tuple[list, list]:
     orelse_d, orelse_f = self.block(node.orelse)
     symbolic, ok = loop_call(self, node, node.test, body_f)
     if ok:
-        func = copy_location_deep_all(copy.deepcopy(symbolic), node) + orelse_f
+        func = copy_location_deep_all(symbolic, node) + orelse_f
     namer = self.ctx.namer
     pred = namer.new("pred")
     flag = namer.new("else") if node.orelse else None
@@ -98,15 +98,15 @@ def build_while(self, node: gast.While) -> tuple[list, list]:
             pred=pred,
             test=node.test,
             check=self.is_symbolic(name(pred)),
-            symbolic=copy.deepcopy(symbolic),
-            exit_=copy.deepcopy(exit_),
+            symbolic=symbolic,
+            exit_=exit_,
             body=body_f,
         )
     if flag:
         head = replace("flag = False", node, flag=flag)
         dual = head + loop + replace("if flag:\n    orelse", node, flag=flag, orelse=orelse_d)
         if not ok:
-            func = copy.deepcopy(head) + func
+            func = head + func
             func += replace("if flag:\n    orelse", node, flag=flag, orelse=orelse_f)
         return dual, func
     return loop, func
@@ -168,7 +168,7 @@ def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -
     cond_fn = function_def(
         self.ctx.namer.new("loop_cond"),
         params,
-        set_attrs + [gast.copy_location(gast.Return(value=copy.deepcopy(test)), node)],
+        set_attrs + [gast.copy_location(gast.Return(value=test), node)],
         node,
         shared,
     )
@@ -177,7 +177,7 @@ def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -
     body_fn = function_def(
         self.ctx.namer.new("loop_body"),
         params,
-        copy.deepcopy(set_attrs) + step + list(body_f) + [gast.copy_location(ret, node)],
+        set_attrs + step + list(body_f) + [gast.copy_location(ret, node)],
         node,
         shared,
     )
