@@ -155,10 +155,11 @@ NONE_START_LOOP_VAR = (
     "StaticBuildError \"'best' has shape [] before the loop, but [3] after one iteration\""
 )
 NONE_STATE_INTO_CELL = (
-    "loop-dtype: internal: `state = None` before a tensor for, then `out, state = "
-    "cell(x_t, state)` (rt.nn.LSTMCell) raises ValueError \"not enough values to unpack "
-    "(expected 2, got 0)\" in nn/layer/rnn.py forward (the None loop variable is traced as an "
-    "empty placeholder)"
+    "loop-dtype: `state = None` before a tensor for, then `out, state = cell(x_t, state)` "
+    "with an empty list appended to in the same body: the first iteration (traced as a cond "
+    "op so the cell sees None) leaves the list empty on its other side, and an empty tensor "
+    "array whose elements have an unknown (batch) dim cannot be made there: a clear "
+    "StaticBuildError"
 )
 BUILTIN_MAX_OF_PROMOTED = (
     "loop-dtype: internal: builtin max(count, 1) after a tensor loop promoted `count` raises "
