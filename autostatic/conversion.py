@@ -119,17 +119,6 @@ def _analyze(node: gast.FunctionDef):
     return info
 
 
-def _docstring(body: list) -> list:
-    first = body[0] if body else None
-    if (
-        isinstance(first, gast.Expr)
-        and isinstance(first.value, gast.Constant)
-        and isinstance(first.value.value, str)
-    ):
-        return [first]
-    return []
-
-
 def _lambda_as_def(node: gast.Lambda) -> gast.FunctionDef:
     """``lambda args: expr`` as ``def __autostatic_lambda__(args): return expr``."""
     ret = gast.copy_location(gast.Return(value=node.body), node)
@@ -143,5 +132,3 @@ def _lambda_as_def(node: gast.Lambda) -> gast.FunctionDef:
         type_params=[],
     )
     return gast.copy_location(fdef, node)
-
-

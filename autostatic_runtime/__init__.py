@@ -52,7 +52,6 @@ from autostatic_runtime.errors import (  # noqa: E402
 )
 from autostatic_runtime.io import load, save  # noqa: E402
 from autostatic_runtime.mode import in_dynamic_mode  # noqa: E402
-from autostatic_runtime.place import CPUPlace, CUDAPlace, is_compiled_with_cuda  # noqa: E402
 from autostatic_runtime.ops import methods as _methods  # noqa: E402
 from autostatic_runtime.ops.broadcast import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.combine import *  # noqa: E402,F401,F403
@@ -62,10 +61,11 @@ from autostatic_runtime.ops.indexing import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.linalg import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.manipulation import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.reduce import *  # noqa: E402,F401,F403
-from autostatic_runtime.ops.shape_tensor import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.registry import OPS as _OPS  # noqa: E402
+from autostatic_runtime.ops.shape_tensor import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.tensor_array import *  # noqa: E402,F401,F403
+from autostatic_runtime.place import CPUPlace, CUDAPlace, is_compiled_with_cuda  # noqa: E402
 from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
 
 _methods.attach(__import__(__name__))
@@ -86,4 +86,3 @@ from autostatic_runtime import (  # noqa: E402,F401
 )
 from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
 from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401
-

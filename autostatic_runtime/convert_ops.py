@@ -176,8 +176,9 @@ def convert_ifelse(
     as a ``cond`` op, or as exactly that statement when ``pred`` is not symbolic. Returns
     the values of ``names`` after the statement (``UNDEFINED`` where one is left unbound).
     ``containers`` are (position in ``inputs``, position in ``names`` or -1) of the lists,
-    dicts and tensors the branches change in place (each branch gets its own copy; the result is written back into the
-    original object); ``attributes`` are the ``(object, name)`` pairs the branches assign,
+    dicts and tensors the branches change in place (each branch gets its own copy; the
+    result is written back into the original object); ``attributes`` are the ``(object,
+    name)`` pairs the branches assign,
     restored before each branch is traced (the last outputs are their values).
     """
     if not isinstance(pred, Variable):
@@ -312,9 +313,7 @@ def convert_while_loop(
         loop_vars = to_tensor_arrays(loop_vars, names, arrays)
     unset = [i for i, v in enumerate(loop_vars) if v is UNDEFINED]
     numbers = [
-        i
-        for i, v in enumerate(loop_vars)
-        if type(v) in (int, float) and names[i] not in arrays
+        i for i, v in enumerate(loop_vars) if type(v) in (int, float) and names[i] not in arrays
     ]
     checked: list[str] = []
     if unset or numbers:

@@ -333,3 +333,14 @@ def find_jump(stmts: list) -> gast.AST | None:
         if found is not None:
             return found
     return None
+
+
+def docstring(body: list) -> list:
+    first = body[0] if body else None
+    if (
+        isinstance(first, gast.Expr)
+        and isinstance(first.value, gast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return [first]
+    return []

@@ -58,7 +58,8 @@ def _binds_in_test(node: gast.While) -> bool:
     """A ``:=`` in the test, and no jump in the ``else`` (it would change loops below)."""
     if not any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
         return False
-    return not any(isinstance(n, (gast.Break, gast.Continue)) for s in node.orelse for n in gast.walk(s))
+    jumps = (gast.Break, gast.Continue)
+    return not any(isinstance(n, jumps) for s in node.orelse for n in gast.walk(s))
 
 
 def _test_in_body(node: gast.While) -> gast.While:

@@ -33,7 +33,7 @@ import copy
 import gast
 
 from autostatic.pyct import anno
-from autostatic.transformers.base import _BLOCKS, Transformer
+from autostatic.transformers.base import _BLOCKS, Transformer, docstring
 
 
 class ControlFlowTransformer(Transformer):
@@ -55,7 +55,8 @@ class ControlFlowTransformer(Transformer):
         self.protected, self.function, self._captured, self.hoisted = 0, node, None, []
         try:
             dual, _ = self.block(node.body, functional=False)
-            node.body = _docstring(dual) + self.hoisted + dual[len(_docstring(dual)) :]
+            doc = docstring(dual)
+            node.body = doc + self.hoisted + dual[len(doc) :]
         finally:
             self.ctx.info, self.protected, self.function, self._captured, self.hoisted = saved
         return node
@@ -137,14 +138,3 @@ class ControlFlowTransformer(Transformer):
         """Define ``fn`` once, at the top of the converted function; returns its name."""
         self.hoisted.append(fn)
         return fn.name
-
-
-def _docstring(body: list) -> list:
-    first = body[0] if body else None
-    if (
-        isinstance(first, gast.Expr)
-        and isinstance(first.value, gast.Constant)
-        and isinstance(first.value.value, str)
-    ):
-        return [first]
-    return []

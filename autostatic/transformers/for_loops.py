@@ -45,9 +45,9 @@ it rewrote, and on functions with loops that have none yet (branch functions
 
 from __future__ import annotations
 
-import gast
-
 import copy
+
+import gast
 
 from autostatic import pyct
 from autostatic.pyct import anno
@@ -133,12 +133,8 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     is_symbolic = replace("jst.is_symbolic_iterable(it)", node, jst=self.ctx.jst, it=it)[0].value
     tail = orelse_f if ok else []
     dual = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[node])
-    func = gast.If(
-        test=is_symbolic, body=symbolic + tail, orelse=[func_for]
-    )
-    return head + [gast.copy_location(dual, node)], head + [
-        gast.copy_location(func, node)
-    ]
+    func = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[func_for])
+    return head + [gast.copy_location(dual, node)], head + [gast.copy_location(func, node)]
 
 
 def _unwrap(expr: gast.expr) -> gast.expr:

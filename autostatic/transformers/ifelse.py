@@ -42,7 +42,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import constant, name, replace, tuple_of
+from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import Transformer, bare, names_in
 from autostatic.transformers.containers import mutated_containers
 
@@ -172,7 +172,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     defined = set(anno.get(node, anno.DEFINED_IN)) | tested
     outputs = sorted(m for m in bare(modified) if m in live_out)
     outputs += [
-        c for c in containers if c in live_out and c not in outputs and c in maybe and self.is_local(c)
+        c
+        for c in containers
+        if c in live_out and c not in outputs and c in maybe and self.is_local(c)
     ]
     reads = bare(names_in(body_scope, "read") | names_in(orelse_scope, "read"))
     live = _live_into(node, live_out)
@@ -225,19 +227,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     if attrs:
         value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=gast.Load())
         call.value.keywords.append(gast.keyword(arg="attributes", value=value))
-    targets = [name(o, store=True) for o in outputs] + [_attribute(a, store=True) for a in attrs]
-    if targets:
-        call = gast.copy_location(
-            gast.Assign(
-                targets=[gast.Tuple(elts=targets, ctx=gast.Store())],
-                value=call.value,
-                type_comment=None,
-            ),
-            node,
-        )
-    # the guarded copies must not keep the old values alive (a generator may suspend next)
-    copies = [a.id for a, n in zip(args, inputs) if n not in defined]
-    release = [_delete(copies, node)] if copies else []
+    call = assign_results(call, outputs, attrs, node)
+    release = release_copies(args, inputs, defined, node)
     return reads_before + [call] + release, True
 
 
@@ -285,6 +276,24 @@ def _owner(dotted: str) -> gast.Tuple:
     """``(a.b, 'c')`` for ``a.b.c``: the object and the attribute a branch sets."""
     head, _, attr = dotted.rpartition(".")
     return gast.Tuple(elts=[_attribute(head), constant(attr)], ctx=gast.Load())
+
+
+def assign_results(call: gast.Expr, names: list, attrs: list, origin: gast.AST) -> gast.stmt:
+    """``(a, b, obj.c) = <call>``, or the call alone when it has no results."""
+    targets = [name(n, store=True) for n in names] + [_attribute(a, store=True) for a in attrs]
+    if not targets:
+        return call
+    assign = gast.Assign(
+        targets=[gast.Tuple(elts=targets, ctx=gast.Store())], value=call.value, type_comment=None
+    )
+    return gast.copy_location(assign, origin)
+
+
+def release_copies(args: list, names: list, defined: set, origin: gast.AST) -> list:
+    """``del`` the guarded copies of maybe-unbound inputs: they must not keep the old values
+    alive (a generator may suspend next)."""
+    copies = [a.id for a, n in zip(args, names) if n not in defined]
+    return [_delete(copies, origin)] if copies else []
 
 
 def _delete(names: list[str], origin: gast.AST) -> gast.Delete:

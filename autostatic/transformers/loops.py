@@ -45,8 +45,6 @@ unbound; ``convert_while_loop`` gives it a placeholder shaped like the body's va
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
 from autostatic.pyct import anno
@@ -54,7 +52,14 @@ from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import bare, names_in
 from autostatic.transformers.for_loops import appended_lists
-from autostatic.transformers.ifelse import _attribute, function_def, guarded_inputs, shared_cells
+from autostatic.transformers.ifelse import (
+    _attribute,
+    assign_results,
+    function_def,
+    guarded_inputs,
+    release_copies,
+    shared_cells,
+)
 
 
 def build_while(self, node: gast.While) -> tuple[list, list]:
@@ -81,27 +86,17 @@ def build_while(self, node: gast.While) -> tuple[list, list]:
                 break
             body
     """
-    loop = replace(
-        template,
-        node,
-        pred=pred,
-        test=node.test,
-        check=self.is_symbolic(name(pred)),
-        symbolic=symbolic,
-        exit_=exit_,
-        body=body_d,
-    )
+
+    def loop_over(body: list) -> list:
+        check = self.is_symbolic(name(pred))
+        return replace(
+            template, node, pred=pred, test=node.test, check=check, symbolic=symbolic,
+            exit_=exit_, body=body,
+        )  # fmt: skip
+
+    loop = loop_over(body_d)
     if not ok:  # an error on the symbolic path: the functional form keeps the Python loop
-        func = replace(
-            template,
-            node,
-            pred=pred,
-            test=node.test,
-            check=self.is_symbolic(name(pred)),
-            symbolic=symbolic,
-            exit_=exit_,
-            body=body_f,
-        )
+        func = loop_over(body_f)
     if flag:
         head = replace("flag = False", node, flag=flag)
         dual = head + loop + replace("if flag:\n    orelse", node, flag=flag, orelse=orelse_d)
@@ -199,19 +194,6 @@ def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -
         elts = [constant(v) for v in sorted(arrays)]
         value = gast.Tuple(elts=elts, ctx=gast.Load())
         call.value.keywords.append(gast.keyword(arg="arrays", value=value))
-    targets = [name(v, store=True) for v in loop_vars] + [_attribute(a, store=True) for a in attrs]
-    if targets:
-        call = gast.copy_location(
-            gast.Assign(
-                targets=[gast.Tuple(elts=targets, ctx=gast.Store())],
-                value=call.value,
-                type_comment=None,
-            ),
-            node,
-        )
-    copies = [a.id for a, n in zip(args, loop_vars) if n not in defined]
-    release = []
-    if copies:
-        targets = [gast.Name(id=n, ctx=gast.Del(), annotation=None, type_comment=None) for n in copies]
-        release = [gast.copy_location(gast.Delete(targets=targets), node)]
+    call = assign_results(call, loop_vars, attrs, node)
+    release = release_copies(args, loop_vars, defined, node)
     return reads_before + [call] + release, True

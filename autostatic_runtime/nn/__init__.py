@@ -11,8 +11,8 @@ from autostatic_runtime.nn import (
     functional,  # noqa: F401
     initializer,  # noqa: F401
 )
-from autostatic_runtime.nn.decode import BeamSearchDecoder, dynamic_decode
 from autostatic_runtime.nn.clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from autostatic_runtime.nn.decode import BeamSearchDecoder, dynamic_decode
 from autostatic_runtime.nn.layer import *  # noqa: F401,F403
 from autostatic_runtime.nn.layer import activation as _activation
 from autostatic_runtime.nn.layer import common as _common

@@ -43,7 +43,8 @@ def add_n(inputs: Any, name: str | None = None):
     dtypes = {t.dtype for t in inputs}
     if len(dtypes) > 1:
         raise ShapeError(
-            "add_n", f"inputs have different dtypes {sorted(map(str, dtypes))}; cast them first",
+            "add_n",
+            f"inputs have different dtypes {sorted(map(str, dtypes))}; cast them first",
             user_location(),
         )
     return AddN(*inputs)

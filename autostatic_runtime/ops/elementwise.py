@@ -513,6 +513,7 @@ def clip(x: Any, min: Any = None, max: Any = None, name: str | None = None):
     tensor; a traced bound becomes ``maximum``/``minimum`` ops; gradients reach ``x`` only,
     as eagerly)."""
     if _traced(min) or _traced(max):
+
         def bound(v):
             return cast(v.detach(), x.dtype).reshape([]) if isinstance(v, TensorLike) else v
 

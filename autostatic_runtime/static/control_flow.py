@@ -19,8 +19,8 @@ from autostatic_runtime.errors import ExecutionError, StaticBuildError, user_loc
 from autostatic_runtime.mode import in_dynamic_mode
 from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.static.builder import capture, default_main_program
-from autostatic_runtime.static.program import Block, Literal, Program, Variable
 from autostatic_runtime.static.mutation import alias
+from autostatic_runtime.static.program import Block, Literal, Program, Variable
 from autostatic_runtime.static.tensor_array import MutationLog, TensorArray, _ProbeDone
 from autostatic_runtime.tensor import Tensor, TensorLike
 

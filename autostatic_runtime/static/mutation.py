@@ -13,6 +13,7 @@ from typing import Any
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.program import Variable
 
+
 def alias(value: Variable) -> Variable:
     """A new Python object for the same program variable (``x[i] = v`` on the alias moves
     the alias, never the original object)."""
@@ -149,7 +150,6 @@ def _probe(program, body_fn, values: list, consts: tuple) -> Any:
 def _number_like(block, program, number: Any, like: Any) -> Any:
     """``number`` as a tensor of ``like``'s dtype and (fully known) shape, else as it is."""
     from autostatic_runtime.creation import full
-
     from autostatic_runtime.static.control_flow import _to_var
 
     if not isinstance(like, Variable) or -1 in tuple(like._shape):

@@ -9,7 +9,6 @@ import pytest
 
 import autostatic_runtime as rt
 
-from . import causes as C
 from .harness import apply_xfails, arr, case, rand, run_case
 
 

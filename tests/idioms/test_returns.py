@@ -5,7 +5,6 @@ import pytest
 
 import autostatic_runtime as rt
 
-from . import causes as C
 from .harness import apply_xfails, case, rand, run_case
 
 

@@ -212,6 +212,7 @@ class _RNNBase(LayerList):
         parts = _flat(states) if self._state_parts > 1 else [states]
         out = []
         for i in range(self.num_layers):
+
             def cell_state(d, parts=parts, i=i):
                 picked = [p[i * self.num_directions + d] for p in parts]
                 return tuple(picked) if self._state_parts > 1 else picked[0]
