@@ -145,6 +145,9 @@ def _converted_module(frame) -> bool:
     return convert_ops is not None and any(v is convert_ops for v in list(frame.f_globals.values()))
 
 
+_CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200  # inspect's flags
+
+
 def symbolic_value_error(name: str, asked: str) -> SymbolicValueError:
     """The error for Python asking ``asked`` (e.g. "the truth value") of symbolic variable
     ``name`` while a program is built, located at the user's line, saying how to fix it."""
@@ -159,6 +162,12 @@ def symbolic_value_error(name: str, asked: str) -> SymbolicValueError:
         fix = (
             "convert the code with autostatic.to_static, or write the branch with "
             "rt.static.nn.cond / while_loop"
+        )
+    elif frame.f_code.co_flags & (_CO_GENERATOR | _CO_COROUTINE | _CO_ASYNC_GENERATOR):
+        fix = (
+            f"{frame.f_code.co_name} is a generator (or coroutine) function, and generators "
+            "cannot become programs: compute the tensor-dependent part in a plain function "
+            "(return a list or tensor instead of yielding), or decide with a Python value"
         )
     elif _converted_module(frame):
         fix = (

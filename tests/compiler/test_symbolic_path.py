@@ -240,3 +240,18 @@ def test_a_variable_first_set_in_a_loop_that_ran_zero_times_is_a_run_time_error(
     np.testing.assert_allclose(run(main, outs, x, n)[0], [2.0, 2.0])
     with pytest.raises(Exception, match="'last' is first set inside this tensor-dependent loop"):
         run(main, outs, x, np.array(0, np.int64))
+
+
+def _numbers(x):
+    for i in range(3):
+        if rt.sum(x) > i:  # a tensor condition inside a generator
+            yield x * i
+
+
+def test_yield_under_a_tensor_condition_says_generators_cannot_become_programs():
+    def collect(x):
+        return rt.stack(list(_numbers(x)))
+
+    with pytest.raises(StaticBuildError, match="generators cannot become programs") as info:
+        autostatic.to_static(collect)(rt.to_tensor(np.ones(2, np.float32)))
+    assert info.value.location[:2] == (__file__, _numbers.__code__.co_firstlineno + 2)
