@@ -206,7 +206,12 @@ def convert_ifelse(
             args = list(inputs)
             for i, _ in copied:
                 args[i] = copy_container(args[i])
-            outs = list(fn(*args))
+            try:
+                outs = list(fn(*args))
+            except Exception as exc:  # noqa: BLE001 - the user's raise: the program raises
+                if isinstance(exc, StaticBuildError) or not _raised_by_user(exc):
+                    raise
+                outs = _raising_branch(exc, names)
             for i, (name, value) in enumerate(zip(names, outs)):
                 if value is UNDEFINED and name.startswith(RETURN_VALUE):
                     outs[i] = PLACEHOLDER
@@ -251,6 +256,34 @@ def convert_ifelse(
     for i, j in shared:
         outs[j] = inputs[i]
     return tuple(outs)
+
+
+def _raised_by_user(exc: Exception) -> bool:
+    """Whether ``exc`` was raised by a ``raise`` in user code (its innermost frame is not
+    autostatic's, NumPy's or the standard library's)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return False
+    path = tb.tb_frame.f_code.co_filename
+    return not any(part in path for part in _LIBRARY_PARTS)
+
+
+_LIBRARY_PARTS = (
+    os.sep + "autostatic" + os.sep, os.sep + "autostatic_runtime" + os.sep,
+    os.sep + "numpy" + os.sep, os.path.dirname(os.__file__), "<frozen",
+)  # fmt: skip
+
+
+def _raising_branch(exc: Exception, names: tuple) -> list:
+    """A branch that raised while traced (``else: raise ValueError(...)``): an ``assert`` op
+    that fails when the program takes it, and placeholders for its outputs."""
+    from autostatic_runtime.creation import full
+
+    message = f"{type(exc).__name__}: {exc}"
+    convert_assert(full([], False, dtypes.bool_), message, message)
+    return [PLACEHOLDER] * len(names)
 
 
 #: A branch output that both branches give alike (a tensor array merged by its own log).
@@ -330,6 +363,7 @@ def convert_while_loop(
         out = tuple(body_fn(*v[:n], *consts))
         return out + (True,) if checked else out
 
+    cond_loop.__wrapped__, body_loop.__wrapped__ = cond_fn, body_fn  # errors name them
     init = list(loop_vars)
     if checked:  # one more loop variable: whether the body ran
         init.append(False)

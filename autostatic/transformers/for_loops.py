@@ -65,7 +65,7 @@ MUTATORS = frozenset(
 )
 
 #: List methods a symbolic loop expresses with tensor-array ops (the list is carried).
-ARRAY_METHODS = frozenset({"append", "pop"})
+ARRAY_METHODS = frozenset({"append", "extend", "pop"})
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 

@@ -103,6 +103,17 @@ class TensorArray(SymbolicIterable):
         """``xs.append(value)``: an ``array_write`` at index ``len(xs)``."""
         self.write(None, value)
 
+    def extend(self, values: Any) -> None:
+        """``xs.extend(values)`` for a list or tuple of values: one ``append`` each."""
+        if not isinstance(values, (list, tuple)):
+            raise StaticBuildError(
+                f"'{self.name}.extend(...)' in a tensor-dependent loop takes a list or tuple of "
+                f"tensors, got {type(values).__name__}",
+                user_location(),
+            )
+        for value in values:
+            self.append(value)
+
     def write(self, i: Any, value: Any) -> None:
         """``xs[i] = value`` (``i`` None or ``len(xs)``: append)."""
         from autostatic_runtime.ops.tensor_array import ArrayLength, ArrayWrite, CreateArray

@@ -512,19 +512,16 @@ def test_list_append_in_a_symbolic_for_becomes_a_tensor_array():
     assert_close(run(program, x), eager(collect, x))  # tests/compiler/test_tensor_arrays.py
 
 
-def test_list_extend_in_a_symbolic_for_is_not_supported_yet():
+def test_list_extend_in_a_symbolic_for_appends_to_a_tensor_array():
     def collect(x):
         out = []
         for row in x:
-            out.extend([row * 2])
-        return out
+            out.extend([row * 2, row])
+        return rt.stack(out)
 
-    with pytest.raises(StaticBuildError, match=r"'out.extend\(...\)' inside a 'for' loop") as e:
-        build(collect, ROWS)
-    assert "not supported yet" in str(e.value)
-    assert e.value.location[1] == _line(collect, 3)
-    x = rt.to_tensor(np.ones((2, 3), np.float32))
-    assert len(autostatic.convert(collect)(x)) == 2  # eager: as written
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    got = autostatic.to_static(collect)(rt.to_tensor(x))
+    np.testing.assert_allclose(got.numpy(), collect(rt.to_tensor(x)).numpy())
 
 
 class Collector:

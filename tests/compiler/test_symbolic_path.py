@@ -255,3 +255,17 @@ def test_yield_under_a_tensor_condition_says_generators_cannot_become_programs()
     with pytest.raises(StaticBuildError, match="generators cannot become programs") as info:
         autostatic.to_static(collect)(rt.to_tensor(np.ones(2, np.float32)))
     assert info.value.location[:2] == (__file__, _numbers.__code__.co_firstlineno + 2)
+
+
+def test_a_branch_that_raises_raises_when_the_program_takes_it():
+    def checked(x):
+        if rt.sum(x) > 0:
+            y = x * 2
+        else:
+            raise ValueError("negative input")
+        return y
+
+    sf = autostatic.to_static(checked)
+    np.testing.assert_allclose(sf(rt.to_tensor(np.ones(2, np.float32))).numpy(), [2.0, 2.0])
+    with pytest.raises(AssertionError, match="ValueError: negative input"):
+        sf(rt.to_tensor(-np.ones(2, np.float32)))

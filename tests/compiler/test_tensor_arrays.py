@@ -382,7 +382,7 @@ def never_appends(x, n):
 def extends(x, n):
     xs = []
     for _ in range(n):
-        xs.extend([x])
+        xs.extend(x)  # a tensor, not a list of them
     return xs
 
 
@@ -403,7 +403,7 @@ class Holder:
         (mixed_shapes, r"holds tensors of shape \[-1\], but this value has shape \[2, -1\]"),
         (nested_list, "given a list .nested lists and tuples are not supported"),
         (never_appends, "element type is unknown"),
-        (extends, r"'xs.extend\(...\)'"),
+        (extends, r"'xs.extend\(...\)' in a tensor-dependent loop takes a list or tuple"),
         (Holder().fill, r"'self.xs.append\(...\)'"),
     ],
 )

@@ -40,6 +40,10 @@ ROWS = {
     "dataclasses and small objects": [
         "dataclass_carried_by_tensor_for", "dataclass_returned_from_branching_helper",
     ],
+    "`raise` in a branch": [
+        "tests/compiler/test_symbolic_path.py::"
+        "test_a_branch_that_raises_raises_when_the_program_takes_it",
+    ],
     "`x.numpy()` in a condition": ["numpy_read_in_condition"],
     "`a < b < c`": ["chained_comparison"],
     "`assert c, msg`": ["assert_on_tensor", "assert_inside_tensor_loop"],
@@ -53,7 +57,7 @@ ROWS = {
         "tests/compiler/test_builtins.py::test_the_debugger_stops_in_converted_code_at_the_users_line",
     ],
     "`for` / `for … else`": ["for_over_tensor_rows", "for_over_zip_of_tensors"],
-    "`xs.append(v)`, `xs.pop(i)` on a local list": [
+    "`xs.append(v)`, `xs.extend([...])`, `xs.pop(i)` on a local list": [
         "append_in_for_then_stack", "append_and_conditional_pop_in_while",
     ],
     "`try`, `with`, generators": ["recursive_pairwise_sum", "nonlocal_counter_in_tensor_loop"],
