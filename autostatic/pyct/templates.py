@@ -24,46 +24,47 @@ import gast
 from autostatic.pyct.origin import copy_location_deep
 
 
-class _Replacer(gast.NodeTransformer):
-    def __init__(self, replacements: dict[str, Any]):
-        self.replacements = replacements
+def _expr(value: Any, ctx: Any) -> gast.expr:
+    if isinstance(value, str):
+        return gast.Name(id=value, ctx=ctx, annotation=None, type_comment=None)
+    node = copy.copy(value)
+    if hasattr(node, "ctx"):
+        node.ctx = ctx
+    return node
 
-    def _expr(self, value: Any, ctx: Any) -> gast.expr:
-        if isinstance(value, str):
-            return gast.Name(id=value, ctx=ctx, annotation=None, type_comment=None)
-        node = copy.copy(value)
-        if hasattr(node, "ctx"):
-            node.ctx = ctx
+
+def _instantiate(node: Any, replacements: dict[str, Any]) -> Any:
+    """A copy of the template ``node`` with placeholders replaced (one walk: the template's
+    nodes carry no locations or annotations, so a plain copy is enough)."""
+    if type(node) is list:
+        out = []
+        for item in node:
+            new = _instantiate(item, replacements)
+            if type(new) is list:
+                out.extend(new)
+            else:
+                out.append(new)
+        return out
+    if not isinstance(node, gast.AST):
         return node
-
-    def visit_Name(self, node: gast.Name) -> Any:
-        if node.id in self.replacements:
-            value = self.replacements[node.id]
-            if isinstance(value, list):
-                raise ValueError(f"placeholder {node.id!r} takes statements, not an expression")
-            return self._expr(value, node.ctx)
-        return node
-
-    def visit_Expr(self, node: gast.Expr) -> Any:
-        if isinstance(node.value, gast.Name) and node.value.id in self.replacements:
-            value = self.replacements[node.value.id]
-            if isinstance(value, list):
-                return value
-        return self.generic_visit(node)
-
-    def visit_FunctionDef(self, node: gast.FunctionDef) -> Any:
-        if node.name in self.replacements:
-            node.name = self.replacements[node.name]
-        return self.generic_visit(node)
-
-    def visit_arg(self, node: Any) -> Any:  # gast uses Name for args
-        return node
-
-
-def _clone(node: Any) -> Any:
-    from autostatic.transformers.base import clone
-
-    return clone(node)
+    kind = type(node)
+    if kind is gast.Name and node.id in replacements:
+        value = replacements[node.id]
+        if isinstance(value, list):
+            raise ValueError(f"placeholder {node.id!r} takes statements, not an expression")
+        return _expr(value, node.ctx)
+    if (
+        kind is gast.Expr
+        and type(node.value) is gast.Name
+        and isinstance(replacements.get(node.value.id), list)
+    ):
+        return replacements[node.value.id]  # a statement placeholder: the statements
+    new = kind.__new__(kind)
+    for field in node._fields:
+        setattr(new, field, _instantiate(getattr(node, field, None), replacements))
+    if kind is gast.FunctionDef and node.name in replacements:
+        new.name = replacements[node.name]
+    return new
 
 
 @functools.lru_cache(maxsize=256)
@@ -79,11 +80,7 @@ def _parsed(template: str) -> gast.Module:
 
 def replace(template: str, origin: Any = None, **replacements: Any) -> list:
     """The template's statements with placeholders replaced; locations from ``origin``."""
-    tree = _clone(_parsed(template))
-    body = _Replacer(replacements).visit(tree).body
-    flat = []
-    for stmt in body:
-        flat.extend(stmt if isinstance(stmt, list) else [stmt])
+    flat = _instantiate(_parsed(template).body, replacements)
     if origin is not None:
         for stmt in flat:
             copy_location_deep(stmt, origin)
