@@ -239,24 +239,40 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
                 "(or restart the program) to trace it",
                 (filename, line, qualname),
             )
-        import gast
-
-        from autostatic.hook.module_conversion import _module_names
-
-        tree = gast.parse(data, filename)
+        # Python's own parser for the whole file (fast); gast only for the function traced
+        tree = ast.parse(data, filename)
         index = {
             (min([d.lineno for d in n.decorator_list] + [n.lineno]), n.name): n
-            for n in gast.walk(tree)
-            if isinstance(n, gast.FunctionDef)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef)
         }
-        found = _trees[filename] = (digest, index, _module_names(tree))
+        found = _trees[filename] = (digest, index, _names_in(tree))
     node = found[1].get((line, name))
     if node is None:
         raise StaticBuildError(
             f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",
             (filename, line, qualname),
         )
-    return node, found[2]
+    import gast
+
+    return gast.ast_to_gast(node), found[2]
+
+
+def _names_in(tree: ast.AST) -> set[str]:
+    """Every name a module uses or binds (generated names must not clash with any)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.partition(".")[0])
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        else:
+            name = getattr(node, "name", None)
+            if isinstance(name, str):
+                names.add(name)
+    return names
 
 
 # -- building a factory ------------------------------------------------------------------------
