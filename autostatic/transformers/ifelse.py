@@ -136,7 +136,26 @@ def build_if(self, node: gast.If) -> tuple[list, list]:
         func_if = gast.If(test=name(pred), body=body_f, orelse=orelse_f)
         check_f = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[func_if])
         return dual, head + [copy_location_deep(check_f, node)]
-    return dual, copy.copy(head) + [copy_location_deep(s, node) for s in symbolic]
+    return dual, [copy_location_deep(s, node) for s in _test_inline(symbolic, pred, node.test)]
+
+
+def _test_inline(symbolic: list, pred: str, test: gast.expr) -> list:
+    """The functional form without ``pred = test``: the call evaluates the test as its first
+    argument (before the inputs, as the statement would)."""
+    out = []
+    for stmt in symbolic:
+        call = getattr(stmt, "value", None)
+        if (
+            isinstance(call, gast.Call)
+            and call.args
+            and isinstance(call.args[0], gast.Name)
+            and call.args[0].id == pred
+        ):
+            stmt = copy.copy(stmt)
+            stmt.value = copy.copy(call)
+            stmt.value.args = [test] + call.args[1:]
+        out.append(stmt)
+    return out
 
 
 def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple[list, bool]:
