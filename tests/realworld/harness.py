@@ -189,6 +189,14 @@ def conversion_counts(pkg: Package, top: str) -> Counts:
     return counts
 
 
+def cached_conversions(pkg: Package, top: str) -> list[str]:
+    """The hook's cache entries (converted modules) under the package's source, after a run."""
+    base = os.path.join(top, pkg.source)
+    found = glob.glob(os.path.join(base, pkg.include, "**", "*-autostatic-*.pyc"), recursive=True)
+    found += glob.glob(os.path.join(base, "__pycache__", f"{pkg.include}.*-autostatic-*.pyc"))
+    return sorted(found)
+
+
 def fresh_copy(pkg: Package, workdir: str) -> str:
     """A freshly extracted sdist under ``workdir`` (cold hook cache)."""
     top = extract(sdist(pkg), workdir)
