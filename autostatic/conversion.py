@@ -10,8 +10,10 @@ object.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import logging
+import sys
 import types
 import weakref
 from dataclasses import dataclass
@@ -97,6 +99,23 @@ def transform_function(
     and ``sym`` are the names bound to ``convert_ops`` and ``Variable``. With ``passes``, only
     the first ``passes`` transformers run (for showing the code after each stage).
     """
+    with _deep_recursion():
+        return _transform(node, namer, filename, jst, sym, qualname, passes)
+
+
+@contextlib.contextmanager
+def _deep_recursion(limit: int = 20000):
+    """Room for the recursive walks over deeply nested code (a chain of a few hundred early
+    returns nests as deep as it is long); restored afterwards."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _transform(node, namer, filename, jst, sym, qualname, passes):
     ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym)
     stages = []
     level = _settings["code_level"]

@@ -23,7 +23,7 @@ import types
 
 import gast
 
-from autostatic.conversion import transform_function
+from autostatic.conversion import _deep_recursion, transform_function
 from autostatic.pyct.naming import Namer
 from autostatic.transformers.base import clone
 
@@ -225,12 +225,13 @@ def tracing_factory(
     Variable class) and returns the tracing function: the original's parameters (without
     defaults and annotations: its caller passes every argument),
     body = the converted (dual-path) body, compiled at the user's file and lines."""
-    fdef, jst, sym = tracing_node(
-        node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
-    )
-    _bare_signature(fdef)
-    tree = gast.gast_to_ast(fdef)
-    _hide_from_locals(tree, (jst, sym))
-    return compile_factory(
-        tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
-    )
+    with _deep_recursion():  # deeply nested code: gast -> ast and compile recurse too
+        fdef, jst, sym = tracing_node(
+            node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
+        )
+        _bare_signature(fdef)
+        tree = gast.gast_to_ast(fdef)
+        _hide_from_locals(tree, (jst, sym))
+        return compile_factory(
+            tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
+        )

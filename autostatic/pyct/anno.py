@@ -51,7 +51,8 @@ FUNCTION_INFO = "function_info"  # function node: the analyze() FunctionInfo
 GENERATED = "generated"  # FunctionDef the converter made (branch/loop functions)
 BREAK_CHECK = "break_check"  # the `if <flag> is True: break` ending a lowered for body: flag
 CAPTURED = "captured"  # user function: names its closures use (see transformers.base)
-FRAME_BOUND = "frame_bound"  # statement: holds del/global/yield/return/def/super()... (cache)
+JUMPS = "jumps"  # statement: (first jump leaving it, first return/yield/await in it), a cache
+MUTATED = "mutated"  # statement: the names it changes in place (xs.append, d[k] = v), a cache
 PYTHON_IF = "python_if"  # If the converter made whose test is always a Python value
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
 

@@ -100,31 +100,6 @@ class Transformer(gast.NodeTransformer):
 
     visit_TryStar = visit_With = visit_AsyncWith = visit_Try
 
-    def shareable(
-        self, stmts: list, modified: set[str], reads: set[str], risky_reads: set[str]
-    ) -> bool:
-        """Whether ``stmts`` run as a generated function (inputs in, outputs out) behave
-        exactly as inline code on Python values, so both paths can share one function.
-
-        Not when an exception could expose half-updated locals (inside ``try``/``with``), a
-        closure reads a variable they assign (it would not see the new value), a closure
-        rebinds (``nonlocal``, ``:=``) a variable they use (they would not see it change),
-        they read a possibly-unbound variable, or they
-        hold statements whose meaning depends on the frame (``del``, ``global``, ``yield``,
-        ``return``, nested ``def``/``lambda``/``class``, ``super()``, ``locals()``...).
-        """
-        closure_reads, closure_rebinds = self.captured
-        if (
-            self.protected
-            or risky_reads
-            or modified & closure_reads
-            or (modified | reads) & closure_rebinds
-        ):
-            return False
-        if find_jump(stmts) is not None:
-            return False
-        return not any(_frame_bound(stmt) for stmt in stmts)
-
     # -- helpers ---------------------------------------------------------------------------
     def temporary(self, prefix: str) -> str:
         """A new name for a value an expression binds (``:=``) and reads right away: never
@@ -253,35 +228,6 @@ _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 _EXITS = (gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
 _CLOSURES = _SCOPES + (gast.GeneratorExp,)  # list/set/dict comprehensions run at once
-_UNSHAREABLE = (gast.Delete, gast.Global, gast.Nonlocal, gast.Return) + _SCOPES + _EXITS
-_FRAME_BUILTINS = frozenset({"super", "locals", "vars", "dir", "eval", "exec", "globals"})
-
-
-def _frame_bound(node: gast.AST) -> bool:
-    """Whether ``node`` holds a construct whose meaning depends on running in the user's
-    own frame (see ``Transformer.shareable``); remembered per statement."""
-    known = anno.get(node, anno.FRAME_BOUND, None)
-    if known is not None:
-        return known
-    if isinstance(node, _UNSHAREABLE) and not anno.get(node, anno.GENERATED, False):
-        found = True
-    elif (
-        isinstance(node, gast.Call)
-        and isinstance(node.func, gast.Name)
-        and node.func.id in _FRAME_BUILTINS
-    ):
-        found = True
-    else:
-        found = False
-        for field in node._fields:
-            value = getattr(node, field, None)
-            children = value if isinstance(value, list) else (value,)
-            if any(isinstance(c, gast.AST) and _frame_bound(c) for c in children):
-                found = True
-                break
-    if isinstance(node, gast.stmt):
-        anno.set(node, anno.FRAME_BOUND, found)
-    return found
 
 
 def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
@@ -310,29 +256,47 @@ def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
 def find_jump(stmts: list) -> gast.AST | None:
     """The first node in ``stmts`` that leaves them early: ``return``/``yield``/``await``
     anywhere, or a ``break``/``continue`` not inside a loop of their own (nested function
-    bodies excluded)."""
-
-    def visit(node: gast.AST, loop_depth: int) -> gast.AST | None:
-        if isinstance(node, _SCOPES):
-            return None
-        if isinstance(node, _EXITS):
-            return node
-        if isinstance(node, (gast.Break, gast.Continue)) and loop_depth == 0:
-            return node
-        is_loop = isinstance(node, (gast.While, gast.For, gast.AsyncFor))
-        orelse = {id(s) for s in node.orelse} if is_loop else ()
-        for child in gast.iter_child_nodes(node):
-            depth = loop_depth + 1 if is_loop and id(child) not in orelse else loop_depth
-            found = visit(child, depth)
-            if found is not None:
-                return found
-        return None
-
+    bodies excluded). Each statement's answer is remembered on it (nested code is walked
+    once)."""
     for stmt in stmts:
-        found = visit(stmt, 0)
+        found = _jumps_of(stmt)[0]
         if found is not None:
             return found
     return None
+
+
+def _jumps_of(stmt: gast.AST) -> tuple:
+    """(the first jump leaving ``stmt``, the first return/yield/await anywhere in it)."""
+    known = anno.get(stmt, anno.JUMPS, None)
+    if known is not None:
+        return known
+    found = [None, None]
+
+    def visit(node: gast.AST, loop_depth: int) -> None:
+        if isinstance(node, _SCOPES):
+            return
+        if node is not stmt and isinstance(node, gast.stmt):
+            jump, exit_ = _jumps_of(node)
+            mine = jump if loop_depth == 0 else exit_
+            found[0] = found[0] or mine
+            found[1] = found[1] or exit_
+            return
+        if isinstance(node, _EXITS):
+            found[0] = found[0] or node
+            found[1] = found[1] or node
+            return
+        if isinstance(node, (gast.Break, gast.Continue)) and loop_depth == 0:
+            found[0] = found[0] or node
+            return
+        is_loop = isinstance(node, (gast.While, gast.For, gast.AsyncFor))
+        orelse = {id(s) for s in node.orelse} if is_loop else ()
+        for child in gast.iter_child_nodes(node):
+            visit(child, loop_depth + 1 if is_loop and id(child) not in orelse else loop_depth)
+
+    visit(stmt, 0)
+    result = tuple(found)
+    anno.set(stmt, anno.JUMPS, result)
+    return result
 
 
 def docstring(body: list) -> list:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gast
 
+from autostatic.pyct import anno
 from autostatic.transformers.base import _SCOPES
 
 #: Methods that change a list, dict or set in place.
@@ -35,17 +36,33 @@ def callee(call: gast.Call) -> gast.expr:
 
 
 def mutated_containers(stmts: list) -> list[str]:
-    """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance."""
+    """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance.
+    Each statement's names are remembered on it, so nested statements are walked once."""
+    found: list[str] = []
+    for stmt in stmts:
+        for name_ in _mutated_by(stmt):
+            if name_ not in found:
+                found.append(name_)
+    return found
+
+
+def _mutated_by(stmt: gast.AST) -> tuple:
+    known = anno.get(stmt, anno.MUTATED, None)
+    if known is not None:
+        return known
     found: list[str] = []
 
     def note(target: gast.AST) -> None:
         if isinstance(target, gast.Name) and target.id not in found:
             found.append(target.id)
 
-    stack = list(reversed(stmts))
+    stack = [stmt]
     while stack:
         node = stack.pop()
         if isinstance(node, _SCOPES):
+            continue
+        if node is not stmt and isinstance(node, (gast.stmt, gast.ExceptHandler)):
+            found.extend(n for n in _mutated_by(node) if n not in found)
             continue
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
             note(node.value)
@@ -56,4 +73,6 @@ def mutated_containers(stmts: list) -> list[str]:
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
             note(node.target.value)
         stack.extend(reversed(list(gast.iter_child_nodes(node))))
-    return found
+    result = tuple(found)
+    anno.set(stmt, anno.MUTATED, result)
+    return result
