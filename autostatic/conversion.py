@@ -49,7 +49,8 @@ _cache: weakref.WeakKeyDictionary | dict = {}
 
 
 def _unparse(node: gast.AST) -> str:
-    return ast.unparse(gast.gast_to_ast(node))
+    with _deep_recursion():
+        return ast.unparse(gast.gast_to_ast(node))
 
 
 def convert_code(fn: types.FunctionType) -> Converted:

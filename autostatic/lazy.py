@@ -423,7 +423,9 @@ def tracing_source(fn: Any) -> str:
         qualname=original.__qualname__,
         taken=set(getattr(original, "__globals__", {})),
     )
-    return ast.unparse(__import__("gast").gast_to_ast(node))
+    from autostatic.conversion import _unparse
+
+    return _unparse(node)
 
 
 def is_entry_checked(fn: Any) -> bool:

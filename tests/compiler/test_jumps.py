@@ -139,3 +139,20 @@ def test_return_inside_a_tensor_loop():
         assert int(run(main, outs, arr)[0]) == int(eager(find, arr)[0])
     got = autostatic.convert(find)(rt.to_tensor([-1.0, 2.0, 3.0, 0.0]))
     assert int(got) == 1  # eager: as written
+
+
+def test_hundreds_of_sequential_early_returns_convert(tmp_path, monkeypatch):
+    source = "def pick(x):\n" + "".join(
+        f"    if x == {i}:\n        return {i}\n" for i in range(300)
+    ) + "    return -1\n"
+    (tmp_path / "many_returns.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import many_returns
+
+    from autostatic import conversion
+
+    converted = conversion.convert_code(many_returns.pick)  # no RecursionError
+    lines = [line for line in converted.source.splitlines() if line.strip()]
+    assert len(lines) < 12 * source.count("\n")  # linear in the number of returns
+    fn = autostatic.convert(many_returns.pick)
+    assert [fn(5), fn(299), fn(1000)] == [5, 299, -1]
