@@ -79,8 +79,16 @@ def _wanted(fn: types.FunctionType) -> bool:
 
     if is_entry_checked(fn):  # the hook's: its entry check finds its tracing function
         return False
+    if convert_ops.FORCE_CONVERTED and _hook_converted(fn):
+        return False  # the hook made it its tracing function already
     module = fn.__module__ or ""
     return module.partition(".")[0] not in SKIPPED_PACKAGES
+
+
+def _hook_converted(fn: types.FunctionType) -> bool:
+    """Whether ``fn``'s module was converted by the hook (its globals hold the runtime
+    alias the hook imports)."""
+    return any(value is convert_ops for value in fn.__globals__.values())
 
 
 def install() -> Callable:
