@@ -42,9 +42,20 @@ class Transformer(gast.NodeTransformer):
         self.function: gast.AST | None = None  # the user function being visited
         self._captured: tuple | None = None  # what its closures use (computed lazily)
 
+    def visit(self, node: gast.AST):
+        """``visit_<Class>`` or ``generic_visit``, looked up once per class."""
+        methods = self.__dict__.get("_methods")
+        if methods is None:
+            methods = self._methods = {}
+        kind = node.__class__
+        method = methods.get(kind)
+        if method is None:
+            method = methods[kind] = getattr(self, "visit_" + kind.__name__, self.generic_visit)
+        return method(node)
+
     def generic_visit(self, node: gast.AST) -> gast.AST:
         if not self.statements_only:
-            return super().generic_visit(node)
+            return self._visit_fields(node)
         for block_name in _BLOCKS:
             block = getattr(node, block_name, None)
             if type(block) is not list:
@@ -57,6 +68,36 @@ class Transformer(gast.NodeTransformer):
                 elif result is not None:
                     out.append(result)
             setattr(node, block_name, out)
+        return node
+
+    def _visit_fields(self, node: gast.AST) -> gast.AST:
+        """``NodeTransformer.generic_visit``, without its generators (the passes' hot loop)."""
+        for field in node._fields:
+            old = getattr(node, field, None)
+            if type(old) is list:
+                new_values = []
+                changed = False
+                for value in old:
+                    if isinstance(value, gast.AST):
+                        new = self.visit(value)
+                        if new is not value:
+                            changed = True
+                            if new is None:
+                                continue
+                            if not isinstance(new, gast.AST):
+                                new_values.extend(new)
+                                continue
+                        new_values.append(new)
+                    else:
+                        new_values.append(value)
+                if changed:
+                    old[:] = new_values
+            elif isinstance(old, gast.AST):
+                new = self.visit(old)
+                if new is None:
+                    delattr(node, field)
+                elif new is not old:
+                    setattr(node, field, new)
         return node
 
     @classmethod
