@@ -246,7 +246,9 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
             for n in ast.walk(tree)
             if isinstance(n, ast.FunctionDef)
         }
-        found = _trees[filename] = (digest, index, _names_in(tree))
+        from autostatic.hook.names import names_used
+
+        found = _trees[filename] = (digest, index, names_used(tree))
     node = found[1].get((line, name))
     if node is None:
         raise StaticBuildError(
@@ -256,23 +258,6 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
     import gast
 
     return gast.ast_to_gast(node), found[2]
-
-
-def _names_in(tree: ast.AST) -> set[str]:
-    """Every name a module uses or binds (generated names must not clash with any)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.alias):
-            names.add(node.asname or node.name.partition(".")[0])
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        else:
-            name = getattr(node, "name", None)
-            if isinstance(name, str):
-                names.add(name)
-    return names
 
 
 # -- building a factory ------------------------------------------------------------------------

@@ -81,11 +81,11 @@ def show(target: str, level: int | None = None, diff: bool = False) -> str:
         original = ast.unparse(ast.parse(t.source))
         converted = ast.unparse(convert_tree(t.source, t.path).tree)
     else:
-        from autostatic.hook.module_conversion import _module_names
+        from autostatic.hook.names import names_used
         from autostatic.pyct.naming import Namer
 
         tree = gast.parse(t.source)
-        namer = Namer(_module_names(tree))
+        namer = Namer(names_used(tree))
         before, after = [], []
         for owner, i, qualname in _select(tree, t.qualname, t.path):
             node = owner[i]
@@ -160,10 +160,10 @@ def explain(target: str) -> str:
     """One line per ``if``/``while``/``for``: can it become a static op, and if not, why."""
     t = resolve(target)
     tree = gast.parse(t.source)
-    from autostatic.hook.module_conversion import _module_names
+    from autostatic.hook.names import names_used
     from autostatic.pyct.naming import Namer
 
-    namer = Namer(_module_names(tree))
+    namer = Namer(names_used(tree))
     out = []
     name = os.path.basename(t.path)
     for owner, i, qualname in _select(tree, t.qualname, t.path):

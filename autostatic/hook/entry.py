@@ -33,6 +33,8 @@ import ast
 import types
 from dataclasses import dataclass
 
+from autostatic.hook.names import free_name, names_used
+
 #: First item of every entry key: ``autostatic.lazy`` recognizes checked code by it.
 MARK = "autostatic.entry"
 ALIAS = "__jst__"
@@ -139,7 +141,7 @@ def instrument(
         text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
     alias = ALIAS
     if alias in text:  # rare: the alias is used in the module, pick another
-        alias = _free(ALIAS, _names(tree))
+        alias = free_name(ALIAS, names_used(tree))
     has_yield, has_nonlocal = "yield" in text, "nonlocal" in text
     digest = source_hash.hex()
     result = Instrumented(tree=tree, alias=alias)
@@ -205,30 +207,3 @@ def is_checked(code: types.CodeType) -> bool:
     """Whether ``code`` starts with an entry check (the hook's or ``autostatic.convert``'s)."""
     names = code.co_names
     return "traced" in names and "traces_here" in names
-
-
-def _free(name: str, taken: set) -> str:
-    """``name`` or ``name1``, ``name2``... (``__x1__`` for a dunder): never a ``__name``, which
-    class bodies would mangle."""
-    stem, end = (name[:-2], "__") if name.endswith("__") else (name, "")
-    candidate, i = name, 0
-    while candidate in taken:
-        i += 1
-        candidate = f"{stem}{i}{end}"
-    return candidate
-
-
-def _names(tree: ast.AST) -> set[str]:
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            names.add(node.id)
-        elif isinstance(node, ast.alias):
-            names.add(node.asname or node.name.partition(".")[0])
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        else:
-            name = getattr(node, "name", None)
-            if isinstance(name, str):
-                names.add(name)
-    return names

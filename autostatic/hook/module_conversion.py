@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import gast  # convert_tree only; ``instrument`` needs the standard library alone
 
+from autostatic.hook.names import free_name, names_used
 from autostatic.pyct.naming import Namer
 
 JST = "_jst"
@@ -80,32 +81,6 @@ def _functions(body: list, prefix: str):
                     yield from _functions(case.body, prefix)
 
 
-def _module_names(tree: gast.Module) -> set[str]:
-    names = set()
-    for node in gast.walk(tree):
-        if isinstance(node, gast.Name):
-            names.add(node.id)
-        elif isinstance(node, gast.alias):
-            names.add(node.asname or node.name.partition(".")[0])
-        else:
-            name = getattr(node, "name", None)
-            if isinstance(name, str):
-                names.add(name)
-    return names
-
-
-def _free(name: str, taken: set) -> str:
-    """``name`` or ``name1``, ``name2``... (``__x1__`` for a dunder): never a ``__name``, which
-    class bodies would mangle."""
-    stem, end = (name[:-2], "__") if name.endswith("__") else (name, "")
-    candidate, i = name, 0
-    while candidate in taken:
-        i += 1
-        candidate = f"{stem}{i}{end}"
-    taken.add(candidate)
-    return candidate
-
-
 def _insert_at(tree: gast.Module) -> int:
     """Index after the docstring and the ``from __future__`` imports."""
     body = tree.body
@@ -161,9 +136,9 @@ def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> M
     collected in the result, not raised.
     """
     tree = gast.parse(source, filename)
-    namer = Namer(_module_names(tree))
-    jst = _free(JST, namer.taken)
-    sym = _free(SYM, namer.taken)
+    namer = Namer(names_used(tree))
+    jst = free_name(JST, namer.taken)
+    sym = free_name(SYM, namer.taken)
     result = ModuleConversion(tree=None, jst=jst, sym=sym)
     failed = []
     for owner, index, qualname in list(_functions(tree.body, "")):

@@ -72,8 +72,8 @@ class Transformer(gast.NodeTransformer):
 
     def _visit_fields(self, node: gast.AST) -> gast.AST:
         """``NodeTransformer.generic_visit``, without its generators (the passes' hot loop)."""
-        for field in node._fields:
-            old = getattr(node, field, None)
+        for name_ in node._fields:
+            old = getattr(node, name_, None)
             if type(old) is list:
                 new_values = []
                 changed = False
@@ -95,9 +95,9 @@ class Transformer(gast.NodeTransformer):
             elif isinstance(old, gast.AST):
                 new = self.visit(old)
                 if new is None:
-                    delattr(node, field)
+                    delattr(node, name_)
                 elif new is not old:
-                    setattr(node, field, new)
+                    setattr(node, name_, new)
         return node
 
     @classmethod
