@@ -15,19 +15,8 @@ from autostatic_runtime.static.program import Variable
 
 
 def alias(value: Variable) -> Variable:
-    """A new Python object for the same program variable (``x[i] = v`` on the alias moves
-    the alias, never the original object)."""
-    new = Variable(
-        value.block,
-        value.name,
-        value._shape,
-        value._dtype,
-        value.persistable,
-        value.stop_gradient,
-        value.is_data,
-    )
-    new.op, new.trainable, new.initializer = value.op, value.trainable, value.initializer
-    return new
+    """A new Python object for the same program variable (see ``Variable._alias``)."""
+    return value._alias()
 
 
 def copyable(value: Any) -> bool:

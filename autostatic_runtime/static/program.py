@@ -155,7 +155,14 @@ class Variable(TensorLike):
     def _snapshot(self) -> Variable:
         """Hand this object's current value to a new Variable object, which every op built
         so far now refers to; ``self`` is then free to become the updated value."""
-        old = Variable(
+        old = self._alias()
+        self.block.program._swap_references(self, old)
+        return old
+
+    def _alias(self) -> Variable:
+        """A new Python object for the same program variable (``x[i] = v`` on it moves it,
+        never this one)."""
+        new = Variable(
             self.block,
             self.name,
             self._shape,
@@ -164,9 +171,8 @@ class Variable(TensorLike):
             self.stop_gradient,
             self.is_data,
         )
-        old.op, old.trainable, old.initializer = self.op, self.trainable, self.initializer
-        self.block.program._swap_references(self, old)
-        return old
+        new.op, new.trainable, new.initializer = self.op, self.trainable, self.initializer
+        return new
 
     def _replace(self, new: Variable) -> Variable:
         """Make this object stand for ``new`` (after ``_snapshot``)."""
