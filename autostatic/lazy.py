@@ -25,9 +25,11 @@ zero-argument ``super()`` included; an unbound free variable is absent), so:
    the tracing function (kept per code object when the function has no free variables).
 
 A function the converter cannot handle traces as written (a ``ConversionWarning`` says why).
-``KEY`` is ``("autostatic.entry", source hash, first line, name)`` for the hook; for
-``autostatic.convert`` it is the converted function itself (a closure cell of its own), whose
-record here holds the parsed function.
+``KEY`` is ``("autostatic.entry", source hash, first line, name)`` for the hook. For
+``autostatic.convert`` it is ``CONVERTED`` when the function has no free variables (the
+runtime module is then a constant of the entry code: the cheapest check), else the converted
+function itself (a closure cell of its own); the record of the entry code holds the parsed
+function.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ from autostatic_runtime.errors import StaticBuildError
 _FUTURE_FLAGS = 0x1000000 | 0x2000000 | 0x4000000 | 0x8000000
 ENTRY_ALIAS = "__jst__"  # closure cell names of ``convert``'s entry functions
 ENTRY_SELF = "__jst_fn__"
+#: ``convert``'s entry functions without free variables hold the runtime module as a constant
+#: of their code (a constant load is the cheapest check): compiled as this string, swapped
+CONST_ALIAS = "__autostatic_convert_ops__"
+#: their key: the tracing function is found by the entry code in the caller's frame
+CONVERTED = ("autostatic.converted",)
 
 
 # -- caches ------------------------------------------------------------------------------------
@@ -97,7 +104,7 @@ def traced(target: Any, frame: types.FrameType) -> Any:
     """The tracing function of the function ``frame`` is running (see the docstring)."""
     code = frame.f_code
     f_globals = frame.f_globals
-    if type(target) is tuple:
+    if type(target) is tuple and target != CONVERTED:
         found = _functions.get(code)
         if found is not None and found[0] is f_globals:
             return found[1]
@@ -105,7 +112,9 @@ def traced(target: Any, frame: types.FrameType) -> Any:
         del frame
         return _hook_tracing_function(target, code, f_globals, values)
     del frame
-    return _convert_tracing_function(target)
+    if type(target) is tuple:
+        return _convert_tracing_function(code, f_globals, None)
+    return _convert_tracing_function(target.__code__, target.__globals__, target.__closure__)
 
 
 def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:
@@ -124,9 +133,8 @@ def _hook_tracing_function(key: tuple, code: types.CodeType, f_globals: dict, va
     return fn
 
 
-def _convert_tracing_function(target: types.FunctionType):
-    entry = _entries[target.__code__]
-    f_globals = target.__globals__
+def _convert_tracing_function(code: types.CodeType, f_globals: dict, closure: tuple | None):
+    entry = _entries[code]
     found = entry.functions.get(id(f_globals))
     if found is not None and found[0] is f_globals:
         return found[1]
@@ -136,7 +144,7 @@ def _convert_tracing_function(target: types.FunctionType):
         )
         if reason is not None:
             _warn_once(entry.filename, entry.node.lineno, entry.qualname, reason)
-    cells = dict(zip(target.__code__.co_freevars, target.__closure__ or ()))
+    cells = dict(zip(code.co_freevars, closure or ()))
     fn = _tracing_function(entry.factory, f_globals, cells)
     if not entry.freevars:
         entry.functions[id(f_globals)] = (f_globals, fn)
@@ -326,8 +334,10 @@ def entry_function(fn: types.FunctionType) -> types.FunctionType:
         code = _compile_entry(fn)
         _entry_codes[fn.__code__] = code
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    cells[ENTRY_ALIAS] = types.CellType(convert_ops)
-    own = cells[ENTRY_SELF] = types.CellType()
+    own = types.CellType()
+    if code.co_freevars:
+        cells[ENTRY_ALIAS] = types.CellType(convert_ops)
+        cells[ENTRY_SELF] = own
     closure = tuple(cells[v] for v in code.co_freevars)
     new = types.FunctionType(code, fn.__globals__, fn.__name__, fn.__defaults__, closure or None)
     new.__kwdefaults__ = fn.__kwdefaults__
@@ -355,7 +365,11 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
     fdef = gast.gast_to_ast(_lambda_as_def(node) if isinstance(node, gast.Lambda) else node)
     fdef.name = "__autostatic_entry__"  # its own name stays the module's global in its body
     fdef.decorator_list = []
-    check = entry_check(ENTRY_ALIAS, ast.Name(id=ENTRY_SELF, ctx=ast.Load()), fdef)
+    constant = not original.co_freevars and CONST_ALIAS not in original.co_consts
+    if constant:  # the module and the key as constants: no closure
+        check = entry_check(ast.Constant(CONST_ALIAS), CONVERTED, fdef)
+    else:
+        check = entry_check(ENTRY_ALIAS, ast.Name(id=ENTRY_SELF, ctx=ast.Load()), fdef)
     body = fdef.body
     doc = (
         1
@@ -366,10 +380,15 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
         else 0
     )
     body.insert(doc, check)
-    freevars = (*original.co_freevars, ENTRY_ALIAS, ENTRY_SELF)
+    freevars = original.co_freevars + (() if constant else (ENTRY_ALIAS, ENTRY_SELF))
     module = factory_module(fdef, "__jst_unused__", "__jst_unused2__", fn.__qualname__, freevars)
     code = _find(compile(module, src.filename, "exec", flags=flags, dont_inherit=True), fdef.name)
-    code = code.replace(co_name=original.co_name, co_qualname=original.co_qualname)
+    consts = code.co_consts
+    if constant:
+        consts = tuple(convert_ops if c == CONST_ALIAS else c for c in consts)
+    code = code.replace(
+        co_name=original.co_name, co_qualname=original.co_qualname, co_consts=consts
+    )
     _entries[code] = Entry(
         node=node,
         filename=src.filename,

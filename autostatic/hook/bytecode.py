@@ -106,8 +106,8 @@ def instrument_code(source: bytes, filename: str, digest: bytes) -> types.CodeTy
         _shared.clear()
 
 
-#: equal location tables share one bytes object (marshal then writes it once, as it does for
-#: the compiler's own tables)
+#: equal location tables, exception tables and name tuples share one object (marshal then
+#: writes it once, as it does for the compiler's own)
 _shared: dict = {}
 
 
@@ -178,14 +178,15 @@ def _insert(code: types.CodeType, template: tuple, key: tuple | None) -> types.C
         check_at = positions[at // 2 - 1]  # where RESUME is: the def
         positions[at // 2 : at // 2] = [check_at] * units
         table = _linetable(positions, code.co_firstlineno)
-    table = _shared.setdefault(table, table)
+    names = tuple(names)
+    exceptions = _shift_exceptions(code.co_exceptiontable, at // 2, units)
     return code.replace(
         co_code=raw[:at] + bytes(prefix) + raw[at:],
-        co_names=tuple(names),
+        co_names=_shared.setdefault(names, names),
         co_consts=tuple(consts),
         co_stacksize=max(code.co_stacksize, source.co_stacksize),
-        co_linetable=table,
-        co_exceptiontable=_shift_exceptions(code.co_exceptiontable, at // 2, units),
+        co_linetable=_shared.setdefault(table, table),
+        co_exceptiontable=_shared.setdefault(exceptions, exceptions),
     )
 
 

@@ -10,8 +10,11 @@ corrupt a ``.pyc`` Python itself reads::
 
 Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (``b"ASTT"`` for tracing factories) (4)
 compiler fingerprint (8) source hash (8) payload length (4, little endian) payload CRC-32 (4,
-little endian) payload (``marshal`` of ``(warnings, code)``, or of ``{key: (reason, factory
-code)}``; the CRC makes a damaged payload a miss, never different code). An entry is
+little endian) source ``st_mtime_ns`` and ``st_size`` (8 + 8) payload word sum (8, see
+``word_sum``) payload (``marshal`` of ``(warnings, code)``, or of ``{key: (reason, factory
+code)}``). Both checksums change with any single-bit flip, so a damaged payload is a miss,
+never different code; a read checks the word sum when NumPy is loaded (4 us for 90 KiB) and
+the CRC otherwise (20 us: a sixth of a plain import). An entry is
 used only when every field matches: the interpreter's magic number, this compiler (version and
 its own source files, so an edited transformer invalidates old entries), and the module's
 source: its modification time to the nanosecond and size (as Python's ``.pyc``, so a warm
@@ -34,7 +37,8 @@ from autostatic import __version__
 
 MARK = b"ASTC"  # a module entry: (warnings, module code)
 TRACING_MARK = b"ASTT"  # a module's tracing factories: {key: (reason, code)}
-_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8
+_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8 + 8
+_WORDS = (1 << 64) - 1
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 _fingerprint: bytes | None = None
 
@@ -64,6 +68,10 @@ def cache_path(source_path: str, tag: str = "") -> str | None:
     Built from ``importlib.util.cache_from_source`` (which honours ``sys.pycache_prefix`` and
     the optimization level) by adding ``-autostatic-<version><tag>`` to the cache tag.
     """
+    key = (source_path, tag, sys.pycache_prefix, sys.flags.optimize)
+    found = _paths.get(key, _paths)
+    if found is not _paths:
+        return found
     cache_tag = sys.implementation.cache_tag
     if cache_tag is None:
         return None
@@ -73,7 +81,13 @@ def cache_path(source_path: str, tag: str = "") -> str | None:
         return None
     head, name = os.path.split(standard)
     ours = name.replace(f".{cache_tag}", f".{cache_tag}-autostatic-{__version__}{tag}", 1)
-    return os.path.join(head, ours)
+    if len(_paths) > 4096:
+        _paths.clear()
+    found = _paths[key] = os.path.join(head, ours)
+    return found
+
+
+_paths: dict = {}  # cache_path's answers (a module's path is asked for at find and at load)
 
 
 def source_hash(data: bytes) -> bytes:
@@ -84,11 +98,16 @@ def _read(path: str, mark: bytes, digest: bytes | None, stat: tuple[int, int] | 
     """The unmarshalled payload of a valid entry, or ``None``. The entry must be for the
     source hash ``digest`` or, with ``digest=None``, for a source file whose
     ``(st_mtime_ns, st_size)`` is ``stat``."""
-    try:
-        with open(path, "rb") as f:
-            blob = f.read()
+    try:  # os-level calls: a third cheaper than open().read() (a short read is a miss below)
+        fd = os.open(path, os.O_RDONLY | _BINARY)
     except OSError:
         return None
+    try:
+        blob = os.read(fd, os.fstat(fd).st_size + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if len(blob) < _HEADER:
         return None
     if blob[:4] != importlib.util.MAGIC_NUMBER or blob[4:8] != mark or blob[8:16] != fingerprint():
@@ -102,12 +121,32 @@ def _read(path: str, mark: bytes, digest: bytes | None, stat: tuple[int, int] | 
     if len(blob) != _HEADER + size:
         return None
     payload = memoryview(blob)[_HEADER:]
-    if zlib.crc32(payload) != int.from_bytes(blob[28:32], "little"):
+    if sys.modules.get("numpy") is not None:
+        if word_sum(payload) != int.from_bytes(blob[48:56], "little"):
+            return None
+    elif zlib.crc32(payload) != int.from_bytes(blob[28:32], "little"):
         return None
     try:
         return blob[16:24], marshal.loads(payload)
     except Exception:  # ValueError, EOFError, TypeError, SystemError...: not our entry
         return None
+
+
+def word_sum(payload) -> int:
+    """The sum of ``payload``'s little-endian 64-bit words (the last one zero-padded) modulo
+    2**64: one NumPy reduction when NumPy is loaded (the hook never imports it), else Python."""
+    whole = len(payload) // 8 * 8
+    total = int.from_bytes(payload[whole:], "little")
+    np = sys.modules.get("numpy")
+    if np is not None:
+        words = np.frombuffer(payload, dtype="<u8", count=whole // 8)
+        return (int(words.sum(dtype=np.uint64)) + total) & _WORDS
+    view = memoryview(payload)[:whole].cast("B")
+    if sys.byteorder == "little":
+        return (sum(view.cast("Q")) + total) & _WORDS
+    return (
+        sum(int.from_bytes(view[i : i + 8], "little") for i in range(0, whole, 8)) + total
+    ) & _WORDS
 
 
 def _stat_bytes(stat: tuple[int, int] | None) -> bytes:
@@ -194,6 +233,7 @@ def _write(path: str, mark: bytes, digest: bytes, payload: bytes, stat=None) -> 
             len(payload).to_bytes(4, "little"),
             zlib.crc32(payload).to_bytes(4, "little"),
             _stat_bytes(stat),
+            word_sum(payload).to_bytes(8, "little"),
             payload,
         )
     )

@@ -77,12 +77,14 @@ def _own_scope_has(node: ast.AST, kinds: tuple) -> bool:
     return False
 
 
-def entry_check(alias: str, target, node: ast.FunctionDef) -> ast.If:
+def entry_check(alias, target, node: ast.FunctionDef) -> ast.If:
     """``if ALIAS.tracing and ALIAS.traces_here(): return ALIAS.traced(TARGET)(<params>)``
-    on the ``def`` line; ``target`` is a key (a constant) or an expression."""
+    on the ``def`` line; ``alias`` is a name or an expression, ``target`` a key (a constant)
+    or an expression."""
 
     def jst(attr: str) -> ast.Attribute:
-        return ast.Attribute(value=ast.Name(id=alias, ctx=ast.Load()), attr=attr, ctx=ast.Load())
+        value = ast.Name(id=alias, ctx=ast.Load()) if isinstance(alias, str) else alias
+        return ast.Attribute(value=value, attr=attr, ctx=ast.Load())
 
     def load(name: str) -> ast.Name:
         return ast.Name(id=name, ctx=ast.Load())

@@ -49,6 +49,7 @@ __all__ = [
 ENV_HOOK = "AUTOSTATIC_HOOK"  # JSON settings: ``import autostatic`` installs the hook
 ENV_STRICT = "AUTOSTATIC_STRICT"
 _PRAGMA = re.compile(rb"#\s*autostatic:\s*(enable|disable)\b")
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 _HEAD = 4096  # bytes of a module read to look for the pragma
 _NEVER = frozenset({"autostatic", "autostatic_runtime", "gast", "_pytest", "pytest", "pluggy"})
 
@@ -112,16 +113,17 @@ def pragma(head: bytes) -> str | None:
     """``"enable"``, ``"disable"`` or ``None`` from the leading comment lines of ``head``."""
     if b"autostatic" not in head:  # most modules: no need to look at lines
         return None
-    found = None
-    for line in head.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if not line.startswith(b"#"):
-            break
-        m = _PRAGMA.match(line)
-        if m:
-            found = m.group(1).decode()
+    found, at, end = None, 0, len(head)
+    while at < end:  # line by line, only as far as the leading comments go
+        stop = _LINE_END.search(head, at)
+        line = head[at : stop.start() if stop else end].strip()
+        if line:
+            if not line.startswith(b"#"):
+                break
+            m = _PRAGMA.match(line)
+            if m:
+                found = m.group(1).decode()
+        at = stop.end() if stop else end
     return found
 
 

@@ -131,3 +131,12 @@ def test_a_failed_replace_leaves_no_temporary_file(tmp_path, monkeypatch):
     path = str(tmp_path / "__pycache__" / "m.pyc")
     assert not hook_cache.write(path, SOURCE, (), compile(SOURCE, "m.py", "exec"))
     assert os.listdir(tmp_path / "__pycache__") == []
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 8, 9, 4097])
+def test_the_word_sum_is_the_same_with_and_without_numpy(size, monkeypatch):
+    payload = bytes((i * 37 + 11) % 256 for i in range(size))
+    with_numpy = hook_cache.word_sum(payload)
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    words = [int.from_bytes(payload[i : i + 8], "little") for i in range(0, size, 8)]
+    assert hook_cache.word_sum(payload) == with_numpy == sum(words) % 2**64

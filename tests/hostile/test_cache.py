@@ -27,7 +27,10 @@ def entry(tmp_path, monkeypatch):
     return path, code
 
 
-def test_every_bit_flip_misses_or_reads_the_same_code(entry):
+@pytest.mark.parametrize("numpy_loaded", [True, False], ids=["word_sum", "crc32"])
+def test_every_bit_flip_misses_or_reads_the_same_code(entry, numpy_loaded, monkeypatch):
+    if not numpy_loaded:  # the hook never imports NumPy: a read then checks the CRC
+        monkeypatch.setitem(sys.modules, "numpy", None)
     path, code = entry
     blob = open(path, "rb").read()
     for i in range(len(blob)):
