@@ -23,6 +23,7 @@ import gast
 from autostatic import pyct
 from autostatic.pyct import parser
 from autostatic.pyct.naming import Namer
+from autostatic.pyct.nodes import walk
 from autostatic.transformers import PIPELINE
 from autostatic.transformers.base import Context
 from autostatic.verbosity import _settings, set_code_level, set_verbosity  # noqa: F401
@@ -133,7 +134,7 @@ def _transform(node, namer, filename, jst, sym, qualname, passes):
 
 def _analyze(node: gast.FunctionDef):
     info = pyct.analyze(node)
-    for sub in gast.walk(node):  # nested functions get their own analysis
+    for sub in walk(node):  # nested functions get their own analysis
         if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
             pyct.analyze(sub)
     return info

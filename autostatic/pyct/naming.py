@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 import gast
 
+from autostatic.pyct.nodes import walk
+
 
 class Namer:
     """Hands out ``prefix_N`` names unused by the function, its globals and each other."""
@@ -17,8 +19,9 @@ class Namer:
 
     @classmethod
     def for_function(cls, node: gast.AST, global_names: Iterable[str]) -> Namer:
-        names = {n.id for n in gast.walk(node) if isinstance(n, gast.Name)}
-        names |= {getattr(n, "name", "") for n in gast.walk(node)}
+        every = walk(node)
+        names = {n.id for n in every if isinstance(n, gast.Name)}
+        names |= {getattr(n, "name", "") for n in every}
         return cls(names | set(global_names))
 
     def new(self, prefix: str) -> str:

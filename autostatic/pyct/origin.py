@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import gast
+from autostatic.pyct.nodes import child_nodes
 
 
 def copy_location_deep(node: Any, origin: Any) -> Any:
@@ -17,16 +17,13 @@ def copy_location_deep(node: Any, origin: Any) -> Any:
     stack = [node]
     while stack:  # a located node is the user's (or located already): its subtree is done
         sub = stack.pop()
-        if getattr(sub, "lineno", None) is not None:
+        values = sub.__dict__
+        if values.get("lineno") is not None:
             continue
         if "lineno" in sub._attributes:
-            sub.lineno, sub.col_offset, sub.end_lineno, sub.end_col_offset = line, col, line, col
-        for field in sub._fields:
-            value = getattr(sub, field, None)
-            if isinstance(value, list):
-                stack.extend(v for v in value if isinstance(v, gast.AST))
-            elif isinstance(value, gast.AST):
-                stack.append(value)
+            values["lineno"] = values["end_lineno"] = line
+            values["col_offset"] = values["end_col_offset"] = col
+        stack.extend(child_nodes(sub))
     return node
 
 

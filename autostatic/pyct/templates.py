@@ -14,21 +14,23 @@ no location take the location of ``origin``, so generated code reports the user'
 
 from __future__ import annotations
 
-import copy
 import functools
 import textwrap
 from typing import Any
 
 import gast
 
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 
 
 def _expr(value: Any, ctx: Any) -> gast.expr:
     if isinstance(value, str):
         return gast.Name(id=value, ctx=ctx, annotation=None, type_comment=None)
-    node = copy.copy(value)
-    if hasattr(node, "ctx"):
+    kind = value.__class__
+    node = kind.__new__(kind)  # a shallow copy (``copy.copy`` without its protocol)
+    node.__dict__.update(value.__dict__)
+    if "ctx" in node.__dict__:
         node.ctx = ctx
     return node
 
@@ -71,7 +73,7 @@ def _instantiate(node: Any, replacements: dict[str, Any]) -> Any:
 def _parsed(template: str) -> gast.Module:
     """The parsed template without locations (its nodes take the origin's)."""
     tree = gast.parse(textwrap.dedent(template))
-    for node in gast.walk(tree):
+    for node in walk(tree):
         for field in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             if hasattr(node, field):
                 delattr(node, field)

@@ -27,6 +27,7 @@ import linecache
 import gast
 
 from autostatic.pyct import anno
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import _BLOCKS, Transformer, clone
@@ -80,7 +81,7 @@ class AssertTransformer(Transformer):
             python=[python],
         )
         for stmt in stmts:
-            for sub in gast.walk(stmt):
+            for sub in walk(stmt):
                 if isinstance(sub, gast.If):
                     anno.set(sub, anno.PYTHON_IF, True)
         return [copy_location_deep(s, node) for s in stmts]

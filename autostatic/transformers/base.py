@@ -9,6 +9,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.naming import Namer
+from autostatic.pyct.nodes import child_nodes, walk
 from autostatic.pyct.templates import constant, name, replace
 
 
@@ -225,7 +226,7 @@ class Transformer(gast.NodeTransformer):
         if not rebound:
             return set()
         for stmt in stmts:
-            if any(isinstance(n, gast.Call) for n in gast.walk(stmt)):
+            if any(isinstance(n, gast.Call) for n in walk(stmt)):
                 return rebound
         return set()
 
@@ -279,7 +280,7 @@ def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
     rebound: set[str] = set()
 
     def visit(node: gast.AST, inside: bool) -> None:
-        for child in gast.iter_child_nodes(node):
+        for child in child_nodes(node):
             scope = isinstance(child, _CLOSURES) and not anno.get(child, anno.GENERATED, False)
             if inside or scope:
                 if isinstance(child, gast.Name):
@@ -331,7 +332,7 @@ def _jumps_of(stmt: gast.AST) -> tuple:
             return
         is_loop = isinstance(node, (gast.While, gast.For, gast.AsyncFor))
         orelse = {id(s) for s in node.orelse} if is_loop else ()
-        for child in gast.iter_child_nodes(node):
+        for child in child_nodes(node):
             visit(child, loop_depth + 1 if is_loop and id(child) not in orelse else loop_depth)
 
     visit(stmt, 0)

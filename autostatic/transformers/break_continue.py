@@ -32,6 +32,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
+from autostatic.pyct.nodes import child_nodes, walk
 from autostatic.pyct.templates import name, replace
 from autostatic.transformers.base import _SCOPES, Transformer
 
@@ -50,16 +51,16 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
         if isinstance(node, (gast.While, gast.For, gast.AsyncFor)):
             stack.extend(node.orelse)  # their bodies' jumps are their own
             continue
-        stack.extend(gast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return found
 
 
 def _binds_in_test(node: gast.While) -> bool:
     """A ``:=`` in the test, and no jump in the ``else`` (it would change loops below)."""
-    if not any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
+    if not any(isinstance(n, gast.NamedExpr) for n in walk(node.test)):
         return False
     jumps = (gast.Break, gast.Continue)
-    return not any(isinstance(n, jumps) for s in node.orelse for n in gast.walk(s))
+    return not any(isinstance(n, jumps) for s in node.orelse for n in walk(s))
 
 
 def _test_in_body(node: gast.While) -> gast.While:

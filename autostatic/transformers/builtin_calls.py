@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gast
 
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import name
 from autostatic.transformers.base import Transformer
@@ -61,7 +62,7 @@ def _binds(node: gast.AST) -> tuple:
 
 def bound_names(tree: gast.AST) -> set[str]:
     """Every name ``tree`` binds anywhere (any scope in it): shadows of builtins."""
-    return {n for node in gast.walk(tree) for n in _binds(node)}
+    return {n for node in walk(tree) for n in _binds(node)}
 
 
 class BuiltinCallTransformer(Transformer):
@@ -76,7 +77,7 @@ class BuiltinCallTransformer(Transformer):
         self = cls(ctx)
         shadowed: set[str] = set()
         calls = []
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, gast.Call):
                 builtin = self._builtin_of(sub.func)
                 if builtin is not None:

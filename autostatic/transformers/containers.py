@@ -11,6 +11,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
+from autostatic.pyct.nodes import child_nodes
 from autostatic.transformers.base import _SCOPES
 
 #: Methods that change a list, dict or set in place.
@@ -72,7 +73,9 @@ def _mutated_by(stmt: gast.AST) -> tuple:
                 note(func.value)
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
             note(node.target.value)
-        stack.extend(reversed(list(gast.iter_child_nodes(node))))
+        children = child_nodes(node)
+        children.reverse()
+        stack.extend(children)
     result = tuple(found)
     anno.set(stmt, anno.MUTATED, result)
     return result

@@ -51,6 +51,7 @@ import gast
 
 from autostatic import pyct
 from autostatic.pyct import anno
+from autostatic.pyct.nodes import child_nodes, walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import _BLOCKS
@@ -325,7 +326,7 @@ class _RenameTargets(gast.NodeTransformer):
 
 def _store_names(target: gast.AST) -> list[str]:
     out = []
-    for sub in gast.walk(target):
+    for sub in walk(target):
         if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store) and sub.id not in out:
             out.append(sub.id)
     return out
@@ -343,7 +344,7 @@ def _calls(stmts: list, into_generated: bool = False) -> list[gast.Call]:
             return
         if isinstance(node, gast.Call):
             found.append(node)
-        for child in gast.iter_child_nodes(node):
+        for child in child_nodes(node):
             visit(child)
 
     for stmt in stmts:
@@ -355,7 +356,7 @@ def analyze_new_functions(stmts: list) -> None:
     """Run the dataflow analyses on the functions in ``stmts`` that have loops but no
     analysis (copies of nested functions: ``clone`` drops annotations)."""
     for stmt in stmts:
-        for sub in gast.walk(stmt):
+        for sub in walk(stmt):
             if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
                 if anno.get(sub, anno.FUNCTION_INFO, None) is None and _has_loop(sub.body):
                     pyct.analyze(sub)

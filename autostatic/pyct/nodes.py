@@ -1,0 +1,43 @@
+"""Fast walks over gast trees: ``ast.iter_child_nodes``/``ast.walk`` without generators and
+without the ``Load``/``Store``/``Del`` context nodes (a third of a typical tree, which no
+analysis needs as a node: they read ``node.ctx`` instead)."""
+
+from __future__ import annotations
+
+import gast
+
+_AST = gast.AST
+_CONTEXT = gast.expr_context
+#: class -> its fields that may hold nodes (``ctx`` and the plain-value fields left out)
+_fields: dict = {}
+_VALUES = frozenset({"ctx", "id", "attr", "arg", "kind", "type_comment", "level", "module",
+                     "conversion", "is_async"})  # fmt: skip
+
+
+def child_nodes(node: gast.AST) -> list:
+    """The nodes directly under ``node`` in field order (``ast.iter_child_nodes`` as a list,
+    context nodes left out)."""
+    fields = _fields.get(node.__class__)
+    if fields is None:
+        fields = _fields[node.__class__] = tuple(f for f in node._fields if f not in _VALUES)
+    out = []
+    for field in fields:
+        value = getattr(node, field, None)
+        if value.__class__ is list:
+            for item in value:
+                if isinstance(item, _AST) and not isinstance(item, _CONTEXT):
+                    out.append(item)
+        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+            out.append(value)
+    return out
+
+
+def walk(node: gast.AST) -> list:
+    """``node`` and every node under it, parents first (``ast.walk``'s set of nodes as a list;
+    context nodes left out)."""
+    out = [node]
+    i = 0
+    while i < len(out):
+        out.extend(child_nodes(out[i]))
+        i += 1
+    return out
