@@ -9,8 +9,7 @@ Every convertible statement ``S`` gets:
   functional call for a symbolic condition, else the user's own statement runs inline (its
   inner statements in dual form)::
 
-      __pred_0 = x.mean() > 0
-      if __pred_0.__class__ is _jst_Variable:
+      if (__pred_0 := x.mean() > 0).__class__ is _jst_Variable:
           (y,) = _jst.convert_ifelse(__pred_0, __true_fn_1, __false_fn_2, (x,), ('y',), where)
       elif __pred_0:
           y = relu(x)            # exactly the user's statement: frames, closures, del, try
@@ -71,6 +70,8 @@ class ControlFlowTransformer(Transformer):
             d, f = self.statement(stmt, functional)
             dual += d
             func += f
+        if stmts and not dual:  # only dead flags: the Python statement needs a body
+            dual = _pass(stmts)
         return dual, func
 
     def statement(self, stmt: gast.stmt, functional: bool) -> tuple[list, list]:
@@ -96,8 +97,19 @@ class ControlFlowTransformer(Transformer):
 
             return build_for(self, stmt)
         if not any(type(getattr(stmt, b, None)) is list for b in _BLOCKS):
+            if kind is gast.Assign and self._dead_flag(stmt):
+                return [], []
             return [stmt], [stmt]
         return self._compound(stmt, functional)
+
+    def _dead_flag(self, stmt: gast.Assign) -> bool:
+        """Whether ``stmt`` sets a return/break/continue flag nothing reads afterwards (the
+        early-return lowering moved the code it guarded into the other branch)."""
+        (target,) = stmt.targets if len(stmt.targets) == 1 else (None,)
+        if type(target) is not gast.Name or target.id not in self.ctx.jump_flags:
+            return False
+        live = anno.get(stmt, anno.LIVE_OUT, None)
+        return live is not None and target.id not in live
 
     def _compound(self, stmt: gast.stmt, functional: bool) -> tuple[list, list]:
         """A statement with blocks that is not converted itself (try, with, a Python-only
@@ -115,6 +127,7 @@ class ControlFlowTransformer(Transformer):
                     for clause in block:
                         d_clause, f_clause = copy.copy(clause), copy.copy(clause)
                         d_clause.body, f_clause.body = self.block(clause.body, functional)
+                        f_clause.body = f_clause.body or _pass(clause.body)  # never empty: a body
                         duals.append(d_clause)
                         funcs.append(f_clause)
                     setattr(stmt, field, duals)
@@ -124,7 +137,7 @@ class ControlFlowTransformer(Transformer):
                 d, f = self.block(block, functional)
                 setattr(stmt, field, d)
                 if functional:
-                    setattr(copy_, field, f)
+                    setattr(copy_, field, f if f or not block else _pass(block))  # dead flags
         finally:
             self.protected -= protects
         return [stmt], [copy_] if functional else []
@@ -138,3 +151,8 @@ class ControlFlowTransformer(Transformer):
         """Define ``fn`` once, at the top of the converted function; returns its name."""
         self.hoisted.append(fn)
         return fn.name
+
+
+def _pass(stmts: list) -> list:
+    """``[pass]`` at the first statement's line (a block whose statements all went away)."""
+    return [gast.copy_location(gast.Pass(), stmts[0])]

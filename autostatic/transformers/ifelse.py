@@ -16,8 +16,7 @@ After (``__true_fn_1``/``__false_fn_2`` are defined once, at the top of the conv
         y = x - 1
         return (y,)
     ...
-    __pred_0 = x.mean() > 0
-    if __pred_0.__class__ is _jst_Variable:      # symbolic: one type test (~20 ns)
+    if (__pred_0 := x.mean() > 0).__class__ is _jst_Variable:   # symbolic: one type test
         (y,) = _jst.convert_ifelse(__pred_0, __true_fn_1, __false_fn_2, (x,), ('y',), where)
     elif __pred_0:                   # exactly the user's statement
         y = relu(x)
@@ -126,17 +125,21 @@ def build_if(self, node: gast.If) -> tuple[list, list]:
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
     pred = self.ctx.namer.new("pred")
-    head = replace("pred = test", node.test, pred=pred, test=node.test)
     symbolic, ok = _symbolic_path(self, node, pred, body_f, orelse_f)
     node.body, node.orelse = body_d, orelse_d
-    python_if = gast.If(test=name(pred), body=body_d, orelse=orelse_d)
-    check = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[python_if])
-    dual = head + [copy_location_deep(check, node)]
+    dual = [_dual(self, pred, node.test, symbolic, body_d, orelse_d, node)]
     if not ok:  # an error: the functional form keeps the Python path
-        func_if = gast.If(test=name(pred), body=body_f, orelse=orelse_f)
-        check_f = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[func_if])
-        return dual, head + [copy_location_deep(check_f, node)]
+        return dual, [_dual(self, pred, node.test, symbolic, body_f, orelse_f, node)]
     return dual, [copy_location_deep(s, node) for s in _test_inline(symbolic, pred, node.test)]
+
+
+def _dual(self, pred: str, test, symbolic: list, body: list, orelse: list, node) -> gast.If:
+    """``if (pred := test).__class__ is Variable: symbolic`` ``elif pred: body`` ``else:
+    orelse`` (the test evaluated once, by the statement's own line)."""
+    bind = gast.NamedExpr(target=name(pred, store=True), value=test)
+    python_if = gast.If(test=name(pred), body=body, orelse=orelse)
+    check = gast.If(test=self.is_symbolic(bind), body=symbolic, orelse=[python_if])
+    return copy_location_deep(check, node)
 
 
 def _test_inline(symbolic: list, pred: str, test: gast.expr) -> list:
@@ -213,12 +216,14 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
-        if not branch_f and not attrs and not shared:  # nothing runs: pass the inputs on
+        if not branch_f and not attrs:  # nothing runs: pass the inputs on (cells unchanged)
             fns.append(_passthrough(self, outputs, inputs, unset))
             continue
         results += [_attribute(a) for a in attrs]
         ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
-        body = list(branch_f) + [gast.copy_location(ret, node)]
+        body = list(branch_f)
+        if not (body and type(body[-1]) is gast.Raise):  # else never reached
+            body.append(gast.copy_location(ret, node))
         fns.append(self.hoist(function_def(self.ctx.namer.new(label), inputs, body, node, shared)))
     reads_before, args = guarded_inputs(self, inputs, defined, node)
     call = replace(
