@@ -18,9 +18,8 @@ After (``__cond_2``/``__body_3`` are defined once, at the top of the converted b
         return (i, s)
     ...
     __else_0 = False
-    while True:
-        __pred_1 = i < n                   # evaluated once per iteration, as Python does
-        if __pred_1.__class__ is _jst_Variable:   # from this iteration on: a while op
+    while True:                            # the test evaluated once per iteration:
+        if (__pred_1 := i < n).__class__ is _jst_Variable:   # from here on: a while op
             (i, s) = _jst.convert_while_loop(__cond_2, __body_3, (i, s), (n,),
                                              ('i', 's'), where)
             __else_0 = True
@@ -77,7 +76,6 @@ def build_while(self, node: gast.While) -> tuple[list, list]:
     exit_ = replace("flag = True", node, flag=flag) if flag else []
     template = """
         while True:
-            pred = test
             if check:
                 symbolic
                 break
@@ -88,9 +86,9 @@ def build_while(self, node: gast.While) -> tuple[list, list]:
     """
 
     def loop_over(body: list) -> list:
-        check = self.is_symbolic(name(pred))
+        bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
         return replace(
-            template, node, pred=pred, test=node.test, check=check, symbolic=symbolic,
+            template, node, pred=pred, check=self.is_symbolic(bind), symbolic=symbolic,
             exit_=exit_, body=body,
         )  # fmt: skip
 
