@@ -1,0 +1,78 @@
+"""Lowerings of ``cond`` (ONNX ``If``) and ``while`` (ONNX ``Loop``).
+
+A ``cond``'s branches become the ``If``'s two subgraphs; they read outer values by name, as
+the sub-blocks do. A ``while`` becomes a ``Loop`` without a trip count whose loop-carried
+values are the op's loop variables (tensor arrays among them are their ``[length, ...]``
+buffers, which may grow every iteration): the body subgraph runs the body block, then the
+condition block on the new values to decide whether to go on. The first test of the
+condition runs before the ``Loop``.
+"""
+
+from __future__ import annotations
+
+from autostatic.onnx.graph import value_info
+from autostatic.onnx.lowerings import lowers
+from autostatic_runtime import dtypes
+
+
+def _scalar_bool(g, name: str, dtype) -> str:
+    return g.node("Reshape", [g.cast(name, dtype, dtypes.bool_), g.ints([])])
+
+
+@lowers("cond")
+def _cond(g, op):
+    pred = _scalar_bool(g, g.x(op, 0), op.inputs[0].dtype)
+    branches = {}
+    for key, names in (("then_branch", "true_outputs"), ("else_branch", "false_outputs")):
+        block = op.attrs["true_block" if key == "then_branch" else "false_block"]
+        sub = g.subgraph()
+        sub.lower_block(block)
+        outputs = []
+        for name, var in zip(op.attrs[names], op.outputs):
+            out = sub.node("Identity", [sub.lookup(name)], outputs=[sub.fresh(f"{name}_out")])
+            outputs.append(value_info(out, var.dtype, var.shape))
+        branches[key] = sub.make(g.fresh(f"{key}_{block.idx}"), [], outputs)
+    outs = [g.out(i) for i in range(len(op.outputs))]
+    if outs:
+        g.node("If", [pred], outputs=outs, **branches)
+
+
+def _while_check(op, opset):
+    if op.attrs.get("trajectory"):
+        return "a loop recorded for training (export the inference program)"
+    return None
+
+
+def _condition(scope, op, values: list[str]) -> str:
+    """The loop condition on ``values`` (the cond block lowered into ``scope``)."""
+    for param, name in zip(op.attrs["cond_params"], values):
+        scope.bind(param, name)
+    block = op.attrs["cond_block"]
+    scope.lower_block(block)
+    cond = block.var(op.attrs["cond_output"])
+    return _scalar_bool(scope, scope.lookup(cond.name), cond.dtype)
+
+
+@lowers("while", check=_while_check)
+def _while(g, op):
+    n = op.attrs["num_loop_vars"]
+    init = [g.x(op, i) for i in range(n)]
+    first = _condition(g.scope(), op, init)
+
+    body = g.subgraph()
+    bblock = op.attrs["body_block"]
+    params = [bblock.var(p) for p in op.attrs["body_params"]]
+    inputs = [value_info(g.fresh("iteration"), "int64", []), value_info(g.fresh("go"), "bool", [])]
+    for p in params:
+        name = g.fresh(p.name)
+        body.bind(p.name, name)
+        inputs.append(value_info(name, p.dtype, p.shape))
+    body.lower_block(bblock)
+    new = [body.lookup(name) for name in op.attrs["body_outputs"]]
+    go_on = _condition(body.scope(), op, new)
+    outputs = [value_info(body.node("Identity", [go_on], outputs=[g.fresh("go_on")]), "bool", [])]
+    for p, value in zip(params, new):
+        out = body.node("Identity", [value], outputs=[g.fresh(f"{p.name}_next")])
+        outputs.append(value_info(out, p.dtype, p.shape))
+    graph = body.make(g.fresh(f"loop_body_{bblock.idx}"), inputs, outputs)
+    g.node("Loop", ["", first, *init], outputs=[g.out(i) for i in range(n)], body=graph)

@@ -1,0 +1,102 @@
+"""Lowerings of reductions, scans, arg-extremes and sorting."""
+
+from __future__ import annotations
+
+from autostatic.onnx.graph import onnx_dtype
+from autostatic.onnx.lowerings import lowers
+from autostatic_runtime import dtypes
+
+_REDUCE = {
+    "reduce_sum": "ReduceSum", "reduce_mean": "ReduceMean", "reduce_max": "ReduceMax",
+    "reduce_min": "ReduceMin", "reduce_prod": "ReduceProd",
+}  # fmt: skip
+
+
+def _axes(op):
+    axis = op.attrs.get("axis")
+    if axis is None:
+        return None
+    return [axis] if isinstance(axis, int) else list(axis)
+
+
+@lowers(*_REDUCE)
+def _reduce(g, op):
+    dt = op.outputs[0].dtype
+    data = g.x(op, 0, dt)
+    if _axes(op) == []:  # reducing over no axes: the input itself
+        g.node("Identity", [data], outputs=[g.out(0)])
+        return
+    g.reduce(_REDUCE[op.type], data, _axes(op), op.attrs["keepdim"], outputs=[g.out(0)])
+
+
+@lowers("reduce_all", "reduce_any")
+def _reduce_logic(g, op):
+    as_int = g.x(op, 0, dtypes.int32)
+    kind = "ReduceMin" if op.type == "reduce_all" else "ReduceMax"
+    r = g.reduce(kind, as_int, _axes(op), op.attrs["keepdim"])
+    g.node("Cast", [r], outputs=[g.out(0)], to=onnx_dtype(dtypes.bool_))
+
+
+@lowers("logsumexp")
+def _logsumexp(g, op):
+    x = g.x(op, 0)
+    axes, keep = _axes(op), op.attrs["keepdim"]
+    top = g.reduce("ReduceMax", x, axes, True)
+    total = g.reduce("ReduceSum", g.node("Exp", [g.node("Sub", [x, top])]), axes, keep)
+    if not keep:
+        top = g.squeeze(top, axes) if axes is not None else g.node("Reshape", [top, g.ints([])])
+    g.node("Add", [g.node("Log", [total]), top], outputs=[g.out(0)])
+
+
+@lowers("arg_max", "arg_min")
+def _arg(g, op):
+    x, axis = g.x(op, 0), op.attrs["axis"]
+    keep = int(bool(op.attrs["keepdim"]))
+    kind = "ArgMax" if op.type == "arg_max" else "ArgMin"
+    if axis is None:
+        x, axis = g.node("Reshape", [x, g.ints([-1])]), 0
+        rank = len(op.inputs[0].shape)
+        r = g.node(kind, [x], axis=0, keepdims=keep)
+        if keep:
+            r = g.node("Reshape", [r, g.ints([1] * rank)])
+    else:
+        r = g.node(kind, [x], axis=axis, keepdims=keep)
+    g.to(r, dtypes.int64)
+
+
+@lowers("cumsum")
+def _cumsum(g, op):
+    axis = g.scalar(op.attrs["axis"], dtypes.int64)
+    g.node("CumSum", [g.x(op, 0), axis], outputs=[g.out(0)])
+
+
+def dim(g, x: str, axis: int) -> str:
+    """Size of ``axis`` of ``x`` as a 1-D int64 tensor of one element."""
+    return g.node("Gather", [g.node("Shape", [x]), g.ints([axis])])
+
+
+@lowers("top_k_v2")
+def _top_k(g, op):
+    a = op.attrs
+    x = g.x(op, 0)
+    g.node(
+        "TopK",
+        [x, g.ints([a["k"]])],
+        outputs=[g.out(0), g.out(1)],
+        axis=a["axis"],
+        largest=int(bool(a["largest"])),
+        sorted=1,
+    )
+
+
+@lowers("argsort")
+def _argsort(g, op):
+    x, axis = g.x(op, 0), op.attrs["axis"]
+    g.node(
+        "TopK",
+        [x, dim(g, x, axis)],
+        outputs=[g.out(0), g.out(1)],
+        axis=axis,
+        largest=int(bool(op.attrs["descending"])),
+        sorted=1,
+    )

@@ -1,0 +1,42 @@
+"""Every op sample with an ONNX lowering gives, in ONNX Runtime, the executor's result; the
+ops without one are exactly ``UNSUPPORTED`` (so a new op without a lowering is noticed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from autostatic.onnx import LOWERINGS, UNSUPPORTED
+from autostatic.onnx.lowerings import reason
+from autostatic_runtime import static
+from autostatic_runtime.ops.registry import OPS
+from tests.onnx.ort import assert_close, export_program, run_model
+from tests.runtime.harness import example_values
+from tests.static.test_ops_static import STATIC_SAMPLES, build
+
+
+def _exportable(sample) -> bool:
+    values = example_values(sample, 3)
+    main, _, _, _ = build(sample, values)
+    return all(reason(op, 17) is None for b in main.blocks for op in b.ops)
+
+
+SAMPLES = [s for s in STATIC_SAMPLES if s.op in LOWERINGS]
+
+
+def test_every_op_has_a_lowering_or_a_documented_reason():
+    assert set(LOWERINGS) | set(UNSUPPORTED) >= set(OPS)
+    assert not set(LOWERINGS) & set(UNSUPPORTED)
+    assert sorted(set(OPS) - set(LOWERINGS)) == sorted(UNSUPPORTED)
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[s.id for s in SAMPLES])
+def test_onnx_runtime_matches_the_executor(sample):
+    values = example_values(sample, 3)
+    main, feeds, outs, _ = build(sample, values)
+    if not all(reason(op, 17) is None for b in main.blocks for op in b.ops):
+        pytest.skip("the sample also builds an op without a lowering")
+    expected = static.Executor().run(main, feed=feeds, fetch_list=outs)
+    got = run_model(export_program(main, feeds, outs), feeds)
+    assert len(got) == len(expected)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        assert_close(g, e, f"{sample.id} output {i}")
