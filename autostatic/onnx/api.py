@@ -7,7 +7,7 @@ from typing import Any
 
 import onnx
 
-from autostatic.onnx.exporter import ProgramSpec, to_model
+from autostatic.onnx.exporter import ProgramSpec, check_opset, to_model
 from autostatic_runtime import backends
 from autostatic_runtime.jit.model_file import _write_atomic, read_model
 from autostatic_runtime.jit.translated_layer import TranslatedLayer
@@ -39,6 +39,7 @@ def export(
         ExportError: some op has no ONNX lowering (all of them are listed, each with the
             user's file and line); nothing is written.
     """
+    check_opset(opset_version)
     file = os.fspath(path)
     if not file.endswith(".onnx"):
         file += ".onnx"

@@ -17,7 +17,7 @@ from autostatic.onnx.lowerings import LOWERINGS, reason
 from autostatic_runtime.errors import ExportError
 from autostatic_runtime.static.program import Program
 
-__all__ = ["ProgramSpec", "to_model", "MIN_OPSET"]
+__all__ = ["ProgramSpec", "to_model", "check_opset", "MIN_OPSET"]
 
 MIN_OPSET = 13
 
@@ -36,7 +36,7 @@ class ProgramSpec:
 
 def to_model(spec: ProgramSpec, opset: int = 17) -> onnx.ModelProto:
     """The checked ONNX model of ``spec`` (``ExportError`` if some op cannot be exported)."""
-    _check_opset(opset)
+    check_opset(opset)
     _check_ops(spec.program, opset)
     names = Names()
     graph = Graph(names, opset, LOWERINGS)
@@ -61,7 +61,7 @@ def to_model(spec: ProgramSpec, opset: int = 17) -> onnx.ModelProto:
     return model
 
 
-def _check_opset(opset: int) -> None:
+def check_opset(opset: int) -> None:
     newest = onnx.defs.onnx_opset_version()
     if type(opset) is not int or not MIN_OPSET <= opset <= newest:
         raise ExportError(
@@ -81,11 +81,11 @@ def _check_ops(program: Program, opset: int) -> None:
     lines = []
     for op, why in problems:
         loc = op.location
-        where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "an unknown line"
+        where = f"{loc[0]}:{loc[1]} ({loc[2]})" if loc and loc[0] else "an unknown line"
         lines.append(f"  - {op.type} at {where}: {why}")
     kinds = sorted({op.type for op, _ in problems})
     raise ExportError(
-        f"cannot export to ONNX: {len(problems)} op(s) have no ONNX lowering "
+        f"cannot export to ONNX: {len(problems)} op(s) cannot be lowered "
         f"({', '.join(kinds)}):\n" + "\n".join(lines) + "\nSee docs/deployment.md for the "
         "supported ops; rewrite these lines with supported ones, or leave them out of the "
         "exported function",

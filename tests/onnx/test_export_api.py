@@ -1,0 +1,86 @@
+"""Export errors (an op without a lowering, a bad opset) and the ``export`` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import autostatic
+from autostatic import InputSpec
+from autostatic.hook import cli
+from autostatic_runtime.errors import ExportError
+from tests.onnx import models
+from tests.onnx.ort import assert_close, run_model
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = os.path.join(ROOT, "tests", "onnx", "models.py")
+
+
+def _line_of(text: str) -> int:
+    with open(MODELS) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+def test_ops_without_lowering_are_all_named_with_their_lines_and_nothing_is_written(tmp_path):
+    with pytest.raises(ExportError) as info:
+        autostatic.onnx.export(models.uses_unsupported, str(tmp_path / "m"), [InputSpec([4])])
+    message = str(info.value)
+    assert "cumprod" in message and "inverse" in message
+    assert f"models.py:{_line_of('rt.cumprod(x')}" in message
+    assert f"models.py:{_line_of('rt.inverse(')}" in message
+    assert "no ONNX operator" in message
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_bad_opset_is_refused(tmp_path):
+    with pytest.raises(ExportError, match="opset_version"):
+        autostatic.onnx.export(models.nested_control, str(tmp_path / "m"), opset_version=11)
+    assert os.listdir(tmp_path) == []
+
+
+def _saved(tmp_path):
+    net = models.SmallCNN()
+    net(autostatic.runtime.randn([2, 3, 8, 8]))
+    prefix = str(tmp_path / "cnn")
+    autostatic.save(net, prefix, input_spec=[InputSpec([None, 3, 8, 8], "float32", "image")])
+    return prefix
+
+
+def test_export_command_converts_a_saved_model(tmp_path, capsys):
+    prefix = _saved(tmp_path)
+    out = str(tmp_path / "out" / "cnn.onnx")
+    assert cli.main(["export", prefix + ".pdmodel", out, "--opset", "18"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    loaded = autostatic.load(prefix)
+    x = np.random.default_rng(0).standard_normal((7, 3, 8, 8)).astype("float32")
+    import onnx
+
+    assert_close(run_model(onnx.load(out), {"image": x})[0], loaded(x).numpy(), "cli")
+
+
+def test_export_command_errors_are_one_line(tmp_path, capsys):
+    assert cli.main(["export", str(tmp_path / "missing"), str(tmp_path / "o.onnx")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("autostatic: error: no saved model") and "Traceback" not in err
+    assert not (tmp_path / "o.onnx").exists()
+
+
+def test_python_dash_m_autostatic_export(tmp_path):
+    prefix = _saved(tmp_path)
+    out = str(tmp_path / "cnn.onnx")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "autostatic", "export", prefix, out],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    assert done.returncode == 0, done.stderr
+    import onnx
+
+    onnx.checker.check_model(onnx.load(out), full_check=True)
