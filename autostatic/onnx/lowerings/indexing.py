@@ -33,14 +33,52 @@ def _is_tensor(k) -> bool:
 def _getitem_check(op, opset):
     key = op.attrs["key"]
     tensors = [k for k in key if _is_tensor(k)]
-    if not tensors:
+    if len(tensors) <= 1 and not _leading_tensors(op):
+        index = tensors and op.inputs[1 + tensors[0][1]]
+        if tensors and not index.dtype.is_integer:
+            return "a bool mask after other indices"
+        if tensors and any(type(k) is int or k == "newaxis" for k in key):
+            return "an index tensor combined with integer or None indices"
         return None
-    index = op.inputs[1 + tensors[0][1]]
-    if len(tensors) > 1 or not index.dtype.is_integer:
-        return "indexing with a bool mask or several index tensors"
-    if any(type(k) is int or k == "newaxis" for k in key):
-        return "an index tensor combined with integer or None indices"
+    if not _leading_tensors(op):
+        return "several index tensors apart from each other or after other indices"
     return None
+
+
+def _leading_tensors(op) -> list:
+    """The index Variables when ``key`` is tensors first, then only full slices (NumPy's
+    ``x[i, j]``, ``x[mask]``): one GatherND. Empty otherwise."""
+    key = [k for k in op.attrs["key"] if k != "..."]
+    n = 0
+    while n < len(key) and _is_tensor(key[n]):
+        n += 1
+    if n == 0 or any(k != ("slice", None, None, None) for k in key[n:]):
+        return []
+    if "..." in op.attrs["key"] and op.attrs["key"].index("...") < n:
+        return []
+    index = [op.inputs[1 + k[1]] for k in key[:n]]
+    bools = [v for v in index if v.dtype == dtypes.bool_]
+    if bools and len(index) > 1:
+        return []
+    return index
+
+
+def _advanced_index(g, op, index: list) -> None:
+    """``x[i, j, ...]`` (int tensors, broadcast together) or ``x[mask]`` as one GatherND."""
+    x = g.x(op, 0)
+    if index[0].dtype == dtypes.bool_:
+        rows = g.node("Transpose", [g.node("NonZero", [g.lookup(index[0].name)])], perm=[1, 0])
+        g.node("GatherND", [x, rows], outputs=[g.out(0)])
+        return
+    names = [g.cast(g.lookup(v.name), v.dtype, dtypes.int64) for v in index]
+    zero = g.scalar(0, dtypes.int64)
+    total = names[0]
+    for name in names[1:]:
+        total = g.node("Add", [total, name])
+    shape = g.node("Shape", [g.node("Mul", [total, zero])])
+    parts = [g.unsqueeze(g.node("Expand", [name, shape]), [-1]) for name in names]
+    rows = g.node("Concat", parts, axis=-1) if len(parts) > 1 else parts[0]
+    g.node("GatherND", [x, rows], outputs=[g.out(0)])
 
 
 def _slice_bounds(k, axis: int):
@@ -58,6 +96,10 @@ def _slice_bounds(k, axis: int):
 
 @lowers("getitem", check=_getitem_check)
 def _getitem(g, op):
+    index = _leading_tensors(op)
+    if index:
+        _advanced_index(g, op, index)
+        return
     x = g.x(op, 0)
     rank = len(op.inputs[0].shape)
     key = _expand_key(op.attrs["key"], rank)
@@ -218,3 +260,45 @@ def _embedding(g, op):
 
 def _dtype(v):
     return v.dtype if isinstance(v, Variable) else dtypes.int64
+
+
+def _needs_16(op, opset):
+    return None if opset >= 16 else f"{op.type} needs opset 16"
+
+
+@lowers("scatter", check=_needs_16)
+def _scatter(g, op):
+    """Rows ``index`` of ``x`` replaced by ``updates`` (summed over repeated indices unless
+    ``overwrite``)."""
+    dt = op.outputs[0].dtype
+    rows = g.unsqueeze(g.node("Reshape", [g.x(op, 1, dtypes.int64), g.ints([-1])]), [-1])
+    updates = g.x(op, 2, dt)
+    if op.attrs["overwrite"]:
+        g.node("ScatterND", [g.x(op, 0), rows, updates], outputs=[g.out(0)])
+        return
+    zeros = g.node("Mul", [updates, g.scalar(0, dt)])
+    cleared = g.node("ScatterND", [g.x(op, 0), rows, zeros])
+    g.node("ScatterND", [cleared, rows, updates], outputs=[g.out(0)], reduction="add")
+
+
+def _index_add_check(op, opset):
+    if len(op.inputs[1].shape) != 1:
+        return "index_add with a multi-dimensional index"
+    return _needs_16(op, opset)
+
+
+@lowers("index_add", check=_index_add_check)
+def _index_add(g, op):
+    dt, axis = op.outputs[0].dtype, op.attrs["axis"] % len(op.inputs[0].shape)
+    value = g.x(op, 2, dt)
+    shape = [1] * len(op.inputs[0].shape)
+    shape[axis] = -1
+    index = g.node("Reshape", [g.x(op, 1, dtypes.int64), g.ints(shape)])
+    index = g.node("Expand", [index, g.node("Shape", [value])])
+    g.node(
+        "ScatterElements",
+        [g.x(op, 0, dt), index, value],
+        outputs=[g.out(0)],
+        axis=axis,
+        reduction="add",
+    )

@@ -3,6 +3,8 @@ slices, and the tensor-array ops (an array is a dense ``[length, *element]`` ten
 
 from __future__ import annotations
 
+import numpy as np
+
 from autostatic.onnx.lowerings import lowers
 from autostatic_runtime import dtypes
 
@@ -259,3 +261,65 @@ def _array_pop(g, op):
     tail = g.node("Slice", [buffer, after, g.ints([_INT64_MAX]), g.ints([0])])
     g.node("Concat", [head, tail], outputs=[g.out(0)], axis=0)
     g.node("Gather", [buffer, i], outputs=[g.out(1)], axis=0)
+
+
+def _static_axes_check(*names):
+    """A check that the dims the op works on (its axis attrs) were known when building."""
+
+    def check(op, opset):
+        shape = op.inputs[0].shape
+        axes = [op.attrs[n] for n in names] if names else list(range(len(shape)))
+        if any(a is None or shape[a] < 0 for a in axes):
+            return f"{op.type} along a dim unknown when the program was built"
+        return None
+
+    return check
+
+
+@lowers("repeat_interleave", check=_static_axes_check("axis"))
+def _repeat_interleave(g, op):
+    axis, size = op.attrs["axis"], op.inputs[0].shape[op.attrs["axis"]]
+    rows = np.repeat(np.arange(size), op.attrs["repeats"])
+    g.node("Gather", [g.x(op, 0), g.const(rows, dtypes.int64)], outputs=[g.out(0)], axis=axis)
+
+
+def _moved_last(g, op, x: str) -> tuple[str, int, int]:
+    """``x`` with ``axis1``, ``axis2`` moved last, and their sizes."""
+    a = op.attrs
+    shape = op.inputs[0].shape
+    perm = [i for i in range(len(shape)) if i not in (a["axis1"], a["axis2"])]
+    perm += [a["axis1"], a["axis2"]]
+    return g.node("Transpose", [x], perm=perm), shape[a["axis1"]], shape[a["axis2"]]
+
+
+@lowers("diagonal", check=_static_axes_check("axis1", "axis2"))
+def _diagonal(g, op):
+    y, n, m = _moved_last(g, op, g.x(op, 0))
+    rank = len(op.inputs[0].shape)
+    flat = g.node("Reshape", [y, g.ints([0] * (rank - 2) + [n * m])])
+    offset = op.attrs["offset"]
+    count = max(0, min(n + min(offset, 0), m - max(offset, 0)))
+    i = np.arange(count)
+    positions = (i + max(-offset, 0)) * m + (i + max(offset, 0))
+    index = g.const(positions, dtypes.int64)
+    g.node("Gather", [flat, index], outputs=[g.out(0)], axis=rank - 2)
+
+
+@lowers("trace", check=_static_axes_check("axis1", "axis2"))
+def _trace(g, op):
+    y, n, m = _moved_last(g, op, g.x(op, 0))
+    mask = g.const(np.eye(n, m, k=op.attrs["offset"]), op.outputs[0].dtype)
+    g.reduce("ReduceSum", g.node("Mul", [y, mask]), [-2, -1], False, outputs=[g.out(0)])
+
+
+@lowers("cross")
+def _cross(g, op):
+    dt, axis = op.outputs[0].dtype, op.attrs["axis"]
+    x, y = g.x(op, 0, dt), g.x(op, 1, dt)
+    xs = [g.node("Gather", [x, g.ints([i])], axis=axis) for i in range(3)]
+    ys = [g.node("Gather", [y, g.ints([i])], axis=axis) for i in range(3)]
+    parts = []
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        parts.append(g.node("Sub", [g.node("Mul", [xs[j], ys[k]]), g.node("Mul", [xs[k], ys[j]])]))
+    g.node("Concat", parts, outputs=[g.out(0)], axis=axis)

@@ -199,3 +199,24 @@ def _resample(g, op):
         hm, wm = _transposed(g, hm, 2), _transposed(g, wm, 2)
     y = g.node("MatMul", [g.node("MatMul", [hm, x]), _transposed(g, wm, 2)])
     _from_nchw(g, y, a["data_format"], g.out(0))
+
+
+@lowers("softmax_with_cross_entropy")
+def _softmax_cross_entropy(g, op):
+    a, dt = op.attrs, op.outputs[0].dtype
+    axis = a["axis"] % len(op.inputs[0].shape)
+    logp = g.node("LogSoftmax", [g.x(op, 0)], axis=axis)
+    g.node("Exp", [logp], outputs=[g.out(0)])
+    label = g.x(op, 1)
+    if a["soft_label"]:
+        total = g.reduce("ReduceSum", g.node("Mul", [g.x(op, 1, dt), logp]), [axis], True)
+        g.node("Neg", [total], outputs=[g.out(1)])
+        return
+    index = g.cast(label, op.inputs[1].dtype, "int64")
+    if len(op.inputs[1].shape) < len(op.inputs[0].shape):
+        index = g.unsqueeze(index, [axis])
+    ignored = g.node("Equal", [index, g.scalar(a["ignore_index"], "int64")])
+    safe = g.node("Where", [ignored, g.scalar(0, "int64"), index])
+    picked = g.node("GatherElements", [logp, safe], axis=axis)
+    loss = g.node("Where", [ignored, g.scalar(0, dt), g.node("Neg", [picked])])
+    g.node("Reshape", [loss, g.node("Shape", [label])], outputs=[g.out(1)])

@@ -100,3 +100,42 @@ def _argsort(g, op):
         largest=int(bool(op.attrs["descending"])),
         sorted=1,
     )
+
+
+@lowers("kthvalue")
+def _kthvalue(g, op):
+    a = op.attrs
+    axis, k = a["axis"], a["k"]
+    found = g.node("TopK", [g.x(op, 0), g.ints([k])], n_out=2, axis=axis, largest=0)
+    for i in (0, 1):
+        last = g.node("Slice", [found[i], g.ints([k - 1]), g.ints([k]), g.ints([axis])])
+        if a["keepdim"]:
+            g.node("Identity", [last], outputs=[g.out(i)])
+        else:
+            g.squeeze(last, [axis], outputs=[g.out(i)])
+
+
+@lowers("searchsorted")
+def _searchsorted(g, op):
+    """Insertion points as counts: how many sequence entries lie before each value."""
+    dt = dtypes.promote(op.inputs[0].dtype, op.inputs[1].dtype)
+    seq = g.unsqueeze(g.x(op, 0, dt), [-2])
+    values = g.unsqueeze(g.x(op, 1, dt), [-1])
+    before = g.node("LessOrEqual" if op.attrs["right"] else "Less", [seq, values])
+    count = g.reduce("ReduceSum", g.node("Cast", [before], to=onnx_dtype("int64")), [-1], False)
+    g.to(count, dtypes.int64)
+
+
+def _unique_check(op, opset):
+    if op.inputs[0].dtype not in (dtypes.float32, dtypes.int64, dtypes.int8):
+        return f"unique of {op.inputs[0].dtype} (ONNX Runtime's Unique takes float32, int64, int8)"
+    return None
+
+
+@lowers("unique", check=_unique_check)
+def _unique(g, op):
+    axis = op.attrs["axis"]
+    found = g.node("Unique", [g.x(op, 0)], n_out=4, sorted=1, axis=axis)
+    g.node("Identity", [found[0]], outputs=[g.out(0)])
+    for i in (1, 2, 3):
+        g.to(found[i], dtypes.int64, i)
