@@ -15,22 +15,35 @@ from autostatic.onnx.lowerings import lowers
 from autostatic_runtime import dtypes
 
 
-def _scalar_bool(g, name: str, dtype) -> str:
-    return g.node("Reshape", [g.cast(name, dtype, dtypes.bool_), g.ints([])])
+def _scalar_bool(g, name: str, var) -> str:
+    """``var`` (named ``name`` in ``g``) as the 0-d bool that If and Loop take."""
+    name = g.cast(name, var.dtype, dtypes.bool_)
+    return name if var.shape == [] else g.node("Reshape", [name, g.ints([])])
+
+
+def _results(sub, names: list[str], bases: list[str]) -> list[str]:
+    """``names`` as the outputs of subgraph ``sub``: a value ``sub`` computes is used as it
+    is; an input, an outer value or a repeated output goes through an Identity."""
+    produced = {name for node in sub.nodes for name in node.output}
+    out = []
+    for name, base in zip(names, bases):
+        if name not in produced or name in out:
+            name = sub.node("Identity", [name], outputs=[sub.fresh(base)])
+        out.append(name)
+    return out
 
 
 @lowers("cond")
 def _cond(g, op):
-    pred = _scalar_bool(g, g.x(op, 0), op.inputs[0].dtype)
+    pred = _scalar_bool(g, g.x(op, 0), op.inputs[0])
     branches = {}
     for key, names in (("then_branch", "true_outputs"), ("else_branch", "false_outputs")):
         block = op.attrs["true_block" if key == "then_branch" else "false_block"]
         sub = g.subgraph()
         sub.lower_block(block)
-        outputs = []
-        for name, var in zip(op.attrs[names], op.outputs):
-            out = sub.node("Identity", [sub.lookup(name)], outputs=[sub.fresh(f"{name}_out")])
-            outputs.append(value_info(out, var.dtype, var.shape))
+        found = [sub.lookup(name) for name in op.attrs[names]]
+        results = _results(sub, found, [f"{name}_out" for name in op.attrs[names]])
+        outputs = [value_info(r, v.dtype, v.shape) for r, v in zip(results, op.outputs)]
         branches[key] = sub.make(g.fresh(f"{key}_{block.idx}"), [], outputs)
     outs = [g.out(i) for i in range(len(op.outputs))]
     if outs:
@@ -50,7 +63,7 @@ def _condition(scope, op, values: list[str]) -> str:
     block = op.attrs["cond_block"]
     scope.lower_block(block)
     cond = block.var(op.attrs["cond_output"])
-    return _scalar_bool(scope, scope.lookup(cond.name), cond.dtype)
+    return _scalar_bool(scope, scope.lookup(cond.name), cond)
 
 
 @lowers("while", check=_while_check)
@@ -70,9 +83,8 @@ def _while(g, op):
     body.lower_block(bblock)
     new = [body.lookup(name) for name in op.attrs["body_outputs"]]
     go_on = _condition(body.scope(), op, new)
-    outputs = [value_info(body.node("Identity", [go_on], outputs=[g.fresh("go_on")]), "bool", [])]
-    for p, value in zip(params, new):
-        out = body.node("Identity", [value], outputs=[g.fresh(f"{p.name}_next")])
-        outputs.append(value_info(out, p.dtype, p.shape))
+    results = _results(body, [go_on, *new], ["go_on"] + [f"{p.name}_next" for p in params])
+    outputs = [value_info(results[0], "bool", [])]
+    outputs += [value_info(r, p.dtype, p.shape) for r, p in zip(results[1:], params)]
     graph = body.make(g.fresh(f"loop_body_{bblock.idx}"), inputs, outputs)
     g.node("Loop", ["", first, *init], outputs=[g.out(i) for i in range(n)], body=graph)
