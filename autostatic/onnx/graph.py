@@ -170,10 +170,11 @@ class Graph:
         return self.node("Squeeze", [name, self.ints(axes)], outputs=outputs)
 
     # -- blocks --------------------------------------------------------------------------
-    def lower_block(self, block: Block) -> None:
-        """Lower every op of ``block`` into this graph."""
+    def lower_block(self, block: Block, skip: set[int] = frozenset()) -> None:
+        """Lower every op of ``block`` (but those whose ``id`` is in ``skip``) into this graph."""
         for op in block.ops:
-            self.lower_op(op)
+            if id(op) not in skip:
+                self.lower_op(op)
 
     def lower_op(self, op: Operator) -> None:
         outs = [self.fresh(v.name) for v in op.outputs]
