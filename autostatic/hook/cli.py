@@ -135,14 +135,13 @@ def _export(argv: list[str]) -> int:
     parser.add_argument("out", help="the ONNX file to write")
     parser.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
     args = parser.parse_args(argv)
-    try:
-        from autostatic.onnx import export_saved
-    except ImportError as exc:
-        return _error(f"export needs the onnx extra (pip install 'autostatic[onnx]'): {exc}")
+    from autostatic.onnx import export_saved
     from autostatic_runtime.errors import AutostaticError
 
     try:
         export_saved(args.model, args.out, args.opset)
+    except ImportError as exc:  # the onnx extra is not installed
+        return _error(str(exc))
     except FileNotFoundError as exc:
         return _error(f"no saved model at {args.model!r}: {exc}")
     except AutostaticError as exc:

@@ -21,24 +21,7 @@ def export(
     input_spec: Any = None,
     opset_version: int = 17,
 ) -> onnx.ModelProto:
-    """Trace ``layer_or_function`` in eval mode and write it to ``path + ".onnx"``.
-
-    Args:
-        layer_or_function: an ``rt.nn.Layer`` (its ``forward``), a function, a
-            ``StaticFunction`` from ``to_static``, or a layer from ``autostatic.load``.
-        path: the file prefix (``".onnx"`` is appended unless it ends with it already;
-            directories are created).
-        input_spec: InputSpecs of the inputs (``None`` dims become symbolic ONNX dims);
-            default: as ``autostatic.save``. A loaded layer uses its saved specs.
-        opset_version: the ONNX opset (13 or newer; default 17).
-
-    Returns:
-        The ONNX ``ModelProto`` that was written (checked with ``onnx.checker``).
-
-    Raises:
-        ExportError: some op has no ONNX lowering (all of them are listed, each with the
-            user's file and line); nothing is written.
-    """
+    """See ``autostatic.onnx.export``."""
     check_opset(opset_version)
     file = os.fspath(path)
     if not file.endswith(".onnx"):
@@ -49,8 +32,8 @@ def export(
 
 
 def export_saved(prefix: str, file: str, opset_version: int = 17) -> onnx.ModelProto:
-    """Convert the model ``autostatic.save`` wrote at ``prefix`` into the ONNX file ``file``."""
-    prefix = os.fspath(prefix)
+    """See ``autostatic.onnx.export_saved``."""
+    prefix, file = os.fspath(prefix), os.fspath(file)
     if prefix.endswith(".pdmodel"):
         prefix = prefix[: -len(".pdmodel")]
     program, params, meta = read_model(prefix)

@@ -69,6 +69,16 @@ def test_export_command_errors_are_one_line(tmp_path, capsys):
     assert not (tmp_path / "o.onnx").exists()
 
 
+def test_importing_the_packages_does_not_import_onnx():
+    code = (
+        "import sys, autostatic, autostatic_runtime, autostatic.onnx, autostatic.jit; "
+        "assert 'onnx' not in sys.modules and 'onnxruntime' not in sys.modules"
+    )
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+
+
 def test_python_dash_m_autostatic_export(tmp_path):
     prefix = _saved(tmp_path)
     out = str(tmp_path / "cnn.onnx")
