@@ -3,6 +3,9 @@ ops without one are exactly ``UNSUPPORTED`` (so a new op without a lowering is n
 
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 
 from autostatic.onnx import LOWERINGS, UNSUPPORTED
@@ -13,6 +16,7 @@ from tests.onnx.ort import assert_close, export_program, run_model
 from tests.runtime.harness import example_values
 from tests.static.test_ops_static import STATIC_SAMPLES, build
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPSETS = (17, 18, 19)  # the default first; some lowerings need a newer one
 
 
@@ -41,3 +45,17 @@ def test_onnx_runtime_matches_the_executor(sample):
     assert len(got) == len(expected)
     for i, (g, e) in enumerate(zip(got, expected)):
         assert_close(g, e, f"{sample.id} output {i}")
+
+
+def _backticked(text: str) -> set[str]:
+    return set(re.findall(r"`([a-z0-9_]+)`", text))
+
+
+def test_deployment_docs_list_the_supported_and_unsupported_ops():
+    with open(os.path.join(ROOT, "docs", "deployment.md")) as f:
+        text = f.read()
+    supported = text.split("## Supported ops")[1].split("Layers built from")[0]
+    unsupported = text.split("### Ops without a lowering")[1].split("## Limits")[0]
+    unsupported = "\n".join(line.split("|")[1] for line in unsupported.splitlines() if "|" in line)
+    assert _backticked(supported) == set(LOWERINGS)
+    assert _backticked(unsupported) == set(UNSUPPORTED)
