@@ -27,6 +27,7 @@ from _timing import _batch_size, _run, measure  # noqa: E402
 from bench_static import (  # noqa: E402
     CondMLP,
     build,
+    mlp_data,
     mlp_numpy_forward,
     w1_numpy,
     w1_program,
@@ -90,14 +91,7 @@ def workloads():
     main, _, out = build(w1_program, [("x", [4, 16], "float32")])
     cases.append(("W1 cond + 10-step while", main, {"x": x}, [out], None, lambda: w1_numpy(x)))
 
-    sizes = [784, 256, 256, 10]
-    ws = [
-        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-        for i, o in zip(sizes, sizes[1:])
-    ]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
-    xb = rng.normal(size=(64, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, 64)
+    ws, bs, xb, yb = mlp_data(rng)
     net = CondMLP(ws, bs)
     main, startup, loss = build(net, [("x", [64, 784], "float32"), ("y", [64], "int64")])
     scope = static.Scope()
