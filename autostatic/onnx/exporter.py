@@ -122,12 +122,16 @@ def _outputs(spec: ProgramSpec, graph: Graph, block, fixed: set[str]) -> list:
 
 
 def _with_output_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Graph outputs typed with what shape inference finds (symbolic dims included)."""
+    """Graph outputs typed with what shape inference finds: sizes, and the inputs' symbolic
+    dims where they carry through (``N_0``: the batch)."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # the checker below reports real problems
         return model
-    known = {v.name: v for v in inferred.graph.value_info}
+    known = {v.name: v for v in [*inferred.graph.value_info, *inferred.graph.output]}
+    ours = {
+        d.dim_param for i in model.graph.input for d in i.type.tensor_type.shape.dim if d.dim_param
+    }
     for out in model.graph.output:
         found = known.get(out.name)
         if found is None or not found.type.tensor_type.HasField("shape"):
@@ -137,7 +141,7 @@ def _with_output_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         if len(dims) != len(mine):
             continue
         for a, b in zip(mine, dims):
-            if not a.HasField("dim_value") and b.HasField("dim_param"):
+            if not a.HasField("dim_value") and b.dim_param in ours:
                 a.dim_param = b.dim_param
             elif not a.HasField("dim_value") and b.HasField("dim_value"):
                 a.dim_value = b.dim_value

@@ -60,6 +60,8 @@ def test_cnn_with_batch_norm_and_dynamic_batch(tmp_path):
     assert net.training  # export traced in eval mode and restored the mode
     dim = model.graph.input[0].type.tensor_type.shape.dim[0]
     assert dim.dim_param and not dim.HasField("dim_value")
+    out = model.graph.output[0].type.tensor_type.shape.dim
+    assert [out[0].dim_param, out[1].dim_value] == [dim.dim_param, 5]  # inferred
     assert len(model.graph.initializer) >= 12  # weights, biases, running statistics
     net.eval()
     for batch in BATCHES:

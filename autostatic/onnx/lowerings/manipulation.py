@@ -62,6 +62,9 @@ def _flatten(g, op):
         g.node("Reshape", [x, g.ints([1])], outputs=[g.out(0)])
         return
     start, stop = op.attrs["start_axis"] % rank, op.attrs["stop_axis"] % rank
+    if start == 1 and stop == rank - 1:  # [N, rest]: ONNX's Flatten keeps N symbolic
+        g.node("Flatten", [x], outputs=[g.out(0)], axis=1)
+        return
     shape = g.node(
         "Concat", [dims(g, x, 0, start), g.ints([-1]), dims(g, x, stop + 1, rank)], axis=0
     )
