@@ -16,7 +16,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import ExportError
+from autostatic_runtime.errors import ExportError, format_location
 from autostatic_runtime.static.program import Block, Literal, Operator, Variable
 
 __all__ = ["Graph", "Names", "onnx_dtype", "value_info"]
@@ -38,12 +38,16 @@ class Names:
 
     def __init__(self) -> None:
         self.used: set[str] = set()
+        self._next: dict[str, int] = {}  # the next suffix to try per base name
 
     def fresh(self, base: str) -> str:
-        name, k = base, 0
+        name, k = base, self._next.get(base, 0)
+        if k:
+            name = f"{base}__{k}"
         while name in self.used:
             k += 1
             name = f"{base}__{k}"
+        self._next[base] = k + 1
         self.used.add(name)
         return name
 
@@ -98,11 +102,6 @@ class Graph:
         )
 
     @staticmethod
-    def dtype(op: Operator, i: int) -> dtypes.DType | None:
-        v = op.inputs[i]
-        return v.dtype if isinstance(v, Variable) else None
-
-    @staticmethod
     def shape(op: Operator, i: int) -> list[int]:
         v = op.inputs[i]
         return v.shape if isinstance(v, Variable) else list(np.shape(v.value))
@@ -146,10 +145,10 @@ class Graph:
             return name
         return self.node("Cast", [name], to=onnx_dtype(dst))
 
-    def to(self, name: str, dst: Any, i: int = 0) -> str:
-        """Write ``name`` to output ``i``, through a Cast when ``dst`` differs from ``src``."""
+    def to(self, name: str, src: Any, i: int = 0) -> str:
+        """Write ``name`` (of dtype ``src``) to output ``i``, cast to the output's dtype."""
         var = self._op.outputs[i]
-        if dst is not None and dtypes.convert_dtype(dst) != var.dtype:
+        if dtypes.convert_dtype(src) != var.dtype:
             return self.node("Cast", [name], outputs=[self.out(i)], to=onnx_dtype(var.dtype))
         return self.node("Identity", [name], outputs=[self.out(i)])
 
@@ -185,9 +184,11 @@ class Graph:
         except ExportError:
             raise
         except Exception as exc:  # a lowering's own gap: name the op, never a bare traceback
+            loc = op.location if op.location and op.location[0] else None
             raise ExportError(
-                f"cannot export the {op.type} op to ONNX ({type(exc).__name__}: {exc})",
-                op.location if op.location and op.location[0] else None,
+                f"cannot export the {op.type} op{format_location(loc)} to ONNX "
+                f"({type(exc).__name__}: {exc})",
+                loc,
             ) from exc
         finally:
             self._op, self._outs = saved

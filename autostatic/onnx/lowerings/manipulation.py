@@ -95,7 +95,7 @@ def _unstack(g, op):
 
 
 def _split_check(op, opset):
-    if None in _split_sizes(op):
+    if any(size < 0 for size in _split_sizes(op)):
         return "split of a dim unknown when the program was built"
     return None
 
@@ -107,10 +107,8 @@ def _split_sizes(op) -> list:
 @lowers("split", check=_split_check)
 def _split(g, op):
     outs = [g.out(i) for i in range(len(op.outputs))]
-    sizes = [-1 if s < 0 else s for s in _split_sizes(op)]
-    if -1 in sizes:
-        raise ValueError("split sizes unknown")  # refused by _split_check
-    g.node("Split", [g.x(op, 0), g.ints(sizes)], outputs=outs, axis=op.attrs["axis"])
+    sizes = g.ints(_split_sizes(op))
+    g.node("Split", [g.x(op, 0), sizes], outputs=outs, axis=op.attrs["axis"])
 
 
 @lowers("tile")
