@@ -73,15 +73,10 @@ UNSUPPORTED: dict[str, str] = {
         _RANDOM,
     ),
     "assert": "a run-time check with a message (ONNX has no assertion op)",
-    "bce_loss": "a training loss",
-    "nll_loss": "a training loss",
     "cholesky": "no ONNX operator",
     "inverse": "no ONNX operator",
     "cumprod": "no ONNX operator",
-    "diag_embed": "not lowered yet",
     "gather_tree": "not lowered yet (beam search)",
-    "max_pool2d_index_gather": "not lowered yet",
-    "unique_consecutive": "not lowered yet",
 }  # fmt: skip
 
 

@@ -324,3 +324,22 @@ def _cross(g, op):
         j, k = (i + 1) % 3, (i + 2) % 3
         parts.append(g.node("Sub", [g.node("Mul", [xs[j], ys[k]]), g.node("Mul", [xs[k], ys[j]])]))
     g.node("Concat", parts, outputs=[g.out(0)], axis=axis)
+
+
+def _last_dim_check(op, opset):
+    return "diag_embed of a last dim unknown when built" if op.inputs[0].shape[-1] < 0 else None
+
+
+@lowers("diag_embed", check=_last_dim_check)
+def _diag_embed(g, op):
+    """``x`` [..., k] on the ``offset`` diagonal of [..., m, m]: a product with a 0/1
+    placement matrix [k, m * m]."""
+    k, offset = op.inputs[0].shape[-1], op.attrs["offset"]
+    m = k + abs(offset)
+    i = np.arange(k)
+    place = np.zeros((k, m * m))
+    place[i, (i + max(-offset, 0)) * m + (i + max(offset, 0))] = 1
+    dt = op.outputs[0].dtype
+    flat = g.node("MatMul", [g.x(op, 0), g.const(place, dt)])
+    rank = len(op.inputs[0].shape)
+    g.node("Reshape", [flat, g.ints([0] * (rank - 1) + [m, m])], outputs=[g.out(0)])

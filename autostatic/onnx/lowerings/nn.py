@@ -201,22 +201,75 @@ def _resample(g, op):
     _from_nchw(g, y, a["data_format"], g.out(0))
 
 
+def _hard_labels(g, op, x_index: int, label_index: int, ignore_index: int):
+    """(label with the class axis, label with ignored entries at 0, ignored mask)."""
+    rank = len(op.inputs[x_index].shape)
+    axis = op.attrs["axis"] % rank
+    label = g.x(op, label_index, "int64")
+    if len(op.inputs[label_index].shape) < rank:
+        label = g.unsqueeze(label, [axis])
+    ignored = g.node("Equal", [label, g.scalar(ignore_index, "int64")])
+    safe = g.node("Where", [ignored, g.scalar(0, "int64"), label])
+    return axis, safe, ignored
+
+
 @lowers("softmax_with_cross_entropy")
 def _softmax_cross_entropy(g, op):
     a, dt = op.attrs, op.outputs[0].dtype
     axis = a["axis"] % len(op.inputs[0].shape)
     logp = g.node("LogSoftmax", [g.x(op, 0)], axis=axis)
     g.node("Exp", [logp], outputs=[g.out(0)])
-    label = g.x(op, 1)
     if a["soft_label"]:
         total = g.reduce("ReduceSum", g.node("Mul", [g.x(op, 1, dt), logp]), [axis], True)
         g.node("Neg", [total], outputs=[g.out(1)])
         return
-    index = g.cast(label, op.inputs[1].dtype, "int64")
-    if len(op.inputs[1].shape) < len(op.inputs[0].shape):
-        index = g.unsqueeze(index, [axis])
-    ignored = g.node("Equal", [index, g.scalar(a["ignore_index"], "int64")])
-    safe = g.node("Where", [ignored, g.scalar(0, "int64"), index])
+    axis, safe, ignored = _hard_labels(g, op, 0, 1, a["ignore_index"])
     picked = g.node("GatherElements", [logp, safe], axis=axis)
     loss = g.node("Where", [ignored, g.scalar(0, dt), g.node("Neg", [picked])])
-    g.node("Reshape", [loss, g.node("Shape", [label])], outputs=[g.out(1)])
+    g.node("Reshape", [loss, g.node("Shape", [g.x(op, 1)])], outputs=[g.out(1)])
+
+
+@lowers("nll_loss")
+def _nll_loss(g, op):
+    """``-x[label] * weight[label]`` and that weight (0 where the label is ignored)."""
+    dt = op.outputs[0].dtype
+    axis, safe, ignored = _hard_labels(g, op, 0, 1, op.attrs["ignore_index"])
+    picked = g.node("GatherElements", [g.x(op, 0), safe], axis=axis)
+    weight = g.scalar(1, dt) if g.is_none(op, 2) else g.node("Gather", [g.x(op, 2), safe])
+    weight = g.node("Where", [ignored, g.scalar(0, dt), weight])
+    shape = g.node("Shape", [g.x(op, 1)])
+    loss = g.node("Mul", [g.node("Neg", [picked]), weight])
+    g.node("Reshape", [loss, shape], outputs=[g.out(0)])
+    g.node(
+        "Reshape",
+        [g.node("Expand", [weight, g.node("Shape", [picked])]), shape],
+        outputs=[g.out(1)],
+    )
+
+
+@lowers("bce_loss")
+def _bce_loss(g, op):
+    """``-(y log x + (1 - y) log(1 - x))``, each log clipped at -100 as the kernel does."""
+    dt = op.outputs[0].dtype
+    x, y = g.x(op, 0, dt), g.x(op, 1, dt)
+    one = g.scalar(1, dt)
+
+    def clipped_log(v):
+        safe = g.node("Max", [v, g.scalar(1e-44, dt)])
+        return g.node("Max", [g.node("Log", [safe]), g.scalar(-100, dt)])
+
+    hit = g.node("Mul", [y, clipped_log(x)])
+    miss = g.node("Mul", [g.node("Sub", [one, y]), clipped_log(g.node("Sub", [one, x]))])
+    g.node("Neg", [g.node("Add", [hit, miss])], outputs=[g.out(0)])
+
+
+@lowers("max_pool2d_index_gather")
+def _max_pool_index_gather(g, op):
+    """The values of ``x`` at the positions a ``max_pool2d_with_index`` mask holds."""
+    fmt = op.attrs["data_format"]
+    x, mask = _nchw(g, g.x(op, 0), fmt), _nchw(g, g.x(op, 1), fmt)
+    flat_x = g.node("Reshape", [x, g.ints([0, 0, -1])])
+    flat_mask = g.node("Reshape", [mask, g.ints([0, 0, -1])])
+    picked = g.node("GatherElements", [flat_x, flat_mask], axis=2)
+    y = g.node("Reshape", [picked, g.node("Shape", [mask])])
+    _from_nchw(g, y, fmt, g.out(0))

@@ -139,3 +139,48 @@ def _unique(g, op):
     g.node("Identity", [found[0]], outputs=[g.out(0)])
     for i in (1, 2, 3):
         g.to(found[i], dtypes.int64, i)
+
+
+@lowers("unique_consecutive")
+def _unique_consecutive(g, op):
+    """Runs of equal values (rows along ``axis``): where a row differs from the one before
+    starts a group; values, first indices, inverse and counts follow from those starts."""
+    axis, rank = op.attrs["axis"], len(op.inputs[0].shape)
+    x = g.x(op, 0)
+    if axis is None:
+        moved = g.node("Reshape", [x, g.ints([-1])])
+    else:
+        perm = [axis % rank] + [d for d in range(rank) if d != axis % rank]
+        moved = g.node("Transpose", [x], perm=perm)
+    rows = g.node("Reshape", [moved, g.ints([0, -1])])
+    n = g.node("Gather", [g.node("Shape", [rows]), g.ints([0])])
+    after = g.node("Slice", [rows, g.ints([1]), g.ints([2**62]), g.ints([0])])
+    before = g.node("Slice", [rows, g.ints([0]), g.ints([-1]), g.ints([0])])
+    differs = g.node(
+        "Cast", [g.node("Not", [g.node("Equal", [after, before])])], to=onnx_dtype("int32")
+    )
+    changed = g.reduce("ReduceMax", differs, [1], False)
+    first_row = g.const([1], "int32")
+    new = g.node("Slice", [g.node("Concat", [first_row, changed], axis=0), g.ints([0]), n])
+    starts = g.squeeze(g.node("NonZero", [new]), [0])
+    counts = g.node(
+        "Sub",
+        [
+            g.node("Concat", [g.node("Slice", [starts, g.ints([1]), g.ints([2**62])]), n], axis=0),
+            starts,
+        ],
+    )
+    group = g.node(
+        "Sub",
+        [
+            g.node("CumSum", [g.node("Cast", [new], to=onnx_dtype("int64")), g.scalar(0, "int64")]),
+            g.scalar(1, "int64"),
+        ],
+    )
+    values = g.node("Gather", [moved, starts], axis=0)
+    if axis is not None:
+        back = [perm.index(d) for d in range(rank)]
+        values = g.node("Transpose", [values], perm=back)
+    g.node("Identity", [values], outputs=[g.out(0)])
+    for i, found in ((1, starts), (2, group), (3, counts)):
+        g.to(found, dtypes.int64, i)
