@@ -45,9 +45,9 @@ def _getitem_check(op, opset):
     return None
 
 
-def _leading_tensors(op) -> list:
-    """The index Variables when ``key`` is tensors first, then only full slices (NumPy's
-    ``x[i, j]``, ``x[mask]``): one GatherND. Empty otherwise."""
+def _leading_tensors(op, first: int = 1) -> list:
+    """The index Variables (inputs from ``first`` on) when ``key`` is tensors first, then only
+    full slices (NumPy's ``x[i, j]``, ``x[mask]``): one GatherND or ScatterND. Else empty."""
     key = [k for k in op.attrs["key"] if k != "..."]
     n = 0
     while n < len(key) and _is_tensor(key[n]):
@@ -56,7 +56,7 @@ def _leading_tensors(op) -> list:
         return []
     if "..." in op.attrs["key"] and op.attrs["key"].index("...") < n:
         return []
-    index = [op.inputs[1 + k[1]] for k in key[:n]]
+    index = [op.inputs[first + k[1]] for k in key[:n]]
     bools = [v for v in index if v.dtype == dtypes.bool_]
     if bools and len(index) > 1:
         return []
@@ -65,11 +65,13 @@ def _leading_tensors(op) -> list:
 
 def _advanced_index(g, op, index: list) -> None:
     """``x[i, j, ...]`` (int tensors, broadcast together) or ``x[mask]`` as one GatherND."""
-    x = g.x(op, 0)
+    g.node("GatherND", [g.x(op, 0), _index_rows(g, index)], outputs=[g.out(0)])
+
+
+def _index_rows(g, index: list) -> str:
+    """The ``[..., k]`` index tuples of leading index tensors (GatherND's, ScatterND's)."""
     if index[0].dtype == dtypes.bool_:
-        rows = g.node("Transpose", [g.node("NonZero", [g.lookup(index[0].name)])], perm=[1, 0])
-        g.node("GatherND", [x, rows], outputs=[g.out(0)])
-        return
+        return g.node("Transpose", [g.node("NonZero", [g.lookup(index[0].name)])], perm=[1, 0])
     names = [g.cast(g.lookup(v.name), v.dtype, dtypes.int64) for v in index]
     zero = g.scalar(0, dtypes.int64)
     total = names[0]
@@ -77,8 +79,7 @@ def _advanced_index(g, op, index: list) -> None:
         total = g.node("Add", [total, name])
     shape = g.node("Shape", [g.node("Mul", [total, zero])])
     parts = [g.unsqueeze(g.node("Expand", [name, shape]), [-1]) for name in names]
-    rows = g.node("Concat", parts, axis=-1) if len(parts) > 1 else parts[0]
-    g.node("GatherND", [x, rows], outputs=[g.out(0)])
+    return g.node("Concat", parts, axis=-1) if len(parts) > 1 else parts[0]
 
 
 def _slice_bounds(k, axis: int):
@@ -134,8 +135,10 @@ def _getitem(g, op):
 
 
 def _set_value_check(op, opset):
+    if _leading_tensors(op, first=2):
+        return None
     if any(_is_tensor(k) for k in op.attrs["key"]):
-        return "assignment through an index tensor"
+        return "assignment through index tensors after other indices"
     if any(d < 0 for d in op.inputs[0].shape):
         return "assignment into a tensor whose shape is unknown when the program is built"
     return None
@@ -158,6 +161,10 @@ def _numpy_key(key: tuple) -> tuple:
 def _set_value(g, op):
     """``x[key] = v`` on a tensor of known shape: scatter into the flat positions ``key``
     selects (computed now, with NumPy)."""
+    index = _leading_tensors(op, first=2)
+    if index:
+        _scatter_rows(g, op, index)
+        return
     dt, shape = op.outputs[0].dtype, op.inputs[0].shape
     region = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)[
         _numpy_key(op.attrs["key"])
@@ -172,6 +179,17 @@ def _set_value(g, op):
     positions = g.const(region.reshape(-1, 1), dtypes.int64)
     written = g.node("ScatterND", [flat, positions, updates])
     g.node("Reshape", [written, g.ints(shape)], outputs=[g.out(0)])
+
+
+def _scatter_rows(g, op, index: list) -> None:
+    """``x[i, j] = v`` or ``x[mask] = v``: ScatterND of ``v`` broadcast to the rows."""
+    x, rows = g.x(op, 0), _index_rows(g, index)
+    k = len(index) if index[0].dtype != dtypes.bool_ else len(index[0].shape)
+    lead = g.node("Slice", [g.node("Shape", [rows]), g.ints([0]), g.ints([-1])])
+    rest = g.node("Slice", [g.node("Shape", [x]), g.ints([k]), g.ints([2**62])])
+    target = g.node("Concat", [lead, rest], axis=0)
+    updates = g.node("Expand", [g.x(op, 1, op.outputs[0].dtype), target])
+    g.node("ScatterND", [x, rows, updates], outputs=[g.out(0)])
 
 
 @lowers("gather")
