@@ -33,15 +33,23 @@ def test_every_op_has_a_lowering_or_a_documented_reason():
     assert sorted(set(OPS) - set(LOWERINGS)) == sorted(UNSUPPORTED)
 
 
+#: ONNX operators ONNX Runtime's CPU provider runs on float32 only (docs/deployment.md)
+FLOAT32_ONLY = {"Acos", "Asin", "Atan", "AveragePool", "Conv", "Cosh", "Erf", "Sinh", "Tan"}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s.id for s in SAMPLES])
-def test_onnx_runtime_matches_the_executor(sample):
-    values = example_values(sample, 3)
+def test_onnx_runtime_matches_the_executor(sample, dtype):
+    values = example_values(sample, 3, dtype)
     main, feeds, outs, _ = build(sample, values)
     opset = next((v for v in OPSETS if _exportable(main, v)), None)
     if opset is None:
         pytest.skip("the sample also builds an op without a lowering")
+    model = export_program(main, feeds, outs, opset=opset)
+    if dtype == "float64" and {n.op_type for n in model.graph.node} & FLOAT32_ONLY:
+        pytest.skip("ONNX Runtime has no float64 kernel for an operator of the sample")
     expected = static.Executor().run(main, feed=feeds, fetch_list=outs)
-    got = run_model(export_program(main, feeds, outs, opset=opset), feeds)
+    got = run_model(model, feeds)
     assert len(got) == len(expected)
     for i, (g, e) in enumerate(zip(got, expected)):
         assert_close(g, e, f"{sample.id} output {i}")

@@ -173,20 +173,29 @@ def _gelu(g, op):
     g.node("Mul", [half_x, g.node("Add", [t, g.scalar(1.0, dt)])], outputs=[g.out(0)])
 
 
+def _log1p_exp_neg_abs(g, x: str, dt) -> str:
+    """``log(1 + exp(-|x|))``: the stable half of softplus (float32 and float64 alike)."""
+    e = g.node("Exp", [g.node("Neg", [g.node("Abs", [x])])])
+    return g.node("Log", [g.node("Add", [e, g.scalar(1, dt)])])
+
+
 @lowers("softplus")
 def _softplus(g, op):
     dt = op.outputs[0].dtype
     x = g.x(op, 0)
-    z = g.node("Mul", [x, g.scalar(op.attrs["beta"], dt)])
-    soft = g.node("Div", [g.node("Softplus", [z]), g.scalar(op.attrs["beta"], dt)])
+    beta = g.scalar(op.attrs["beta"], dt)
+    z = g.node("Mul", [x, beta])
+    soft = g.node("Add", [g.node("Max", [z, g.scalar(0, dt)]), _log1p_exp_neg_abs(g, z, dt)])
     linear = g.node("Greater", [z, g.scalar(op.attrs["threshold"], dt)])
-    g.node("Where", [linear, x, soft], outputs=[g.out(0)])
+    g.node("Where", [linear, x, g.node("Div", [soft, beta])], outputs=[g.out(0)])
 
 
 @lowers("logsigmoid")
 def _logsigmoid(g, op):
-    soft = g.node("Softplus", [g.node("Neg", [g.x(op, 0)])])
-    g.node("Neg", [soft], outputs=[g.out(0)])
+    dt = op.outputs[0].dtype
+    x = g.x(op, 0)
+    low = g.node("Min", [x, g.scalar(0, dt)])
+    g.node("Sub", [low, _log1p_exp_neg_abs(g, x, dt)], outputs=[g.out(0)])
 
 
 @lowers("separable_resample2d")
