@@ -8,13 +8,14 @@ import re
 
 import pytest
 
+import autostatic_runtime as rt
 from autostatic.onnx import LOWERINGS, UNSUPPORTED
 from autostatic.onnx.lowerings import reason
 from autostatic_runtime import static
 from autostatic_runtime.ops.registry import OPS
 from tests.onnx.ort import assert_close, export_program, run_model
-from tests.runtime.harness import example_values
-from tests.static.test_ops_static import STATIC_SAMPLES, build
+from tests.runtime.harness import example_values, make_inputs, outputs_of
+from tests.static.test_ops_static import STATIC_SAMPLES, build, uses_unknown_dims
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPSETS = (17, 18, 19)  # the default first; some lowerings need a newer one
@@ -52,6 +53,27 @@ def test_onnx_runtime_matches_the_executor(sample, dtype):
     got = run_model(model, feeds)
     assert len(got) == len(expected)
     for i, (g, e) in enumerate(zip(got, expected)):
+        assert_close(g, e, f"{sample.id} output {i}")
+
+
+SHAPED = [s for s in SAMPLES if uses_unknown_dims(s) and not getattr(s, "fixed_batch", False)]
+
+
+@pytest.mark.parametrize("sample", SHAPED, ids=[s.id for s in SHAPED])
+def test_unknown_leading_dims_export_as_symbolic_dims(sample):
+    """Built with every input's first dim unknown, exported with it symbolic: the eager
+    result (or a clear refusal when a lowering needs the dim)."""
+    values = example_values(sample, 5)
+    expected = [o.numpy() for o in outputs_of(sample.fn(*make_inputs(sample, values)))]
+    try:
+        main, feeds, outs, _ = build(sample, values, batch_free=True)
+    except rt.OpError:
+        pytest.skip("the op needs a known leading dim while building")
+    opset = next((v for v in OPSETS if _exportable(main, v)), None)
+    if opset is None:
+        pytest.skip("a lowering needs the dim (refused with the reason)")
+    model = export_program(main, feeds, outs, opset=opset, dynamic={0})
+    for i, (g, e) in enumerate(zip(run_model(model, feeds), expected)):
         assert_close(g, e, f"{sample.id} output {i}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from autostatic.onnx.lowerings import lowers
+from autostatic.onnx.lowerings.reduce import dim
 from autostatic_runtime import dtypes
 
 _INT64_MIN = -(2**63)
@@ -35,8 +36,9 @@ def _transpose(g, op):
 @lowers("squeeze")
 def _squeeze(g, op):
     shape = op.inputs[0].shape
-    axes = [a % len(shape) for a in op.attrs["axis"]] if shape else []
-    axes = [a for a in axes if shape[a] == 1]  # like Paddle: a non-1 dim is kept
+    # like the op's inference: a listed dim of size 1, or unknown (Paddle assumes 1), goes
+    axes = sorted({a % len(shape) for a in op.attrs["axis"]}) if shape else []
+    axes = [a for a in axes if shape[a] in (1, -1)]
     if not axes:
         g.node("Identity", [g.x(op, 0)], outputs=[g.out(0)])
         return
@@ -45,8 +47,11 @@ def _squeeze(g, op):
 
 @lowers("unsqueeze")
 def _unsqueeze(g, op):
-    rank = len(op.outputs[0].shape)
-    axes = sorted(a % rank for a in op.attrs["axis"])
+    """Paddle inserts the dims one by one, each axis counted in the shape built so far."""
+    dims = [False] * len(op.inputs[0].shape)
+    for a in op.attrs["axis"]:
+        dims.insert(a + len(dims) + 1 if a < 0 else a, True)
+    axes = [i for i, new in enumerate(dims) if new]
     g.node("Unsqueeze", [g.x(op, 0), g.ints(axes)], outputs=[g.out(0)])
 
 
@@ -95,8 +100,8 @@ def _unstack(g, op):
 
 
 def _split_check(op, opset):
-    if any(size < 0 for size in _split_sizes(op)):
-        return "split of a dim unknown when the program was built"
+    if any(size < 0 for size in _split_sizes(op)) and not (op.attrs["num"] and opset >= 18):
+        return "split of a dim unknown when the program was built (opset 18 splits it evenly)"
     return None
 
 
@@ -107,8 +112,11 @@ def _split_sizes(op) -> list:
 @lowers("split", check=_split_check)
 def _split(g, op):
     outs = [g.out(i) for i in range(len(op.outputs))]
-    sizes = g.ints(_split_sizes(op))
-    g.node("Split", [g.x(op, 0), sizes], outputs=outs, axis=op.attrs["axis"])
+    axis, sizes = op.attrs["axis"], _split_sizes(op)
+    if any(size < 0 for size in sizes):  # num equal pieces of a dim known only when run
+        g.node("Split", [g.x(op, 0)], outputs=outs, axis=axis, num_outputs=len(outs))
+        return
+    g.node("Split", [g.x(op, 0), g.ints(sizes)], outputs=outs, axis=axis)
 
 
 @lowers("tile")
@@ -148,36 +156,23 @@ def _flip(g, op):
     g.node("Slice", [*inputs, g.ints([-1] * n)], outputs=[g.out(0)])
 
 
-def _roll_check(op, opset):
-    shape = op.inputs[0].shape
-    axes = op.attrs["axis"]
-    if any(d < 0 for d in shape) if axes is None else any(shape[a] < 0 for a in axes):
-        return "roll along a dim unknown when the program was built"
-    return None
-
-
-@lowers("roll", check=_roll_check)
+@lowers("roll")
 def _roll(g, op):
-    x, shape = g.x(op, 0), op.inputs[0].shape
+    """Each axis: the last ``shift % size`` entries, then the others (sizes read at run
+    time, so unknown dims roll too)."""
+    x = g.x(op, 0)
     axes, shifts = op.attrs["axis"], list(op.attrs["shifts"])
     if axes is None:
-        x, axes, shape = g.node("Reshape", [x, g.ints([-1])]), [0], [max(1, _numel(shape))]
-        shifts = shifts[:1]
+        x, axes, shifts = g.node("Reshape", [x, g.ints([-1])]), [0], shifts[:1]
     for axis, shift in zip(axes, shifts):
-        size = shape[axis]
-        s = shift % size if size else 0
-        if s:
-            tail = g.node("Slice", [x, g.ints([size - s]), g.ints([size]), g.ints([axis])])
-            head = g.node("Slice", [x, g.ints([0]), g.ints([size - s]), g.ints([axis])])
-            x = g.node("Concat", [tail, head], axis=axis)
-    g.node("Reshape", [x, g.ints(op.outputs[0].shape)], outputs=[g.out(0)])
-
-
-def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+        size = dim(g, x, axis)
+        cut = g.node("Sub", [size, g.node("Mod", [g.ints([shift]), size])])
+        tail = g.node("Slice", [x, cut, size, g.ints([axis])])
+        head = g.node("Slice", [x, g.ints([0]), cut, g.ints([axis])])
+        x = g.node("Concat", [tail, head], axis=axis)
+    if op.attrs["axis"] is None:
+        x = g.node("Reshape", [x, g.node("Shape", [g.x(op, 0)])])
+    g.node("Identity", [x], outputs=[g.out(0)])
 
 
 @lowers("tril_triu")
@@ -277,11 +272,22 @@ def _static_axes_check(*names):
     return check
 
 
-@lowers("repeat_interleave", check=_static_axes_check("axis"))
+@lowers("repeat_interleave")
 def _repeat_interleave(g, op):
-    axis, size = op.attrs["axis"], op.inputs[0].shape[op.attrs["axis"]]
-    rows = np.repeat(np.arange(size), op.attrs["repeats"])
-    g.node("Gather", [g.x(op, 0), g.const(rows, dtypes.int64)], outputs=[g.out(0)], axis=axis)
+    x, axis, repeats = g.x(op, 0), op.attrs["axis"], op.attrs["repeats"]
+    if not isinstance(repeats, int):  # counts per row: the rows to take are known now
+        rows = np.repeat(np.arange(len(repeats)), repeats)
+        g.node("Gather", [x, g.const(rows, dtypes.int64)], outputs=[g.out(0)], axis=axis)
+        return
+    rank = len(op.inputs[0].shape)
+    axis %= rank
+    tiles = [1] * (rank + 1)
+    tiles[axis + 1] = repeats
+    tiled = g.node("Tile", [g.unsqueeze(x, [axis + 1]), g.ints(tiles)])
+    shape = g.node(
+        "Concat", [dims(g, x, 0, axis), g.ints([-1]), dims(g, x, axis + 1, rank)], axis=0
+    )
+    g.node("Reshape", [tiled, shape], outputs=[g.out(0)])
 
 
 def _moved_last(g, op, x: str) -> tuple[str, int, int]:
