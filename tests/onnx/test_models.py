@@ -113,3 +113,21 @@ def test_static_function_and_loaded_model_export_alike(tmp_path):
     feeds = dict(zip(names, [np.ones((2, 4), "float32"), np.array([3], "int64")]))
     expected = models.nested_control(rt.ones([2, 4]), rt.to_tensor([3]))
     _close(run_model(from_fn, feeds)[0], expected.numpy(), "StaticFunction")
+
+
+@pytest.mark.parametrize("layer", ["SimpleRNN", "LSTM", "GRU"])
+def test_recurrent_layers_with_dynamic_batch_and_time(tmp_path, layer):
+    rt.seed(7)
+    net = getattr(rt.nn, layer)(4, 6, num_layers=2, direction="bidirect")
+    spec = [InputSpec([None, None, 4], "float32", "x")]
+    model = autostatic.onnx.export(net, str(tmp_path / layer), input_spec=spec)
+    assert "Loop" in _op_types(model.graph)
+    net.eval()
+    for batch, steps in ((1, 1), (7, 5)):
+        x = np.random.default_rng(batch).standard_normal((batch, steps, 4)).astype("float32")
+        out, state = net(rt.to_tensor(x))
+        expected = [out] + (list(state) if isinstance(state, (tuple, list)) else [state])
+        got = run_model(model, {"x": x})
+        assert len(got) == len(expected)
+        for i, (g, e) in enumerate(zip(got, expected)):
+            _close(g, e.numpy(), f"{layer} output {i}, batch {batch}, {steps} steps")
