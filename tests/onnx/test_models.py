@@ -131,3 +131,20 @@ def test_recurrent_layers_with_dynamic_batch_and_time(tmp_path, layer):
         assert len(got) == len(expected)
         for i, (g, e) in enumerate(zip(got, expected)):
             _close(g, e.numpy(), f"{layer} output {i}, batch {batch}, {steps} steps")
+
+
+def test_dropout_batch_norm_a_captured_tensor_and_two_inputs(tmp_path):
+    from tests.jit.test_save_load import Net, _specs
+
+    net = Net()
+    for _ in range(2):
+        net(rt.randn([8, 10]), rt.randn([3]))
+    model = autostatic.onnx.export(net, str(tmp_path / "net"), input_spec=_specs())
+    net.eval()
+    rng = np.random.default_rng(4)
+    for batch in BATCHES:
+        for sign in (1.0, -1.0):  # both branches of the tensor `if`
+            x = (rng.random((batch, 10)) * sign).astype("float32")
+            y = (rng.random(3) * sign).astype("float32")
+            expected = net(rt.to_tensor(x), rt.to_tensor(y)).numpy()
+            _close(run_model(model, {"x": x, "y": y})[0], expected, f"batch {batch}")
