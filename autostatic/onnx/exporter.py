@@ -1,7 +1,8 @@
 """A static Program (plus its inputs, outputs and weights) as an ONNX ``ModelProto``.
 
-Every op of every block is checked first: ops without a lowering are collected and reported
-together (op type and the user's line for each) before anything is built.
+The ops the outputs depend on (``prune.py``) are checked first: ops without a lowering are
+collected and reported together (op type and the user's line for each) before anything is
+built.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from onnx import helper, numpy_helper
 
 from autostatic.onnx.graph import Graph, Names, value_info
 from autostatic.onnx.lowerings import LOWERINGS, reason
+from autostatic.onnx.prune import live_ops
 from autostatic_runtime.errors import ExportError
 from autostatic_runtime.static.program import Program
 
@@ -37,9 +39,10 @@ class ProgramSpec:
 def to_model(spec: ProgramSpec, opset: int = 17) -> onnx.ModelProto:
     """The checked ONNX model of ``spec`` (``ExportError`` if some op cannot be exported)."""
     check_opset(opset)
-    _check_ops(spec.program, opset)
+    live = live_ops(spec.program, spec.outputs)
+    _check_ops(spec.program, opset, live)
     names = Names()
-    graph = Graph(names, opset, LOWERINGS)
+    graph = Graph(names, opset, LOWERINGS, live=live)
     inputs = _inputs(spec, graph, names)
     initializers = []
     for name, value in spec.params.items():
@@ -69,11 +72,11 @@ def check_opset(opset: int) -> None:
         )
 
 
-def _check_ops(program: Program, opset: int) -> None:
+def _check_ops(program: Program, opset: int, live: set[int]) -> None:
     problems = []
     for block in program.blocks:
         for op in block.ops:
-            why = reason(op, opset)
+            why = reason(op, opset) if id(op) in live else None
             if why is not None:
                 problems.append((op, why))
     if not problems:

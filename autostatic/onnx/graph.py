@@ -55,11 +55,19 @@ class Names:
 class Graph:
     """Nodes of one ONNX graph and the names the Program's Variables have in it."""
 
-    def __init__(self, names: Names, opset: int, table: dict, parent: Graph | None = None):
+    def __init__(
+        self,
+        names: Names,
+        opset: int,
+        table: dict,
+        parent: Graph | None = None,
+        live: set[int] | None = None,
+    ):
         self.names = names
         self.opset = opset
         self.table = table
         self.parent = parent
+        self.live = live if parent is None else parent.live  # ids of the ops to lower
         self.nodes: list[onnx.NodeProto] = []
         self.bound: dict[str, str] = {}
         self._outs: list[str] = []
@@ -170,9 +178,9 @@ class Graph:
 
     # -- blocks --------------------------------------------------------------------------
     def lower_block(self, block: Block, skip: set[int] = frozenset()) -> None:
-        """Lower every op of ``block`` (but those whose ``id`` is in ``skip``) into this graph."""
+        """Lower the live ops of ``block`` (but those whose ``id`` is in ``skip``)."""
         for op in block.ops:
-            if id(op) not in skip:
+            if id(op) not in skip and (self.live is None or id(op) in self.live):
                 self.lower_op(op)
 
     def lower_op(self, op: Operator) -> None:

@@ -63,3 +63,16 @@ def uses_unsupported(x):
     y = rt.cumprod(x, dim=0)
     z = rt.inverse(y.reshape([2, 2]))
     return z + 1.0
+
+
+def with_dead_code(x):
+    """Returns ``y``; the inverse, the print and the assert feed nothing returned."""
+    unused = rt.inverse(rt.eye(2) * x.mean())  # noqa: F841
+    print(x.sum())
+    if x.mean() > 0:
+        y = x * 2.0
+        debug = rt.cumprod(y, dim=0)  # noqa: F841
+    else:
+        y = x - 1.0
+    assert x.sum() > -1000.0, "a tensor assert: an assert op"
+    return y

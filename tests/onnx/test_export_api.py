@@ -94,3 +94,21 @@ def test_python_dash_m_autostatic_export(tmp_path):
     import onnx
 
     onnx.checker.check_model(onnx.load(out), full_check=True)
+
+
+def test_dead_code_prints_and_asserts_do_not_block_an_export(tmp_path):
+    model = autostatic.onnx.export(
+        models.with_dead_code, str(tmp_path / "m"), [InputSpec([None, 4], "float32", "x")]
+    )
+    program = (
+        autostatic.to_static(models.with_dead_code)
+        .get_concrete_program(InputSpec([None, 4], "float32"))
+        .main_program
+    )
+    built = {op.type for block in program.blocks for op in block.ops}
+    assert {"inverse", "cumprod", "print", "assert", "cond"} <= built  # all traced, then pruned
+    assert "If" in {n.op_type for n in model.graph.node}
+    for sign in (1.0, -1.0):
+        x = np.full((3, 4), sign, "float32")
+        expected = models.with_dead_code(autostatic.runtime.to_tensor(x)).numpy()
+        assert_close(run_model(model, {"x": x})[0], expected, f"sign {sign}")

@@ -72,7 +72,6 @@ UNSUPPORTED: dict[str, str] = {
         ],
         _RANDOM,
     ),
-    "assert": "a run-time check with a message (ONNX has no assertion op)",
     "cholesky": "no ONNX operator",
     "inverse": "no ONNX operator",
     "cumprod": "no ONNX operator",

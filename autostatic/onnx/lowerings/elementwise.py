@@ -89,6 +89,12 @@ def _bitwise_not(g, op):
     g.node(kind, [g.x(op, 0)], outputs=[g.out(0)])
 
 
+@lowers("assert")
+def _assert(g, op):
+    """Nothing: ONNX has no assertion (an ``assert`` has no outputs, so it is pruned as dead
+    code before it gets here; docs/deployment.md says asserts are left out)."""
+
+
 @lowers("cast")
 def _cast(g, op):
     g.node("Cast", [g.x(op, 0)], outputs=[g.out(0)], to=onnx_dtype(op.attrs["dtype"]))
