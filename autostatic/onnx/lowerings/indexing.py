@@ -35,8 +35,8 @@ def _getitem_check(op, opset):
     tensors = [k for k in key if _is_tensor(k)]
     if len(tensors) <= 1 and not _leading_tensors(op):
         index = tensors and op.inputs[1 + tensors[0][1]]
-        if tensors and not index.dtype.is_integer:
-            return "a bool mask after other indices"
+        if tensors and index.dtype == dtypes.bool_ and len(index.shape) != 1:
+            return "a multi-dimensional bool mask after other indices"
         if tensors and any(type(k) is int or k == "newaxis" for k in key):
             return "an index tensor combined with integer or None indices"
         return None
@@ -126,7 +126,8 @@ def _getitem(g, op):
     if axes:
         x = g.node("Slice", [x, g.ints(starts), g.ints(ends), g.ints(axes), g.ints(steps)])
     if tensor is not None:
-        x = g.node("Gather", [x, g.lookup(tensor[1].name)], axis=tensor[0])
+        kind = "Compress" if tensor[1].dtype == dtypes.bool_ else "Gather"  # a 1-D mask
+        x = g.node(kind, [x, g.lookup(tensor[1].name)], axis=tensor[0])
     if ints:
         x = g.squeeze(x, ints)
     if new_positions:
