@@ -10,6 +10,7 @@ import pytest
 
 import autostatic_runtime as rt
 from autostatic.onnx import LOWERINGS, UNSUPPORTED
+from autostatic.onnx.exporter import MIN_OPSET
 from autostatic.onnx.lowerings import reason
 from autostatic_runtime import static
 from autostatic_runtime.ops.registry import OPS
@@ -54,6 +55,24 @@ def test_onnx_runtime_matches_the_executor(sample, dtype):
     assert len(got) == len(expected)
     for i, (g, e) in enumerate(zip(got, expected)):
         assert_close(g, e, f"{sample.id} output {i}")
+
+
+@pytest.mark.parametrize("opset", [MIN_OPSET, 21])
+def test_samples_at_the_oldest_and_a_newer_opset(opset):
+    """The opset-dependent spellings (Reduce* axes, Split, ...) at opset 13 and 21."""
+    failures = []
+    for sample in SAMPLES:
+        main, feeds, outs, _ = build(sample, example_values(sample, 3))
+        if not _exportable(main, opset):
+            continue
+        expected = static.Executor().run(main, feed=feeds, fetch_list=outs)
+        try:
+            got = run_model(export_program(main, feeds, outs, opset=opset), feeds)
+            for i, (g, e) in enumerate(zip(got, expected)):
+                assert_close(g, e, f"output {i}")
+        except Exception as exc:  # collect them all: one report
+            failures.append(f"{sample.id}: {type(exc).__name__}: {str(exc)[:200]}")
+    assert not failures, "\n".join(failures)
 
 
 SHAPED = [s for s in SAMPLES if uses_unknown_dims(s) and not getattr(s, "fixed_batch", False)]

@@ -175,7 +175,7 @@ def _roll(g, op):
     g.node("Identity", [x], outputs=[g.out(0)])
 
 
-@lowers("tril_triu")
+@lowers("tril_triu", check=lambda op, opset: None if opset >= 14 else "Trilu needs opset 14")
 def _tril_triu(g, op):
     k = g.scalar(op.attrs["diagonal"], dtypes.int64)
     upper = 0 if op.attrs["lower"] else 1
