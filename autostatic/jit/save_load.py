@@ -66,7 +66,7 @@ def persistable_values(program: ConcreteProgram) -> dict[str, Any]:
         if var.persistable:
             t = captured.get(name)
             if t is None:
-                raise ToStaticError(f"save: the persistable variable {name!r} has no value")
+                raise ToStaticError(f"the persistable variable {name!r} has no value")
             params[name] = rt.backends.backend_of(t._data).to_numpy(t._data)
     return params
 
@@ -81,8 +81,8 @@ def _program_for(sf: StaticFunction, input_spec: Any) -> ConcreteProgram:
         specs = [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in program.inputs]
         return sf.get_concrete_program(*specs)
     raise ToStaticError(
-        f"save({sf.__name__}): the input shapes are unknown; pass input_spec=[InputSpec(...)] "
-        "or call the function once first"
+        f"{sf.__name__}: the input shapes are unknown, so it cannot be traced to save or "
+        "export it; pass input_spec=[InputSpec(...)] or call the function once first"
     )
 
 

@@ -76,3 +76,8 @@ def with_dead_code(x):
         y = x - 1.0
     assert x.sum() > -1000.0, "a tensor assert: an assert op"
     return y
+
+
+def never_traced(x):
+    """Exported without input specs (and never called): its shapes are unknown."""
+    return x * 2.0

@@ -112,3 +112,11 @@ def test_dead_code_prints_and_asserts_do_not_block_an_export(tmp_path):
         x = np.full((3, 4), sign, "float32")
         expected = models.with_dead_code(autostatic.runtime.to_tensor(x)).numpy()
         assert_close(run_model(model, {"x": x})[0], expected, f"sign {sign}")
+
+
+def test_unknown_input_shapes_are_a_clear_error(tmp_path):
+    from autostatic.jit.program_cache import ToStaticError
+
+    with pytest.raises(ToStaticError, match="input shapes are unknown.*input_spec"):
+        autostatic.onnx.export(models.never_traced, str(tmp_path / "m"))
+    assert os.listdir(tmp_path) == []
