@@ -13,11 +13,12 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+from autostatic import __version__
 from autostatic.onnx.graph import Graph, Names, value_info
 from autostatic.onnx.lowerings import LOWERINGS, reason
 from autostatic.onnx.prune import live_ops
 from autostatic_runtime.errors import ExportError
-from autostatic_runtime.static.program import Program
+from autostatic_runtime.static.program import Program, Variable
 
 __all__ = ["ProgramSpec", "to_model", "check_opset", "MIN_OPSET"]
 
@@ -45,7 +46,10 @@ def to_model(spec: ProgramSpec, opset: int = 17) -> onnx.ModelProto:
     graph = Graph(names, opset, LOWERINGS, live=live)
     inputs = _inputs(spec, graph, names)
     initializers = []
+    read = _read_by(spec.program, live) | set(spec.outputs)
     for name, value in spec.params.items():
+        if name not in read:  # a weight only dead code uses
+            continue
         graph.bind(name, names.fresh(name))
         initializers.append(numpy_helper.from_array(np.asarray(value), graph.lookup(name)))
     block = spec.program.global_block()
@@ -54,7 +58,12 @@ def to_model(spec: ProgramSpec, opset: int = 17) -> onnx.ModelProto:
     outputs = _outputs(spec, graph, block, fixed)
     onnx_graph = graph.make(spec.name, inputs, outputs, initializers)
     opset_ids = [helper.make_opsetid("", opset)]
-    model = helper.make_model(onnx_graph, opset_imports=opset_ids, producer_name="autostatic")
+    model = helper.make_model(
+        onnx_graph,
+        opset_imports=opset_ids,
+        producer_name="autostatic",
+        producer_version=__version__,
+    )
     model.ir_version = helper.find_min_ir_version_for(opset_ids)
     model = _with_output_shapes(model)
     try:
@@ -62,6 +71,18 @@ def to_model(spec: ProgramSpec, opset: int = 17) -> onnx.ModelProto:
     except Exception as exc:
         raise ExportError(f"the exported ONNX model does not pass onnx.checker: {exc}") from exc
     return model
+
+
+def _read_by(program: Program, live: set[int]) -> set[str]:
+    """Names of the variables the live ops read."""
+    return {
+        x.name
+        for block in program.blocks
+        for op in block.ops
+        if id(op) in live
+        for x in op.inputs
+        if isinstance(x, Variable)
+    }
 
 
 def check_opset(opset: int) -> None:
