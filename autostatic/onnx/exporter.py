@@ -86,6 +86,7 @@ def _read_by(program: Program, live: set[int]) -> set[str]:
 
 
 def check_opset(opset: int) -> None:
+    """Refuse an opset outside 13..(the newest the installed onnx knows)."""
     newest = onnx.defs.onnx_opset_version()
     if type(opset) is not int or not MIN_OPSET <= opset <= newest:
         raise ExportError(
@@ -136,8 +137,10 @@ def _outputs(spec: ProgramSpec, graph: Graph, block, fixed: set[str]) -> list:
     """Graph outputs; an input, a weight or a repeated output is passed through Identity."""
     outputs, taken = [], set()
     for name in spec.outputs:
-        var = block.var(name)
-        value = graph.lookup(name)
+        try:
+            var, value = block.var(name), graph.lookup(name)
+        except KeyError:
+            raise ExportError(f"the output {name!r} is not computed by the program") from None
         if value in fixed or value in taken:
             value = graph.node("Identity", [value], outputs=[graph.fresh(f"{name}_output")])
         taken.add(value)
