@@ -44,7 +44,9 @@ def reason(op, opset: int) -> str | None:
     """Why ``op`` cannot be exported, or None when it can."""
     entry = LOWERINGS.get(op.type)
     if entry is None:
-        return UNSUPPORTED.get(op.type, "no ONNX lowering")
+        if op.type in UNSUPPORTED:
+            return UNSUPPORTED[op.type]
+        return _GRAD if op.type.endswith("_grad") else "no ONNX lowering"  # e.g. while_grad
     return entry.check(op, opset) if entry.check is not None else None
 
 
