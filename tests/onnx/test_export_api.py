@@ -120,3 +120,13 @@ def test_unknown_input_shapes_are_a_clear_error(tmp_path):
     with pytest.raises(ToStaticError, match="input shapes are unknown.*input_spec"):
         autostatic.onnx.export(models.never_traced, str(tmp_path / "m"))
     assert os.listdir(tmp_path) == []
+
+
+def test_the_deployment_example_runs():
+    example = os.path.join(ROOT, "examples", "deploy_onnx.py")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    done = subprocess.run(
+        [sys.executable, example, "--quick"], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "logits equal autostatic's" in done.stdout
