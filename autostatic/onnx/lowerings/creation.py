@@ -6,6 +6,9 @@ Creation ops whose attributes fix the whole value (``arange(1, 10, 2)``, ``eye(3
 
 from __future__ import annotations
 
+import numpy as np
+from onnx import numpy_helper
+
 from autostatic.onnx.graph import onnx_dtype
 from autostatic.onnx.lowerings import lowers
 from autostatic_runtime import dtypes
@@ -13,7 +16,7 @@ from autostatic_runtime.backends import get_backend
 from autostatic_runtime.ops.registry import OPS
 
 
-@lowers("assign_value", "fill_constant", "arange", "linspace", "eye", "create_array")
+@lowers("assign_value", "arange", "linspace", "eye", "create_array")
 def _folded(g, op):
     xp = get_backend("numpy").xp
     value = OPS[op.type].kernel(xp, **op.attrs)
@@ -22,11 +25,15 @@ def _folded(g, op):
 
 def _of_shape(g, shape: str, value, dtype, out: str) -> None:
     """``full(shape, value, dtype)`` for an int64 shape tensor."""
-    import numpy as np
-    from onnx import numpy_helper
-
     fill = numpy_helper.from_array(np.asarray([value], dtype=np.dtype(str(dtype))))
     g.node("ConstantOfShape", [shape], outputs=[out], value=fill)
+
+
+@lowers("fill_constant")
+def _fill_constant(g, op):
+    """A ConstantOfShape (the file holds one value, not the whole tensor)."""
+    dt = dtypes.convert_dtype(op.attrs["dtype"])
+    _of_shape(g, g.ints(op.attrs["shape"]), op.attrs["value"], dt, g.out(0))
 
 
 @lowers("full_like")
