@@ -77,7 +77,6 @@ UNSUPPORTED: dict[str, str] = {
     "cholesky": "no ONNX operator",
     "inverse": "no ONNX operator",
     "cumprod": "no ONNX operator",
-    "gather_tree": "not lowered yet (beam search)",
 }  # fmt: skip
 
 
@@ -89,4 +88,5 @@ from autostatic.onnx.lowerings import (  # noqa: E402,F401  (registers the lower
     manipulation,
     nn,
     reduce,
+    sequence,
 )
