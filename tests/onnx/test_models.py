@@ -148,3 +148,22 @@ def test_dropout_batch_norm_a_captured_tensor_and_two_inputs(tmp_path):
             y = (rng.random(3) * sign).astype("float32")
             expected = net(rt.to_tensor(x), rt.to_tensor(y)).numpy()
             _close(run_model(model, {"x": x, "y": y})[0], expected, f"batch {batch}")
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_beam_search_decoding(tmp_path, cell):
+    """An encoder, a beam-search ``while`` that stops when every beam is finished, and
+    ``gather_tree``: ids, scores and lengths as eager, for any batch and source length."""
+    from tests.jit.test_decode import Translator
+
+    rt.seed(3)
+    model = Translator(cell, end_token=1)
+    model.eval()
+    spec = [InputSpec([None, None], "int64", "src")]
+    onnx_model = autostatic.onnx.export(model, str(tmp_path / cell), input_spec=spec)
+    for shape in ((1, 1), (7, 3)):
+        src = np.random.default_rng(shape[0]).integers(2, 10, shape)
+        expected = model(rt.to_tensor(src))
+        got = run_model(onnx_model, {"src": src})
+        for i, (g, e) in enumerate(zip(got, expected)):
+            _close(g, e.numpy(), f"{cell} output {i}, source {shape}")
