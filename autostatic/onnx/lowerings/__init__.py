@@ -76,7 +76,6 @@ UNSUPPORTED: dict[str, str] = {
     ),
     "cholesky": "no ONNX operator",
     "inverse": "no ONNX operator",
-    "cumprod": "no ONNX operator",
 }  # fmt: skip
 
 

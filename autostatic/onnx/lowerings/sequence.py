@@ -44,3 +44,36 @@ def _gather_tree(g, op):
     )  # fmt: skip
     _, rows = g.node("Loop", [steps, "", chosen], n_out=2, body=graph)
     g.node("Identity", [_reversed(g, rows)], outputs=[g.out(0)])
+
+
+@lowers("cumprod")
+def _cumprod(g, op):
+    """Running products along ``axis``: a Loop over that axis (moved first) carrying the
+    product so far and emitting it each step (exact, where exp(cumsum(log)) would not be)."""
+    x, dt = g.x(op, 0), op.outputs[0].dtype
+    rank, axis = len(op.inputs[0].shape), op.attrs["axis"]
+    if axis is None or rank == 0:  # over the flattened tensor
+        x, rank, axis = g.node("Reshape", [x, g.ints([-1])]), 1, 0
+    axis %= rank
+    perm = [axis] + [d for d in range(rank) if d != axis]
+    moved = g.node("Transpose", [x], perm=perm)
+    steps = g.node("Gather", [g.node("Shape", [moved]), g.scalar(0, "int64")])
+    ones = g.node("Mul", [g.node("Gather", [moved, g.scalar(0, "int64")], axis=0), g.scalar(0, dt)])
+    ones = g.node("Add", [ones, g.scalar(1, dt)])
+
+    body = g.subgraph()
+    step, go, total = g.fresh("step"), g.fresh("go"), g.fresh("product")
+    row = body.node("Gather", [moved, step], axis=0)
+    new = body.node("Mul", [total, row])
+    go_on = body.node("Identity", [go])
+    emitted = body.node("Identity", [new])
+    graph = body.make(
+        g.fresh("cumprod_body"),
+        [value_info(step, "int64", []), value_info(go, "bool", []),
+         value_info(total, dt, None)],
+        [value_info(go_on, "bool", []), value_info(new, dt, None),
+         value_info(emitted, dt, None)],
+    )  # fmt: skip
+    _, rows = g.node("Loop", [steps, "", ones], n_out=2, body=graph)
+    back = [perm.index(d) for d in range(rank)]
+    g.node("Transpose", [rows], outputs=[g.out(0)], perm=back)
