@@ -5,7 +5,8 @@ the sub-blocks do. A ``while`` becomes a ``Loop`` without a trip count whose loo
 values are the op's loop variables (tensor arrays among them are their ``[length, ...]``
 buffers, which may grow every iteration): the body subgraph runs the body block, then the
 condition block on the new values to decide whether to go on. The first test of the
-condition runs before the ``Loop``.
+condition runs before the ``Loop``. A list the loop only appends to, starting empty, is a
+scan output instead (``_appended_arrays``).
 """
 
 from __future__ import annotations
