@@ -31,17 +31,16 @@ def _is_tensor(k) -> bool:
 
 
 def _getitem_check(op, opset):
-    key = op.attrs["key"]
-    tensors = [k for k in key if _is_tensor(k)]
-    if len(tensors) <= 1 and not _leading_tensors(op):
-        index = tensors and op.inputs[1 + tensors[0][1]]
-        if tensors and index.dtype == dtypes.bool_ and len(index.shape) != 1:
-            return "a multi-dimensional bool mask after other indices"
-        if tensors and any(type(k) is int or k == "newaxis" for k in key):
-            return "an index tensor combined with integer or None indices"
+    tensors = [k for k in op.attrs["key"] if _is_tensor(k)]
+    if not tensors or _leading_tensors(op):
         return None
-    if not _leading_tensors(op):
+    if len(tensors) > 1:
         return "several index tensors apart from each other or after other indices"
+    index = op.inputs[1 + tensors[0][1]]
+    if index.dtype == dtypes.bool_ and len(index.shape) != 1:
+        return "a multi-dimensional bool mask after other indices"
+    if any(type(k) is int or k == "newaxis" for k in op.attrs["key"]):
+        return "an index tensor combined with integer or None indices"
     return None
 
 
