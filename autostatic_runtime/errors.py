@@ -88,6 +88,15 @@ class StaticBuildError(AutostaticError):
         super().__init__(f"{message}{format_location(location)}")
 
 
+class ExportError(AutostaticError):
+    """A program cannot be exported (to ONNX): names the ops and the user's lines."""
+
+    def __init__(self, message: str, location: tuple[str, int, str] | None = None):
+        self.detail = message
+        self.location = location
+        super().__init__(message)
+
+
 class ExecutionError(AutostaticError):
     """An op failed while a static program ran; names the op and the user's line that built it."""
 

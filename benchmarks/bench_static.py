@@ -135,6 +135,17 @@ class CondMLP(rt.nn.Layer):
         return F.cross_entropy(self.fc[2](h), y)
 
 
+def mlp_data(rng):
+    """W2's weights, biases and batch: (ws, bs, x, y)."""
+    sizes = [784, 256, 256, 10]
+    ws = [
+        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
+        for i, o in zip(sizes, sizes[1:])
+    ]
+    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
+    return ws, bs, rng.normal(size=(64, 784)).astype(np.float32), rng.integers(0, 10, 64)
+
+
 def workloads():
     rng = np.random.default_rng(0)
     exe = static.Executor()
@@ -151,14 +162,7 @@ def workloads():
         )
     )
 
-    sizes = [784, 256, 256, 10]
-    ws = [
-        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-        for i, o in zip(sizes, sizes[1:])
-    ]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
-    xb = rng.normal(size=(64, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, 64)
+    ws, bs, xb, yb = mlp_data(rng)
     net = CondMLP(ws, bs)
     main, startup, loss = build(net, [("x", [64, 784], "float32"), ("y", [64], "int64")])
     exe.run(startup)

@@ -118,6 +118,8 @@ def render() -> str:
     names = [n for n in autostatic.__all__ if n not in ("__version__", "runtime")]
     names += [n for n in ("TracedLayer",) if n not in names and hasattr(autostatic, n)]
     lines += _section("`autostatic`", autostatic, names, "autostatic.")
+    onnx_names = ["export", "export_saved", "ExportError"]  # needs no onnx install to list
+    lines += _section("`autostatic.onnx`", autostatic.onnx, onnx_names, "autostatic.onnx.")
     return "\n".join(lines) + "\n"
 
 

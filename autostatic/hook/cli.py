@@ -4,6 +4,7 @@
     autostatic run [options] -m module [args...]
     autostatic show TARGET [--diff] [--level N]     # TARGET: file.py, module, module:qualname
     autostatic explain TARGET
+    autostatic export MODEL OUT.onnx [--opset N]     # MODEL: a saved model's prefix or .pdmodel
     autostatic --version | --help
 
 User mistakes (a missing file, an unknown module or function) print one line and exit non-zero
@@ -22,6 +23,7 @@ usage: autostatic run [--include PKG] [--exclude PKG] [--strict] [--no-cache] sc
        autostatic run [options] -m module [args...]
        autostatic show TARGET [--diff] [--level N]
        autostatic explain TARGET
+       autostatic export MODEL OUT.onnx [--opset N]
        autostatic --version
 
 Convert eager model code into static programs.
@@ -33,6 +35,9 @@ commands:
   show     print the converted source of a file, module or module:qualname
            (--diff: against the original; --level N: after transformer N)
   explain  list each if/while/for of the target: can it become a static op, and if not, why
+  export   convert a model saved by autostatic.save (its path prefix or .pdmodel file) into
+           an ONNX file for ONNX Runtime, TensorRT, OpenVINO or Triton (--opset N, default
+           17; needs the onnx extra)
 
 options of run:
   --include PKG   convert modules matching PKG ('pkg' = the package and everything in it,
@@ -124,6 +129,27 @@ def _report(command: str, argv: list[str]) -> int:
     return 0
 
 
+def _export(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="autostatic export")
+    parser.add_argument("model", help="a saved model: its path prefix or its .pdmodel file")
+    parser.add_argument("out", help="the ONNX file to write")
+    parser.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
+    args = parser.parse_args(argv)
+    from autostatic.onnx import export_saved
+    from autostatic_runtime.errors import AutostaticError
+
+    try:
+        export_saved(args.model, args.out, args.opset)
+    except ImportError as exc:  # the onnx extra is not installed
+        return _error(str(exc))
+    except FileNotFoundError as exc:
+        return _error(f"no saved model at {args.model!r}: {exc}")
+    except AutostaticError as exc:
+        return _error(str(exc), 1)
+    print(f"wrote {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """The command line; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -138,4 +164,6 @@ def main(argv: list[str] | None = None) -> int:
         return _run(rest)
     if command in ("show", "explain"):
         return _report(command, rest)
-    return _error(f"unknown command {command!r} (commands: run, show, explain; see --help)")
+    if command == "export":
+        return _export(rest)
+    return _error(f"unknown command {command!r} (commands: run, show, explain, export; see --help)")

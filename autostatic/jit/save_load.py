@@ -28,6 +28,12 @@ def save(layer_or_function: Any, path: str | os.PathLike, input_spec: Any = None
         input_spec: InputSpecs of the inputs; default: the ``input_spec`` given to
             ``to_static``, else the shapes of the most recent call.
     """
+    _write(trace_for_inference(layer_or_function, input_spec), os.fspath(path))
+
+
+def trace_for_inference(layer_or_function: Any, input_spec: Any = None) -> ConcreteProgram:
+    """The program of a layer (its ``forward``), function or StaticFunction traced in eval
+    mode (dropout off, batch norm on running statistics) for ``input_spec``."""
     target = layer_or_function
     layer = target if isinstance(target, rt.nn.Layer) else None
     if layer is not None:
@@ -46,11 +52,23 @@ def save(layer_or_function: Any, path: str | os.PathLike, input_spec: Any = None
     if layer is not None:
         layer.eval()
     try:
-        program = _program_for(sf, input_spec)
+        return _program_for(sf, input_spec)
     finally:
         for m, training in modes:
             object.__setattr__(m, "training", training)
-    _write(program, os.fspath(path))
+
+
+def persistable_values(program: ConcreteProgram) -> dict[str, Any]:
+    """NumPy values of the program's persistable variables (parameters, buffers, captures)."""
+    params = {}
+    captured = rt.static.builder.captured_values(program.main_program)
+    for name, var in program.main_program.global_block().vars.items():
+        if var.persistable:
+            t = captured.get(name)
+            if t is None:
+                raise ToStaticError(f"the persistable variable {name!r} has no value")
+            params[name] = rt.backends.backend_of(t._data).to_numpy(t._data)
+    return params
 
 
 def _program_for(sf: StaticFunction, input_spec: Any) -> ConcreteProgram:
@@ -63,21 +81,13 @@ def _program_for(sf: StaticFunction, input_spec: Any) -> ConcreteProgram:
         specs = [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in program.inputs]
         return sf.get_concrete_program(*specs)
     raise ToStaticError(
-        f"save({sf.__name__}): the input shapes are unknown; pass input_spec=[InputSpec(...)] "
-        "or call the function once first"
+        f"{sf.__name__}: the input shapes are unknown, so it cannot be traced to save or "
+        "export it; pass input_spec=[InputSpec(...)] or call the function once first"
     )
 
 
 def _write(program: ConcreteProgram, path: str) -> None:
-    block = program.main_program.global_block()
-    params = {}
-    captured = rt.static.builder.captured_values(program.main_program)
-    for name, var in block.vars.items():
-        if var.persistable:
-            t = captured.get(name)
-            if t is None:
-                raise ToStaticError(f"save: the persistable variable {name!r} has no value")
-            params[name] = rt.backends.backend_of(t._data).to_numpy(t._data)
+    params = persistable_values(program)
     leaves = []
     for leaf in program.output_leaves:
         if isinstance(leaf, Variable):
