@@ -35,13 +35,15 @@ def _expr(value: Any, ctx: Any) -> gast.expr:
     return node
 
 
-def _instantiate(node: Any, replacements: dict[str, Any]) -> Any:
-    """A copy of the template ``node`` with placeholders replaced (one walk: the template's
-    nodes carry no locations or annotations, so a plain copy is enough)."""
+def _instantiate(node: Any, replacements: dict[str, Any], origin: Any) -> Any:
+    """A copy of the template ``node`` with placeholders replaced, its new nodes located at
+    ``origin`` as they are made (one walk: the template's nodes carry no locations or
+    annotations, so a plain copy is enough); replacement nodes without a location get it
+    too."""
     if type(node) is list:
         out = []
         for item in node:
-            new = _instantiate(item, replacements)
+            new = _instantiate(item, replacements, origin)
             if type(new) is list:
                 out.extend(new)
             else:
@@ -54,18 +56,22 @@ def _instantiate(node: Any, replacements: dict[str, Any]) -> Any:
         value = replacements[node.id]
         if isinstance(value, list):
             raise ValueError(f"placeholder {node.id!r} takes statements, not an expression")
-        return _expr(value, node.ctx)
+        return copy_location_deep(_expr(value, node.ctx), origin)
     if (
         kind is gast.Expr
         and type(node.value) is gast.Name
         and isinstance(replacements.get(node.value.id), list)
-    ):
-        return replacements[node.value.id]  # a statement placeholder: the statements
+    ):  # a statement placeholder: the statements
+        return [copy_location_deep(s, origin) for s in replacements[node.value.id]]
     new = kind.__new__(kind)
+    values = new.__dict__
     for field in node._fields:
-        setattr(new, field, _instantiate(getattr(node, field, None), replacements))
+        values[field] = _instantiate(getattr(node, field, None), replacements, origin)
     if kind is gast.FunctionDef and node.name in replacements:
-        new.name = replacements[node.name]
+        values["name"] = replacements[node.name]
+    if origin is not None and "lineno" in kind._attributes:
+        values["lineno"] = values["end_lineno"] = origin.lineno
+        values["col_offset"] = values["end_col_offset"] = getattr(origin, "col_offset", 0)
     return new
 
 
@@ -82,11 +88,9 @@ def _parsed(template: str) -> gast.Module:
 
 def replace(template: str, origin: Any = None, **replacements: Any) -> list:
     """The template's statements with placeholders replaced; locations from ``origin``."""
-    flat = _instantiate(_parsed(template).body, replacements)
-    if origin is not None:
-        for stmt in flat:
-            copy_location_deep(stmt, origin)
-    return flat
+    if origin is not None and getattr(origin, "lineno", None) is None:
+        origin = None
+    return _instantiate(_parsed(template).body, replacements, origin)
 
 
 def replace_expr(template: str, origin: Any = None, **replacements: Any) -> gast.expr:
