@@ -7,8 +7,9 @@ sub-blocks of ``cond``/``while`` inlined as Python ``if``/``while`` statements (
 iteration costs no function call). The source is compiled once per program version and
 cached by the Executor; ``fn.__source__`` shows it.
 
-Another compiler (whole-block Numba, fused CuPy kernels) can take its place by implementing
-``BlockCompiler.compile``.
+Another compiler can take its place by implementing ``BlockCompiler.compile``:
+``static/xla`` lowers a whole block to one ``jax.jit`` computation. ``get_compiler`` resolves
+the names ``"python"`` (this one) and ``"xla"``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,25 @@ class BlockCompiler(Protocol):
     def compile(
         self, block: Block, params: list[str], results: list[str], backend: Any
     ) -> Callable: ...
+
+
+COMPILERS = ("python", "xla")
+
+
+def get_compiler(compiler: Any = None) -> Any:
+    """A BlockCompiler from a name (``"python"``, the default, or ``"xla"``) or an instance."""
+    if compiler is None or compiler == "python":
+        return PythonCodegen()
+    if compiler == "xla":
+        from autostatic_runtime import backends
+
+        backends.get_backend("jax")  # a clear error when JAX is not installed
+        from autostatic_runtime.static.xla import XlaCompiler
+
+        return XlaCompiler()
+    if isinstance(compiler, str):
+        raise ValueError(f"no block compiler {compiler!r}; known: {', '.join(COMPILERS)}")
+    return compiler
 
 
 class UninitializedError(ExecutionError):

@@ -1,0 +1,85 @@
+"""A JAX backend: ``jax.numpy`` as the kernels' array namespace (the XLA block compiler's).
+
+``jax.numpy`` follows the array-API standard, so the shared kernels run on it unchanged; the
+extras that NumPy does in place (``setitem``, ``index_put``, ``index_add``) are functional
+``.at[...]`` updates here. Arrays are 64-bit only inside ``x64()`` (JAX truncates float64
+and int64 to 32 bits by default); the XLA compiler traces and calls its functions in it, so
+programs keep the dtypes they have on NumPy without changing JAX's default for other code.
+
+Random numbers come from the host generator, as on the other backends; a compiled program
+never draws them (the XLA compiler has no lowering for random ops, see ``static/xla``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autostatic_runtime.backends.base import Backend
+
+
+def x64():
+    """Context in which JAX keeps float64/int64 (a thread-local JAX setting)."""
+    import jax
+
+    scoped = getattr(jax, "enable_x64", None)
+    if scoped is None:  # JAX before 0.4.36
+        from jax.experimental import enable_x64
+
+        return enable_x64()
+    return scoped(True)
+
+
+class JaxBackend(Backend):
+    name = "jax"
+    device_type = "cpu"
+
+    @staticmethod
+    def available() -> bool:
+        try:
+            import jax  # noqa: F401
+
+            return True
+        except ImportError:
+            return False
+
+    def __init__(self) -> None:
+        with x64():
+            super().__init__()
+        import jax
+
+        self.xp.erf = jax.scipy.special.erf
+        self.xp.einsum = self.ns.einsum
+
+    def namespace(self):
+        import jax.numpy as jnp
+
+        return jnp
+
+    def asarray(self, data, dtype=None):
+        with x64():
+            return self.ns.asarray(data, dtype=None if dtype is None else self.to_dtype(dtype))
+
+    def from_numpy(self, array):
+        with x64():
+            return self.ns.asarray(array)
+
+    def to_numpy(self, array):
+        return np.asarray(array)
+
+    def synchronize(self) -> None:
+        import jax
+
+        jax.effects_barrier()
+
+    def getitem(self, x, key):
+        return x[key]
+
+    def setitem(self, x, key, value):
+        return x.at[key].set(value)
+
+    def index_put(self, shape, dtype, key, values):
+        return self.ns.zeros(shape, dtype=dtype).at[key].add(values)  # repeats accumulate
+
+    def index_add(self, x, axis, index, values):
+        key = (slice(None),) * (axis % x.ndim) + (self.ns.reshape(index, (-1,)),)
+        return x.at[key].add(values)

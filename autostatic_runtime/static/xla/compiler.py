@@ -1,0 +1,156 @@
+"""``XlaCompiler``: a ``BlockCompiler`` that runs a whole block as one ``jax.jit`` function.
+
+``compile`` returns an ``XlaFunction`` with the usual ``fn(scope, *params) -> results``
+contract. The jitted function takes the persistable variables the block reads (parameters,
+optimizer state, the learning rate) and the parameters as arguments, and returns the results
+and the persistable values it writes; the wrapper moves them between the scope and JAX:
+
+- a scope value is moved to the device once and reused while the scope holds the same host
+  array (so parameters stay on the device between calls until an update replaces them);
+- written persistables go back into the scope as host arrays (NumPy views of the device
+  arrays) with their device copy remembered, so the next call reuses it;
+- results come back as host arrays of the caller's backend.
+
+Tracing and calls run with JAX's 64-bit mode on (``backends.jax_backend.x64``), so
+float64 and int64 programs keep their dtypes. A block the trace cannot take (an op without a
+lowering, a shape that depends on data) runs on ``PythonCodegen`` instead, after one
+``XlaFallbackWarning`` naming the op and its source line; ``fn.fallback`` says why.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from autostatic_runtime import backends
+from autostatic_runtime.static.compiler import PythonCodegen, _load, prune
+from autostatic_runtime.static.program import Block, Variable
+from autostatic_runtime.static.xla.lowering import Lowering, Unlowerable, sub_block_writes
+
+
+class XlaFallbackWarning(UserWarning):
+    """A program runs on the default executor because the XLA compiler cannot take it."""
+
+
+class XlaCompiler:
+    """Compiles a block into one XLA computation (``jax.jit``) over the ops' own kernels."""
+
+    name = "xla"
+
+    def compile(
+        self, block: Block, params: list[str], results: list[str], backend: Any
+    ) -> Callable:
+        return XlaFunction(block, list(params), list(results), backend)
+
+
+class XlaFunction:
+    """One compiled block: ``fn(scope, *params) -> tuple(results)``."""
+
+    def __init__(self, block: Block, params: list[str], results: list[str], host: Any):
+        self.block, self.params, self.results, self.host = block, params, results, host
+        self.fallback: str | None = None  # why the block runs on the default executor
+        self._python: Callable | None = None
+        self._device: dict[str, tuple] = {}  # name -> (host array, device array)
+        self.reads, self.writes = _persistables(block, params, results)
+        self.jax = backends.get_backend("jax")
+        written = sub_block_writes(block)
+        if written is not None:
+            reason = "it writes a persistable variable inside a branch or loop body"
+            self._fall_back(Unlowerable(written, reason))
+            return
+        import jax
+
+        self._jitted = jax.jit(self._traced)
+
+    # -- the traced function -------------------------------------------------------------
+    def _traced(self, *args):
+        low = Lowering(self.jax)
+        env = dict(zip(self.reads + self.params, args))
+        try:
+            outs = low.run_block(self.block, env, self.results + self.writes)
+        except Unlowerable:
+            raise
+        except Exception as exc:  # a kernel that needs concrete values or NumPy alone
+            raise Unlowerable(low.op, f"{type(exc).__name__}: {_first_line(exc)}") from exc
+        return tuple(low.strong(o) for o in outs)
+
+    # -- calls ---------------------------------------------------------------------------
+    def __call__(self, scope: dict, *args):
+        if self.fallback is not None:
+            return self._python(scope, *args)
+        loaded = [self._to_device(scope, name) for name in self.reads]
+        from autostatic_runtime.backends.jax_backend import x64
+
+        try:
+            with x64():
+                outs = self._jitted(*loaded, *args)
+        except Unlowerable as exc:
+            self._fall_back(exc)
+            return self._python(scope, *args)
+        except Exception as exc:  # noqa: BLE001  (any trace failure: the executor can run it)
+            self._fall_back(Unlowerable(None, f"{type(exc).__name__}: {_first_line(exc)}"))
+            return self._python(scope, *args)
+        n = len(self.results)
+        for name, value in zip(self.writes, outs[n:]):
+            host = self._to_host(value)
+            scope[name] = host
+            self._device[name] = (host, value)
+        return tuple(self._to_host(v) for v in outs[:n])
+
+    def _to_device(self, scope: dict, name: str) -> Any:
+        value = scope[name] if name in scope else _load(scope, name)
+        cached = self._device.get(name)
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        device = self.jax.from_numpy(self.host.to_numpy(value))
+        self._device[name] = (value, device)
+        return device
+
+    def _to_host(self, value: Any) -> Any:
+        return self.host.from_numpy(np.asarray(value))
+
+    def _fall_back(self, exc: Unlowerable) -> None:
+        op = exc.op
+        loc = op.location if op is not None and op.location and op.location[0] else None
+        where = "" if op is None else f" (op {op.type!r}" + (f" at {loc[0]}:{loc[1]})" if loc else ")")
+        self.fallback = f"{exc.reason}{where}"
+        message = XlaFallbackWarning(
+            f"the XLA compiler cannot take this program: {self.fallback}; it runs on the "
+            "default executor"
+        )
+        if loc is not None:  # reported at the user's line that built the op
+            warnings.warn_explicit(message, XlaFallbackWarning, loc[0], loc[1])
+        else:
+            warnings.warn(message, stacklevel=4)
+        self._python = PythonCodegen().compile(self.block, self.params, self.results, self.host)
+
+
+def _persistables(block: Block, params: list[str], results: list[str]) -> tuple[list, list]:
+    """The persistable variables ``block`` reads before writing them (loaded from the scope),
+    and those it writes (stored back), in op order."""
+    reads: dict[str, None] = {}
+    writes: dict[str, None] = {}
+    defined = set(params)
+    for op in prune(block, results):
+        for x in op.inputs:
+            if isinstance(x, Variable) and x.name not in defined:
+                if block.var(x.name).persistable:
+                    reads.setdefault(x.name)
+                defined.add(x.name)
+        for v in op.outputs:
+            defined.add(v.name)
+            if v.persistable:
+                writes.setdefault(v.name)
+    for name in results:
+        if name not in defined and block.var(name).persistable:
+            reads.setdefault(name)
+    return list(reads), list(writes)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
