@@ -297,8 +297,9 @@ class StaticFunction:
             compiled = compiled_functions(program.runner)
             reasons = [f.fallback for f in compiled if getattr(f, "fallback", None)]
             if reasons:
-                lines += [f"{head}: backend='xla' fell back to the default executor: {r}"
-                          for r in reasons]
+                lines += [
+                    f"{head}: backend='xla' fell back to the default executor: {r}" for r in reasons
+                ]
             elif compiled:
                 lines.append(f"{head}: compiled by XLA (one jax.jit computation per block)")
             else:
@@ -365,9 +366,7 @@ class StaticFunction:
 def _block_compiler(backend: str | None) -> Any:
     """The runtime's block compiler for ``to_static(backend=...)``."""
     if backend not in (None, "python", "xla"):
-        raise ToStaticError(
-            f"to_static: backend must be None or 'xla', got {backend!r}"
-        )
+        raise ToStaticError(f"to_static: backend must be None or 'xla', got {backend!r}")
     from autostatic_runtime.static.compiler import get_compiler
 
     return get_compiler(backend)

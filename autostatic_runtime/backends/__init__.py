@@ -1,9 +1,10 @@
 """Backend registry and device selection.
 
-Built-in backends: ``numpy`` (device ``cpu``, the default), ``cupy`` (device ``gpu``) and
-``array_api_strict`` (a reference backend for tests) and ``jax`` (``jax.numpy``: the XLA block
-compiler's namespace; optional, ``pip install 'autostatic[xla]'``). Third parties add one through the
-``autostatic_runtime.backends`` entry-point group, naming a ``Backend`` subclass.
+Built-in backends: ``numpy`` (device ``cpu``, the default), ``cupy`` (device ``gpu``),
+``array_api_strict`` (a reference backend for tests) and ``jax`` (``jax.numpy``: the XLA
+block compiler's namespace; optional, ``pip install 'autostatic[xla]'``). Third parties add
+one through the ``autostatic_runtime.backends`` entry-point group, naming a ``Backend``
+subclass.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A JAX backend: ``jax.numpy`` as the kernels' array namespace (the XLA block compiler's).
 
 ``jax.numpy`` follows the array-API standard, so the shared kernels run on it unchanged; the
-extras that NumPy does in place (``setitem``, ``index_put``, ``index_add``) are functional
-``.at[...]`` updates here. Arrays are 64-bit only inside ``x64()`` (JAX truncates float64
+extras NumPy does in place (``setitem``, ``update``, ``index_put``, ``index_add``) are
+functional ``.at[...]`` updates here. Arrays are 64-bit only inside ``x64()`` (JAX truncates float64
 and int64 to 32 bits by default); the XLA compiler traces and calls its functions in it, so
 programs keep the dtypes they have on NumPy without changing JAX's default for other code.
 
@@ -75,6 +75,9 @@ class JaxBackend(Backend):
         return x[key]
 
     def setitem(self, x, key, value):
+        return x.at[key].set(value)
+
+    def update(self, x, key, value):
         return x.at[key].set(value)
 
     def index_put(self, shape, dtype, key, values):

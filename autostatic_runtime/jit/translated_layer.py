@@ -21,9 +21,9 @@ from autostatic_runtime.jit.model_file import decode_structure, read_model
 from autostatic_runtime.jit.run_program import ProgramRunner
 from autostatic_runtime.nn.layer.layers import Layer
 from autostatic_runtime.nn.parameter import Parameter
+from autostatic_runtime.static.compiler import get_compiler
 from autostatic_runtime.static.control_flow import unflatten
 from autostatic_runtime.static.input_spec import InputSpec
-from autostatic_runtime.static.compiler import get_compiler
 from autostatic_runtime.static.program import Program
 from autostatic_runtime.static.verify import check_sizes
 from autostatic_runtime.static.verify import memory_budget as memory_budget_of

@@ -115,7 +115,9 @@ class XlaFunction:
     def _fall_back(self, exc: Unlowerable) -> None:
         op = exc.op
         loc = op.location if op is not None and op.location and op.location[0] else None
-        where = "" if op is None else f" (op {op.type!r}" + (f" at {loc[0]}:{loc[1]})" if loc else ")")
+        where = (
+            "" if op is None else f" (op {op.type!r}" + (f" at {loc[0]}:{loc[1]})" if loc else ")")
+        )
         self.fallback = f"{exc.reason}{where}"
         message = XlaFallbackWarning(
             f"the XLA compiler cannot take this program: {self.fallback}; it runs on the "
@@ -153,4 +155,3 @@ def _persistables(block: Block, params: list[str], results: list[str]) -> tuple[
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
-

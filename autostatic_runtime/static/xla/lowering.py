@@ -40,6 +40,7 @@ class Lowering:
         xp = types.SimpleNamespace(**vars(backend.xp))
         for name in RANDOM_EXTRAS:  # a trace would freeze one draw into the program
             setattr(xp, name, self._no_random)
+        xp.checks_values = False  # values are unknown while tracing
         self.xp = xp
         self.op: Any = None
 

@@ -1,0 +1,231 @@
+"""The XLA block compiler against NumPy, the default executor and JAX's own ``jax.jit``.
+
+    python benchmarks/bench_xla.py [--json out.json]
+
+The workloads are bench_static.py's W1-W3 (the same programs, the same hand-written NumPy),
+run as static programs on ``Executor()`` (default) and ``Executor(compiler="xla")``, and
+written by hand in ``jax.numpy`` under ``jax.jit`` (``lax.cond``/``lax.while_loop``; the
+training step with ``jax.grad``). Per-call times are medians of alternating rounds against
+NumPy in the same run (ratio = time / NumPy's); the first call is the trace + XLA compile +
+run of a fresh executor (or a fresh ``jax.jit``). Goals (issue 15): W1 <= 0.3x, W2 forward
+<= 0.6x, W2 forward+backward+SGD <= 0.5x, W3 <= 0.0073x, and a first call no slower than
+``jax.jit``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from _timing import compare  # noqa: E402
+from bench_static import (  # noqa: E402
+    CondMLP,
+    build,
+    mlp_numpy_forward,
+    mlp_numpy_step,
+    w1_numpy,
+    w1_program,
+    w3_numpy,
+    w3_program,
+)
+
+import autostatic_runtime as rt  # noqa: E402
+from autostatic_runtime import static  # noqa: E402
+
+lax = jax.lax
+
+
+# ---- hand-written jax.jit versions ------------------------------------------------------------
+
+
+def w1_jax(x):
+    y = lax.cond(jnp.mean(x) > 0, lambda: jnp.maximum(x, 0) * 2.0, lambda: x - 1.0)
+    _, y = lax.while_loop(lambda c: c[0] < 10, lambda c: (c[0] + 1, c[1] * 0.9 + 0.1), (0, y))
+    return jnp.sum(y)
+
+
+def w3_jax(v):
+    _, v = lax.while_loop(lambda c: c[0] < 1000, lambda c: (c[0] + 1, c[1] * 0.999 + 0.001), (0, v))
+    return v
+
+
+def mlp_jax_forward(params, x, y):
+    (w0, w1, w2), (b0, b1, b2) = params
+    h = x @ w0 + b0
+    h = lax.cond(jnp.mean(h) > 0, lambda: jnp.maximum(h, 0), lambda: jnp.tanh(h))
+    h = jnp.maximum(h @ w1 + b1, 0)
+    logits = h @ w2 + b2
+    logp = jax.nn.log_softmax(logits, axis=1)
+    return -jnp.mean(logp[jnp.arange(y.shape[0]), y])
+
+
+def mlp_jax_step(params, x, y):
+    loss, grads = jax.value_and_grad(mlp_jax_forward)(params, x, y)
+    return loss, jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads)
+
+
+# ---- measuring -----------------------------------------------------------------------------
+
+
+def first_call(make, run) -> float:
+    """Seconds of the first call of a freshly made runner (trace + compile + run)."""
+    runner = make()
+    t0 = time.perf_counter()
+    jax.block_until_ready(run(runner))
+    return time.perf_counter() - t0
+
+
+def executor_case(name, numpy_fn, program_of, feed, fetch, jax_fn, jax_args):
+    """One workload: rows for the default executor, the XLA compiler and jax.jit."""
+    rows = []
+    main, startup, _ = program_of
+    for label, compiler in (("default executor", None), ("xla compiler", "xla")):
+        scope = static.Scope()
+
+        def make(compiler=compiler, scope=scope):
+            exe = static.Executor(compiler=compiler)
+            exe.run(startup, scope=scope)
+            return exe
+
+        first = first_call(make, lambda exe, scope=scope: exe.run(main, feed, fetch, scope=scope))
+        exe = make()
+        got = exe.run(main, feed, fetch, scope=scope)[0]
+        ref, meas, ratio = compare(
+            numpy_fn, lambda exe=exe, scope=scope: exe.run(main, feed, fetch, scope=scope)
+        )
+        rows.append((name, label, first, ref, meas, ratio, got))
+    jitted = jax.jit(jax_fn)
+    first = first_call(lambda: jax.jit(jax_fn), lambda f: f(*jax_args()))
+    ref, meas, ratio = compare(numpy_fn, lambda: jax.block_until_ready(jitted(*jax_args())))
+    rows.append((name, "jax.jit (hand-written)", first, ref, meas, ratio, None))
+    return rows
+
+
+def workloads():
+    rng = np.random.default_rng(0)
+    rows = []
+
+    x = rng.normal(size=(4, 16)).astype(np.float32)
+    w1 = build(w1_program, [("x", [4, 16], "float32")])
+    rows += executor_case(
+        "W1 cond + 10-step while",
+        lambda: w1_numpy(x),
+        w1,
+        {"x": x},
+        [w1[2]],
+        w1_jax,
+        lambda: (x,),
+    )
+
+    sizes = [784, 256, 256, 10]
+    ws = [
+        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
+        for i, o in zip(sizes, sizes[1:])
+    ]
+    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
+    xb = rng.normal(size=(64, 784)).astype(np.float32)
+    yb = rng.integers(0, 10, 64)
+    feed = {"x": xb, "y": yb}
+    fwd = build(CondMLP(ws, bs), [("x", [64, 784], "float32"), ("y", [64], "int64")])
+    params = (tuple(map(jnp.asarray, ws)), tuple(map(jnp.asarray, bs)))
+    jx, jy = jnp.asarray(xb), jnp.asarray(yb)
+    rows += executor_case(
+        "W2 MLP forward",
+        lambda: mlp_numpy_forward(xb, yb, ws, bs),
+        fwd,
+        feed,
+        [fwd[2]],
+        mlp_jax_forward,
+        lambda: (params, jx, jy),
+    )
+
+    net = CondMLP(ws, bs)
+    main, startup = static.Program(), static.Program()
+    rt.enable_static()
+    with static.program_guard(main, startup):
+        loss = net(static.data("x", [64, 784], "float32"), static.data("y", [64], "int64"))
+        rt.optimizer.SGD(0.01).minimize(loss)
+    rt.disable_static()
+    wn, bn = [w.copy() for w in ws], [b.copy() for b in bs]
+    rows += executor_case(
+        "W2 MLP forward+backward+SGD",
+        lambda: mlp_numpy_step(xb, yb, wn, bn),
+        (main, startup, loss),
+        feed,
+        [loss],
+        mlp_jax_step,
+        lambda: (params, jx, jy),
+    )
+
+    v = rng.normal(size=(8,)).astype(np.float32)
+    w3 = build(w3_program, [("v", [8], "float32")])
+    rows += executor_case(
+        "W3 1000-step while",
+        lambda: w3_numpy(v),
+        w3,
+        {"v": v},
+        [w3[2]],
+        w3_jax,
+        lambda: (v,),
+    )
+    return rows
+
+
+def check(rows) -> None:
+    """The XLA results equal the default executor's (float32 tolerance)."""
+    by_case: dict = {}
+    for name, _label, *_, got in rows:
+        if got is not None:
+            by_case.setdefault(name, []).append(got)
+    for name, (default, xla) in by_case.items():
+        if "SGD" not in name:  # the training rows ran different numbers of steps
+            np.testing.assert_allclose(xla, default, rtol=1e-4, err_msg=name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    rows = workloads()
+    check(rows)
+    print("XLA block compiler (median per call; ratio = time / numpy's in the same run)")
+    print(
+        f"{'case':30s} {'runner':24s} {'first call':>11s} {'numpy':>10s} {'per call':>10s} "
+        f"{'ratio':>8s}"
+    )
+    for name, label, first, ref, meas, ratio, _ in rows:
+        print(
+            f"{name:30s} {label:24s} {first * 1e3:9.1f}ms {ref * 1e6:8.1f}us "
+            f"{meas * 1e6:8.1f}us {ratio:7.4f}x"
+        )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                [
+                    {
+                        "case": n,
+                        "runner": lab,
+                        "first_call_s": fc,
+                        "numpy_s": r,
+                        "per_call_s": m,
+                        "ratio": q,
+                    }
+                    for n, lab, fc, r, m, q, _ in rows
+                ],
+                f,
+                indent=2,
+            )
+
+
+if __name__ == "__main__":
+    main()
