@@ -56,6 +56,11 @@ class XlaFunction:
         self._device: dict[str, tuple] = {}  # name -> (host array, device array)
         self.reads, self.writes = _persistables(block, params, results)
         self.jax = backends.get_backend("jax")
+        self._n = len(results)
+        self._to_host = np.asarray if host.name == "numpy" else self._host_array
+        from autostatic_runtime.backends.jax_backend import x64
+
+        self._x64 = x64
         written = sub_block_writes(block)
         if written is not None:
             reason = "it writes a persistable variable inside a branch or loop body"
@@ -81,11 +86,9 @@ class XlaFunction:
     def __call__(self, scope: dict, *args):
         if self.fallback is not None:
             return self._python(scope, *args)
-        loaded = [self._to_device(scope, name) for name in self.reads]
-        from autostatic_runtime.backends.jax_backend import x64
-
+        loaded = [self._to_device(scope, name) for name in self.reads] if self.reads else ()
         try:
-            with x64():
+            with self._x64():
                 outs = self._jitted(*loaded, *args)
         except Unlowerable as exc:
             self._fall_back(exc)
@@ -93,12 +96,14 @@ class XlaFunction:
         except Exception as exc:  # noqa: BLE001  (any trace failure: the executor can run it)
             self._fall_back(Unlowerable(None, f"{type(exc).__name__}: {_first_line(exc)}"))
             return self._python(scope, *args)
-        n = len(self.results)
-        for name, value in zip(self.writes, outs[n:]):
-            host = self._to_host(value)
-            scope[name] = host
-            self._device[name] = (host, value)
-        return tuple(self._to_host(v) for v in outs[:n])
+        n = self._n
+        if self.writes:
+            for name, value in zip(self.writes, outs[n:]):
+                host = self._to_host(value)
+                scope[name] = host
+                self._device[name] = (host, value)
+        to_host = self._to_host
+        return tuple([to_host(v) for v in outs[:n]])
 
     def _to_device(self, scope: dict, name: str) -> Any:
         value = scope[name] if name in scope else _load(scope, name)
@@ -109,7 +114,7 @@ class XlaFunction:
         self._device[name] = (value, device)
         return device
 
-    def _to_host(self, value: Any) -> Any:
+    def _host_array(self, value: Any) -> Any:
         return self.host.from_numpy(np.asarray(value))
 
     def _fall_back(self, exc: Unlowerable) -> None:

@@ -1,0 +1,164 @@
+"""``to_static(..., backend="xla")``: results and training equal eager, parameters stay on
+the device until an update, ``load(backend="xla")``, and the fallback with ``explain()``."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+import autostatic  # noqa: E402
+import autostatic_runtime as rt  # noqa: E402
+from autostatic import InputSpec  # noqa: E402
+from autostatic_runtime import nn  # noqa: E402
+from autostatic_runtime.jit.run_program import compiled_functions  # noqa: E402
+from autostatic_runtime.static.xla import XlaFallbackWarning, XlaFunction  # noqa: E402
+
+
+class BranchNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = rt.tanh(self.fc1(x))
+        if rt.mean(h) > 0.0:
+            h = rt.nn.functional.relu(h) * 2.0
+        else:
+            h = rt.sigmoid(h)
+        for _ in range(3):  # a Python loop (unrolled); a tensor while's gradient falls back
+            h = h * 0.9 + 0.05
+        return self.fc2(h)
+
+
+def train(model, steps=4):
+    opt = rt.optimizer.Momentum(0.1, parameters=model.parameters())
+    rng = np.random.default_rng(0)
+    x = rt.to_tensor(rng.normal(size=(5, 8)).astype("float32"))
+    label = rt.to_tensor(rng.integers(0, 3, 5))
+    losses = []
+    for _ in range(steps):
+        loss = rt.nn.functional.cross_entropy(model(x), label)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses, [p.numpy() for p in model.parameters()]
+
+
+def no_fallback():
+    guard = warnings.catch_warnings()
+    guard.__enter__()
+    warnings.simplefilter("error", XlaFallbackWarning)
+    return guard
+
+
+def test_training_equals_eager():
+    rt.seed(1)
+    eager = BranchNet()
+    compiled = autostatic.to_static(copy.deepcopy(eager), backend="xla")
+    guard = no_fallback()
+    try:
+        got_losses, got_params = train(compiled)
+    finally:
+        guard.__exit__(None, None, None)
+    want_losses, want_params = train(eager)
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5)
+    for g, w in zip(got_params, want_params, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    functions = compiled_functions(compiled.forward.concrete_program.runner)
+    assert functions and all(isinstance(f, XlaFunction) and f.fallback is None for f in functions)
+
+
+def test_parameters_stay_on_the_device_until_an_update():
+    rt.seed(2)
+    layer = nn.Linear(4, 2)
+    f = autostatic.to_static(layer, backend="xla")
+    x = rt.to_tensor(np.ones((3, 4), "float32"))
+    with rt.no_grad():
+        f(x)
+        (fn,) = compiled_functions(f.forward.concrete_program.runner)
+        device = {name: entry[1] for name, entry in fn._device.items()}
+        f(x)
+        assert all(fn._device[n][1] is d for n, d in device.items())  # reused, not copied
+        layer.weight.set_value(layer.weight.numpy() * 2.0)
+        got = f(x)
+    assert fn._device[layer.weight.name][1] is not device[layer.weight.name]
+    np.testing.assert_allclose(got.numpy(), x.numpy() @ layer.weight.numpy() + layer.bias.numpy())
+
+
+def test_decorator_form_and_float64():
+    @autostatic.to_static(backend="xla")
+    def f(x, n):
+        i = rt.zeros([], "int64")
+        while i < n:
+            x = rt.sin(x) + 0.5
+            i += 1
+        return x
+
+    x = rt.to_tensor(np.linspace(-1, 1, 6))
+    n = rt.to_tensor(7)
+    got = f(x, n)
+    want = x.numpy()
+    for _ in range(7):
+        want = np.sin(want) + 0.5
+    assert got.dtype == rt.float64
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+    assert f.explain() == [
+        "program 1 (x: [6] float64, n: [] int64): compiled by XLA (one jax.jit computation "
+        "per block)"
+    ]
+
+
+def test_fallback_warns_once_and_explain_says_why():
+    @autostatic.to_static(backend="xla")
+    def f(x):
+        return rt.sum(x[x > 0]) * 2.0  # the selection's size depends on the values
+
+    x = rt.to_tensor(np.array([1.0, -2.0, 3.0]))
+    with pytest.warns(XlaFallbackWarning) as caught:
+        got = [float(f(x)) for _ in range(3)]
+    assert len(caught) == 1
+    line = f.dygraph_function.__code__.co_firstlineno + 2
+    assert f"{__file__}:{line}" in str(caught[0].message)
+    assert got == [8.0, 8.0, 8.0]
+    (text,) = f.explain()
+    assert "backend='xla' fell back to the default executor" in text
+    assert "'getitem'" in text and f"{__file__}:{line}" in text
+
+
+def test_random_ops_fall_back():
+    layer = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    layer.train()
+    f = autostatic.to_static(layer, backend="xla")
+    with pytest.warns(XlaFallbackWarning, match="random numbers"):
+        out = f(rt.to_tensor(np.ones((8, 4), "float32")))
+    assert out.shape == [8, 4]
+
+
+def test_load_with_the_xla_backend(tmp_path):
+    rt.seed(3)
+    model = BranchNet()
+    model.eval()
+    path = str(tmp_path / "model")
+    autostatic.save(
+        autostatic.to_static(model, input_spec=[InputSpec([None, 8], "float32", "x")]), path
+    )
+    x = rt.to_tensor(np.random.default_rng(4).normal(size=(3, 8)).astype("float32"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", XlaFallbackWarning)
+        with rt.no_grad():
+            got = autostatic.load(path, backend="xla")(x)
+    with rt.no_grad():
+        want = autostatic.load(path)(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(autostatic.jit.ToStaticError, match="backend must be None or 'xla'"):
+        autostatic.to_static(lambda x: x, backend="cinn")
