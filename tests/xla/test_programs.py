@@ -165,18 +165,20 @@ def test_an_unlowerable_op_falls_back_once_naming_op_and_line():
         np.testing.assert_allclose(g[0], expected[0], rtol=1e-6)
 
 
-def test_gradient_through_a_while_falls_back_and_stays_correct():
-    def fn(x):
+@pytest.mark.parametrize("steps", [0, 3, 200])
+def test_gradient_through_a_while(steps):
+    """The trajectory buffers start at 64 rows; 200 iterations make the compiler grow them."""
+
+    def fn(x, n):
         _, y = while_loop(
-            lambda i, y: i < 3, lambda i, y: (i + 1, rt.sin(y) * x), [rt.full([], 0, "int64"), x]
+            lambda i, y: i < n,
+            lambda i, y: (i + 1, rt.sin(y) * x + 0.1),
+            [rt.full([], 0, "int64"), x],
         )
-        loss = rt.sum(y)
+        loss = rt.sum(y * y)
         return [loss, *static.gradients(loss, [x])]
 
-    main, _, outs = build(fn, [("x", [4], "float64")])
-    feed = {"x": np.linspace(-1, 1, 4)}
-    with pytest.warns(XlaFallbackWarning, match="'while'"):
-        got = static.Executor(compiler="xla").run(main, feed, outs)
-    expected = static.Executor().run(main, feed, outs)
-    for g, e in zip(got, expected):
-        np.testing.assert_allclose(g, e, rtol=1e-12)
+    main, _, outs = build(fn, [("x", [4], "float64"), ("n", [], "int64")])
+    feed = {"x": np.linspace(-1, 1, 4), "n": np.array(steps)}
+    expected, got = run_both(main, feed, outs, steps=2)
+    assert_same(expected, got, rtol=1e-12)

@@ -31,8 +31,10 @@ class BranchNet(nn.Layer):
             h = rt.nn.functional.relu(h) * 2.0
         else:
             h = rt.sigmoid(h)
-        for _ in range(3):  # a Python loop (unrolled); a tensor while's gradient falls back
-            h = h * 0.9 + 0.05
+        i = rt.zeros([], "int64")
+        while i < 3:  # a tensor while: its gradient walks the recorded trajectory
+            h = h * 0.9 + rt.tanh(h) * 0.05
+            i += 1
         return self.fc2(h)
 
 

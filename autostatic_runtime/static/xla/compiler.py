@@ -19,6 +19,7 @@ lowering, a shape that depends on data) runs on ``PythonCodegen`` instead, after
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -57,7 +58,8 @@ class XlaFunction:
         self.reads, self.writes = _persistables(block, params, results)
         self.jax = backends.get_backend("jax")
         self._n = len(results)
-        self._to_host = np.asarray if host.name == "numpy" else self._host_array
+        self._numpy_host = host.name == "numpy"
+        self._to_host = self._host_array
         from autostatic_runtime.backends.jax_backend import x64
 
         self._x64 = x64
@@ -66,13 +68,18 @@ class XlaFunction:
             reason = "it writes a persistable variable inside a branch or loop body"
             self._fall_back(Unlowerable(written, reason))
             return
+        self.capacity = 64  # trajectory rows of a loop whose gradient is needed (grows)
+        self._counted = False  # whether the block has such loops (known after a trace)
+        self._jit()
+
+    def _jit(self) -> None:
         import jax
 
-        self._jitted = jax.jit(self._traced)
+        self._jitted = jax.jit(functools.partial(self._traced, self.capacity))
 
     # -- the traced function -------------------------------------------------------------
-    def _traced(self, *args):
-        low = Lowering(self.jax)
+    def _traced(self, capacity: int, *args):
+        low = Lowering(self.jax, capacity)
         env = dict(zip(self.reads + self.params, args))
         try:
             outs = low.run_block(self.block, env, self.results + self.writes)
@@ -80,7 +87,11 @@ class XlaFunction:
             raise
         except Exception as exc:  # a kernel that needs concrete values or NumPy alone
             raise Unlowerable(low.op, f"{type(exc).__name__}: {_first_line(exc)}") from exc
-        return tuple(low.strong(o) for o in outs)
+        outs = tuple(o if isinstance(o, tuple) else low.strong(o) for o in outs)
+        self._counted = bool(low.counts)
+        if low.counts:  # the longest recorded loop, to check against the capacity
+            outs += (low.jnp.max(low.jnp.stack(low.counts)),)
+        return outs
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, scope: dict, *args):
@@ -96,6 +107,13 @@ class XlaFunction:
         except Exception as exc:  # noqa: BLE001  (any trace failure: the executor can run it)
             self._fall_back(Unlowerable(None, f"{type(exc).__name__}: {_first_line(exc)}"))
             return self._python(scope, *args)
+        if self._counted:
+            longest = int(outs[-1])
+            if longest > self.capacity:  # rows were dropped: compile for the longest loop
+                self.capacity = 1 << (longest - 1).bit_length()
+                self._jit()
+                return self(scope, *args)
+            outs = outs[:-1]
         n = self._n
         if self.writes:
             for name, value in zip(self.writes, outs[n:]):
@@ -115,7 +133,9 @@ class XlaFunction:
         return device
 
     def _host_array(self, value: Any) -> Any:
-        return self.host.from_numpy(np.asarray(value))
+        if type(value) is tuple:  # a loop trajectory: (rows, count)
+            return tuple([self._host_array(v) for v in value])
+        return np.asarray(value) if self._numpy_host else self.host.from_numpy(np.asarray(value))
 
     def _fall_back(self, exc: Unlowerable) -> None:
         op = exc.op

@@ -4,6 +4,14 @@
 while ``jax.jit`` traces: a kernel op calls ``opdef.kernel(xp, *inputs, **attrs)`` with ``xp``
 the JAX backend's namespace, so there is one definition per op. Only control flow has a
 lowering here (``LOWERINGS``): ``cond`` becomes ``lax.cond`` and ``while`` ``lax.while_loop``.
+
+A ``while`` whose gradient is needed records its *trajectory* (the loop values entering each
+iteration) into buffers of ``capacity`` rows carried through the loop, with the iteration
+count; ``while_grad`` walks them backwards in another ``lax.while_loop``. The compiler reads
+the counts after each call and compiles again with a larger capacity when a loop ran longer
+(the rows past the capacity were dropped), so the bound is found, not guessed. Such loops
+must sit in block 0 (not inside a branch or another loop).
+
 What cannot be lowered raises ``Unlowerable`` naming the op; the compiler then runs the
 program on the default executor.
 """
@@ -32,7 +40,7 @@ class Unlowerable(Exception):
 class Lowering:
     """State of one trace: the kernels' namespace and the op being lowered."""
 
-    def __init__(self, backend: Any):
+    def __init__(self, backend: Any, capacity: int):
         import jax
 
         self.lax = jax.lax
@@ -43,11 +51,22 @@ class Lowering:
         xp.checks_values = False  # values are unknown while tracing
         self.xp = xp
         self.op: Any = None
+        self.capacity = capacity  # trajectory rows per recording loop
+        self.counts: list = []  # iteration counts of the loops that record a trajectory
+        self.depth = 0  # nesting inside lowered branches and loop bodies
 
     def _no_random(self, *args, **kwargs):
         raise Unlowerable(
             self.op, "it draws random numbers, which a compiled program would draw once"
         )
+
+    def nested(self, block: Block, env: dict, results: list[str]) -> list:
+        """``run_block`` for a branch or loop body (one level deeper)."""
+        self.depth += 1
+        try:
+            return self.run_block(block, env, results)
+        finally:
+            self.depth -= 1
 
     def run_block(self, block: Block, env: dict, results: list[str]) -> list:
         """Lower ``block``'s ops into the current trace; ``env`` maps names to values."""
@@ -76,6 +95,13 @@ class Lowering:
         """A scalar bool from a predicate of one element (``[1]`` in Paddle style)."""
         return self.jnp.reshape(value, ()).astype(bool)
 
+    def like(self, value: Any, carry: Any) -> Any:
+        """``value`` with ``carry``'s dtype, strongly typed (a loop carry must keep its type)."""
+        value = self.jnp.asarray(value)
+        if value.dtype != carry.dtype:
+            value = self.jnp.astype(value, carry.dtype)
+        return self.strong(value)
+
     def strong(self, value: Any) -> Any:
         """``value`` as a JAX array of its own dtype (not weakly typed), as loop carries
         and branch results must be."""
@@ -98,7 +124,7 @@ def lower_cond(low: Lowering, op, env: dict) -> None:
 
     def branch(block_key: str, outputs_key: str) -> Callable:
         def run(_):
-            results = low.run_block(op.attrs[block_key], dict(env), list(op.attrs[outputs_key]))
+            results = low.nested(op.attrs[block_key], dict(env), list(op.attrs[outputs_key]))
             return tuple(low.strong(r) for r in results)
 
         return run
@@ -111,36 +137,61 @@ def lower_cond(low: Lowering, op, env: dict) -> None:
 
 
 def lower_while(low: Lowering, op, env: dict) -> None:
-    if op.attrs.get("trajectory"):
-        raise Unlowerable(
-            op, "its gradient needs every iteration's values, and the iteration count has no bound"
-        )
+    trajectory = op.attrs.get("trajectory")
+    if trajectory and low.depth:
+        raise Unlowerable(op, "a loop whose gradient is needed sits inside a branch or a loop")
     if op.block.program.max_loop_iterations is not None:
         raise Unlowerable(op, "the program has a max_loop_iterations guard")
+    jnp, lax = low.jnp, low.lax
     n = op.attrs["num_loop_vars"]
     init = tuple(low.strong(read(env, x)) for x in op.inputs[:n])
     cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
 
-    def cond_fn(carry):
-        inner = _scoped(env, cond_params, carry)
-        (pred,) = low.run_block(op.attrs["cond_block"], inner, [op.attrs["cond_output"]])
+    def cond_fn(state):
+        inner = _scoped(env, cond_params, state[0])
+        (pred,) = low.nested(op.attrs["cond_block"], inner, [op.attrs["cond_output"]])
         return low.pred(pred)
 
-    def body_fn(carry):
+    def body_fn(state):
+        carry, rows, k = state
+        if trajectory:  # row k: the values entering iteration k (clamped past the capacity)
+            rows = tuple(lax.dynamic_update_index_in_dim(r, c, k, 0) for r, c in zip(rows, carry))
         inner = _scoped(env, body_params, carry)
-        outs = low.run_block(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
-        return tuple(
-            low.strong(low.jnp.astype(o, c.dtype)) if o.dtype != c.dtype else low.strong(o)
-            for o, c in zip(map(low.jnp.asarray, outs), carry)
-        )
+        outs = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
+        return tuple(low.like(o, c) for o, c in zip(outs, carry)), rows, k + 1
 
-    outs = low.lax.while_loop(cond_fn, body_fn, init)
-    for var, value in zip(op.outputs, outs):
+    rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init) if trajectory else ()
+    outs, rows, count = lax.while_loop(cond_fn, body_fn, (init, rows, jnp.asarray(0, jnp.int64)))
+    if trajectory:
+        env[trajectory] = (rows, count)
+        low.counts.append(count)
+    for var, value in zip([v for v in op.outputs if v.name != trajectory], outs):
         env[var.name] = value
 
 
 def lower_while_grad(low: Lowering, op, env: dict) -> None:
-    raise Unlowerable(op, "the loop's iteration count has no bound to store its trajectory")
+    """The forward trajectory walked backwards: one replayed, differentiated iteration per
+    row; gradients of outer variables summed over the iterations (zero for none)."""
+    jnp, lax = low.jnp, low.lax
+    n, nfree = op.attrs["num_loop_vars"], op.attrs["num_free"]
+    rows, count = read(env, op.inputs[0])
+    seeds = tuple(low.strong(read(env, x)) for x in op.inputs[1 : 1 + n])
+    outer = [read(env, x) for x in op.inputs[1 + n + nfree :]]
+    names = list(op.attrs["body_params"]) + list(op.attrs["seed_params"])
+    block, wanted = op.attrs["body_grad_block"], list(op.attrs["grad_outputs"])
+
+    def body_fn(state):
+        k, carried, summed = state
+        step = [lax.dynamic_index_in_dim(r, k, 0, keepdims=False) for r in rows]
+        results = low.nested(block, _scoped(env, names, step + list(carried)), wanted)
+        carried = tuple(low.like(r, c) for r, c in zip(results[:n], carried))
+        summed = tuple(low.like(s + r, s) for s, r in zip(summed, results[n:]))
+        return k - 1, carried, summed
+
+    zeros = tuple(low.strong(jnp.zeros_like(jnp.asarray(o))) for o in outer)
+    _, carried, summed = lax.while_loop(lambda s: s[0] >= 0, body_fn, (count - 1, seeds, zeros))
+    for var, value in zip(op.outputs, carried + summed):
+        env[var.name] = value
 
 
 LOWERINGS: dict[str, Callable] = {
