@@ -162,6 +162,11 @@ class _Runner:
         self.scheduler = getattr(program, "lr_scheduler", None)
         self.array_type = backend.array_types[0]
         self.np_dtypes = {name: backend.to_dtype(var.dtype) for name, var in self.feeds}
+        # per feed: the backend dtype and the exact shape when every dim is known (one compare)
+        self.checks = [
+            (name, var, self.np_dtypes[name], var._shape if -1 not in var._shape else None)
+            for name, var in self.feeds
+        ]
 
     def __call__(self, scope: Scope, feed: dict) -> tuple:
         for name, tensor in self.captured:
@@ -172,12 +177,12 @@ class _Runner:
                 float(self.scheduler()), dtypes.get_default_dtype()
             )
         args = []
-        for name, var in self.feeds:
+        for name, var, dtype, shape in self.checks:
             value = feed[name]
             if not (
                 type(value) is self.array_type
-                and value.dtype == self.np_dtypes[name]
-                and _fits(value.shape, var._shape)
+                and value.dtype == dtype
+                and (value.shape == shape or _fits(value.shape, var._shape))
             ):
                 value = _feed_value(name, var, value, self.backend)
             args.append(value)
