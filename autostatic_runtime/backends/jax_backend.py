@@ -12,13 +12,15 @@ never draws them (the XLA compiler has no lowering for random ops, see ``static/
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from autostatic_runtime.backends.base import Backend
 
 
 def x64():
-    """Context in which JAX keeps float64/int64 (a thread-local JAX setting)."""
+    """A new context in which JAX keeps float64/int64 (a thread-local JAX setting)."""
     import jax
 
     scoped = getattr(jax, "enable_x64", None)
@@ -27,6 +29,21 @@ def x64():
 
         return enable_x64()
     return scoped(True)
+
+
+_local = threading.local()
+
+
+def call_x64():
+    """``x64()`` reused by the calling thread (half the cost of a new one); for a context
+    that is never entered twice at once, such as around one compiled call."""
+    cm = getattr(_local, "x64", None)
+    if cm is None:
+        cm = x64()
+        if not hasattr(cm, "new_val"):  # a one-shot context (JAX before jax.enable_x64)
+            return cm
+        _local.x64 = cm
+    return cm
 
 
 class JaxBackend(Backend):

@@ -60,9 +60,9 @@ class XlaFunction:
         self._n = len(results)
         self._numpy_host = host.name == "numpy"
         self._to_host = self._host_array
-        from autostatic_runtime.backends.jax_backend import x64
+        from autostatic_runtime.backends.jax_backend import call_x64
 
-        self._x64 = x64
+        self._x64 = call_x64
         written = sub_block_writes(block)
         if written is not None:
             reason = "it writes a persistable variable inside a branch or loop body"

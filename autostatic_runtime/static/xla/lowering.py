@@ -153,18 +153,23 @@ def lower_while(low: Lowering, op, env: dict) -> None:
         return low.pred(pred)
 
     def body_fn(state):
-        carry, rows, k = state
+        carry, *recorded = state
         if trajectory:  # row k: the values entering iteration k (clamped past the capacity)
+            rows, k = recorded
             rows = tuple(lax.dynamic_update_index_in_dim(r, c, k, 0) for r, c in zip(rows, carry))
+            recorded = (rows, k + 1)
         inner = _scoped(env, body_params, carry)
         outs = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
-        return tuple(low.like(o, c) for o, c in zip(outs, carry)), rows, k + 1
+        return (tuple(low.like(o, c) for o, c in zip(outs, carry)), *recorded)
 
-    rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init) if trajectory else ()
-    outs, rows, count = lax.while_loop(cond_fn, body_fn, (init, rows, jnp.asarray(0, jnp.int64)))
+    state = (init,)
     if trajectory:
-        env[trajectory] = (rows, count)
-        low.counts.append(count)
+        rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init)
+        state = (init, rows, jnp.asarray(0, jnp.int64))
+    outs, *recorded = lax.while_loop(cond_fn, body_fn, state)
+    if trajectory:
+        env[trajectory] = tuple(recorded)
+        low.counts.append(recorded[1])
     for var, value in zip([v for v in op.outputs if v.name != trajectory], outs):
         env[var.name] = value
 
