@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from bench_static import (  # noqa: E402
 
 import autostatic_runtime as rt  # noqa: E402
 from autostatic_runtime import static  # noqa: E402
+from autostatic_runtime.static.xla import XlaFallbackWarning  # noqa: E402
+
+warnings.simplefilter("error", XlaFallbackWarning)  # a figure of the default executor is wrong
 
 lax = jax.lax
 
@@ -181,6 +185,60 @@ def workloads():
     return rows
 
 
+def to_static_workloads():
+    """to_static(backend=...) on bench_to_static.py's converted W1-W3: cached call against
+    NumPy, and the first call (convert + trace + compile + run)."""
+    import bench_to_static as bts
+
+    import autostatic
+
+    rng = np.random.default_rng(0)
+    rows = []
+    x = rt.to_tensor(rng.normal(size=(4, 16)).astype(np.float32))
+    v = rt.to_tensor(rng.normal(size=(8,)).astype(np.float32))
+    xn, vn = x.numpy(), v.numpy()
+    for name, fn, arg, ref in (
+        ("W1 cond + 10-step while", bts.w1, x, lambda: w1_numpy(xn)),
+        ("W3 1000-step while", bts.w3, v, lambda: w3_numpy(vn)),
+    ):
+        for backend in (None, "xla"):
+            sf = autostatic.to_static(fn, backend=backend)
+            t0 = time.perf_counter()
+            sf(arg)
+            first = time.perf_counter() - t0
+            r, m, q = compare(ref, lambda sf=sf, arg=arg: sf(arg))
+            rows.append((name, f"to_static {backend or 'default'}", first, r, m, q, None))
+
+    sizes = [784, 256, 256, 10]
+    ws = [
+        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
+        for i, o in zip(sizes, sizes[1:])
+    ]
+    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
+    xb = rng.normal(size=(64, 784)).astype(np.float32)
+    yb = rng.integers(0, 10, 64)
+    xt, yt = rt.to_tensor(xb), rt.to_tensor(yb)
+    wn, bn = [w.copy() for w in ws], [b.copy() for b in bs]
+    for backend in (None, "xla"):
+        net = autostatic.to_static(bts.CondMLP(ws, bs), backend=backend)
+        opt = rt.optimizer.SGD(0.01, parameters=net.parameters())
+
+        def step(net=net, opt=opt):
+            loss = net(xt, yt)
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            return loss
+
+        t0 = time.perf_counter()
+        step()
+        first = time.perf_counter() - t0
+        r, m, q = compare(lambda: mlp_numpy_step(xb, yb, wn, bn), step)
+        rows.append(("W2 loss.backward() + SGD step", f"to_static {backend or 'default'}",
+                     first, r, m, q, None))  # fmt: skip
+    return rows
+
+
 def check(rows) -> None:
     """The XLA results equal the default executor's (float32 tolerance)."""
     by_case: dict = {}
@@ -198,6 +256,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = workloads()
     check(rows)
+    rows += to_static_workloads()
     print("XLA block compiler (median per call; ratio = time / numpy's in the same run)")
     print(
         f"{'case':30s} {'runner':24s} {'first call':>11s} {'numpy':>10s} {'per call':>10s} "

@@ -77,8 +77,10 @@ class JaxBackend(Backend):
             return self.ns.asarray(data, dtype=None if dtype is None else self.to_dtype(dtype))
 
     def from_numpy(self, array):
+        import jax
+
         with x64():
-            return self.ns.asarray(array)
+            return jax.device_put(array)
 
     def to_numpy(self, array):
         return np.asarray(array)

@@ -221,6 +221,7 @@ class _TrainProgram:
                 self.runner.outputs + self.saved_names,
                 backend,
             )
+            fn.device_results_from = len(self.runner.outputs)  # saved: only for the backward
             self._backward_fn(backend)
         return fn(scope, *arrays)
 

@@ -29,7 +29,12 @@ META_ATTRS = frozenset({"op_role", "side_effect"})  # op bookkeeping, not kernel
 
 
 class BlockCompiler(Protocol):
-    """Compiles a block into ``fn(scope, *params) -> tuple(results)``."""
+    """Compiles a block into ``fn(scope, *params) -> tuple(results)``.
+
+    A caller that passes results from index ``k`` on only back into functions of the same
+    compiler (a training forward's saved values) may set ``fn.device_results_from = k``; a
+    compiler with its own device (XLA) then leaves them there.
+    """
 
     def compile(
         self, block: Block, params: list[str], results: list[str], backend: Any

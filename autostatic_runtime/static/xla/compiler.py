@@ -41,20 +41,35 @@ class XlaCompiler:
 
     name = "xla"
 
+    def __init__(self) -> None:
+        # persistable name -> (host array, device array), shared by every function this
+        # compiler makes (a runner's forward and backward read the same parameters)
+        self.device: dict[str, tuple] = {}
+
     def compile(
         self, block: Block, params: list[str], results: list[str], backend: Any
     ) -> Callable:
-        return XlaFunction(block, list(params), list(results), backend)
+        return XlaFunction(block, list(params), list(results), backend, self.device)
 
 
 class XlaFunction:
     """One compiled block: ``fn(scope, *params) -> tuple(results)``."""
 
-    def __init__(self, block: Block, params: list[str], results: list[str], host: Any):
+    def __init__(
+        self,
+        block: Block,
+        params: list[str],
+        results: list[str],
+        host: Any,
+        device: dict | None = None,
+    ):
         self.block, self.params, self.results, self.host = block, params, results, host
         self.fallback: str | None = None  # why the block runs on the default executor
         self._python: Callable | None = None
-        self._device: dict[str, tuple] = {}  # name -> (host array, device array)
+        self._device = {} if device is None else device  # name -> (host array, device array)
+        # results from this index on only go back into compiled code (a training forward's
+        # saved values): they stay device arrays (see BlockCompiler)
+        self.device_results_from: int | None = None
         self.reads, self.writes = _persistables(block, params, results)
         self.jax = backends.get_backend("jax")
         self._n = len(results)
@@ -121,7 +136,10 @@ class XlaFunction:
                 scope[name] = host
                 self._device[name] = (host, value)
         to_host = self._to_host
-        return tuple([to_host(v) for v in outs[:n]])
+        keep = self.device_results_from
+        if keep is None:
+            return tuple([to_host(v) for v in outs[:n]])
+        return tuple([to_host(v) for v in outs[:keep]]) + tuple(outs[keep:n])
 
     def _to_device(self, scope: dict, name: str) -> Any:
         value = scope[name] if name in scope else _load(scope, name)
