@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _timing import compare, table  # noqa: E402
+from bench_eager import mlp_params  # noqa: E402
 
 import autostatic_runtime as rt  # noqa: E402
 import autostatic_runtime.nn.functional as F  # noqa: E402
@@ -135,6 +136,28 @@ class CondMLP(rt.nn.Layer):
         return F.cross_entropy(self.fc[2](h), y)
 
 
+def mlp_data(rng):
+    """W2's weights, biases, input batch and labels: (ws, bs, xb, yb)."""
+    ws, bs = mlp_params(rng)
+    xb = rng.normal(size=(64, 784)).astype(np.float32)
+    yb = rng.integers(0, 10, 64)
+    return ws, bs, xb, yb
+
+
+def training_program(ws, bs):
+    """W2 forward + backward + SGD as one program: (main, startup, loss)."""
+    net = CondMLP(ws, bs)
+    main, startup = static.Program(), static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main, startup):
+            loss = net(static.data("x", [64, 784], "float32"), static.data("y", [64], "int64"))
+            rt.optimizer.SGD(0.01).minimize(loss)
+    finally:
+        rt.disable_static()
+    return main, startup, loss
+
+
 def workloads():
     rng = np.random.default_rng(0)
     exe = static.Executor()
@@ -151,14 +174,7 @@ def workloads():
         )
     )
 
-    sizes = [784, 256, 256, 10]
-    ws = [
-        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-        for i, o in zip(sizes, sizes[1:])
-    ]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
-    xb = rng.normal(size=(64, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, 64)
+    ws, bs, xb, yb = mlp_data(rng)
     net = CondMLP(ws, bs)
     main, startup, loss = build(net, [("x", [64, 784], "float32"), ("y", [64], "int64")])
     exe.run(startup)
@@ -175,13 +191,7 @@ def workloads():
         )
     )
 
-    net = CondMLP(ws, bs)
-    main, startup = static.Program(), static.Program()
-    rt.enable_static()
-    with static.program_guard(main, startup):
-        loss = net(static.data("x", [64, 784], "float32"), static.data("y", [64], "int64"))
-        rt.optimizer.SGD(0.01).minimize(loss)
-    rt.disable_static()
+    main, startup, loss = training_program(ws, bs)
     scope = static.Scope()
     exe.run(startup, scope=scope)
     wn, bn = [w.copy() for w in ws], [b.copy() for b in bs]

@@ -32,8 +32,10 @@ from _timing import compare  # noqa: E402
 from bench_static import (  # noqa: E402
     CondMLP,
     build,
+    mlp_data,
     mlp_numpy_forward,
     mlp_numpy_step,
+    training_program,
     w1_numpy,
     w1_program,
     w3_numpy,
@@ -131,14 +133,7 @@ def workloads():
         lambda: (x,),
     )
 
-    sizes = [784, 256, 256, 10]
-    ws = [
-        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-        for i, o in zip(sizes, sizes[1:])
-    ]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
-    xb = rng.normal(size=(64, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, 64)
+    ws, bs, xb, yb = mlp_data(rng)
     feed = {"x": xb, "y": yb}
     fwd = build(CondMLP(ws, bs), [("x", [64, 784], "float32"), ("y", [64], "int64")])
     params = (tuple(map(jnp.asarray, ws)), tuple(map(jnp.asarray, bs)))
@@ -153,13 +148,7 @@ def workloads():
         lambda: (params, jx, jy),
     )
 
-    net = CondMLP(ws, bs)
-    main, startup = static.Program(), static.Program()
-    rt.enable_static()
-    with static.program_guard(main, startup):
-        loss = net(static.data("x", [64, 784], "float32"), static.data("y", [64], "int64"))
-        rt.optimizer.SGD(0.01).minimize(loss)
-    rt.disable_static()
+    main, startup, loss = training_program(ws, bs)
     wn, bn = [w.copy() for w in ws], [b.copy() for b in bs]
     rows += executor_case(
         "W2 MLP forward+backward+SGD",
@@ -209,14 +198,7 @@ def to_static_workloads():
             r, m, q = compare(ref, lambda sf=sf, arg=arg: sf(arg))
             rows.append((name, f"to_static {backend or 'default'}", first, r, m, q, None))
 
-    sizes = [784, 256, 256, 10]
-    ws = [
-        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-        for i, o in zip(sizes, sizes[1:])
-    ]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
-    xb = rng.normal(size=(64, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, 64)
+    ws, bs, xb, yb = mlp_data(rng)
     xt, yt = rt.to_tensor(xb), rt.to_tensor(yb)
     wn, bn = [w.copy() for w in ws], [b.copy() for b in bs]
     for backend in (None, "xla"):

@@ -40,6 +40,7 @@ class Backend:
     name = "generic"
     device_type = "cpu"
     default_seed = 0
+    requires: str | None = None  # the module the backend needs (available() imports it)
 
     def __init__(self) -> None:
         ns = self.namespace()
@@ -59,8 +60,14 @@ class Backend:
         self.seed(Backend.default_seed)
 
     # -- to implement ------------------------------------------------------------------
-    @staticmethod
-    def available() -> bool:
+    @classmethod
+    def available(cls) -> bool:
+        if cls.requires is None:
+            return True
+        try:
+            __import__(cls.requires)
+        except ImportError:
+            return False
         return True
 
     def namespace(self) -> Any:

@@ -50,14 +50,7 @@ class JaxBackend(Backend):
     name = "jax"
     device_type = "cpu"
 
-    @staticmethod
-    def available() -> bool:
-        try:
-            import jax  # noqa: F401
-
-            return True
-        except ImportError:
-            return False
+    requires = "jax"
 
     def __init__(self) -> None:
         with x64():
