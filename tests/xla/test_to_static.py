@@ -164,3 +164,20 @@ def test_load_with_the_xla_backend(tmp_path):
 def test_unknown_backend_is_a_clear_error():
     with pytest.raises(autostatic.jit.ToStaticError, match="backend must be None or 'xla'"):
         autostatic.to_static(lambda x: x, backend="cinn")
+
+
+def test_shapes_from_an_unknown_batch_dim_are_static_in_each_compilation():
+    @autostatic.to_static(input_spec=[InputSpec([None, 4], "float32")], backend="xla")
+    def f(x):
+        z = rt.zeros([x.shape[0], 3])
+        y = rt.reshape(x, [x.shape[0] * 2, -1])
+        return z, y, rt.arange(x.shape[0])
+
+    guard = no_fallback()
+    try:
+        for batch in (2, 5):
+            z, y, n = f(rt.to_tensor(np.ones((batch, 4), "float32")))
+            assert z.shape == [batch, 3] and y.shape == [2 * batch, 2]
+            np.testing.assert_array_equal(n.numpy(), np.arange(batch))
+    finally:
+        guard.__exit__(None, None, None)

@@ -12,6 +12,11 @@ the counts after each call and compiles again with a larger capacity when a loop
 (the rows past the capacity were dropped), so the bound is found, not guessed. Such loops
 must sit in block 0 (not inside a branch or another loop).
 
+An op whose inputs are all known while tracing (``shape``, constants, and what is computed
+from them alone) runs its kernel on NumPy at once: its result is a concrete array, so a
+shape built from ``x.shape[0]`` (a ``fill_constant_dynamic``, a dynamic ``reshape``) is
+static in the XLA computation, as the input shapes of one ``jax.jit`` specialisation are.
+
 What cannot be lowered raises ``Unlowerable`` naming the op; the compiler then runs the
 program on the default executor.
 """
@@ -27,6 +32,7 @@ from autostatic_runtime.static.compiler import META_ATTRS, prune
 from autostatic_runtime.static.program import Block, Literal
 
 RANDOM_EXTRAS = ("random_uniform", "random_normal", "random_integers")
+SHAPE_ONLY = frozenset({"shape"})  # ops that read only their input's shape
 
 
 class Unlowerable(Exception):
@@ -43,17 +49,27 @@ class Lowering:
     def __init__(self, backend: Any, capacity: int):
         import jax
 
+        from autostatic_runtime import backends
+
         self.lax = jax.lax
         self.jnp = backend.ns
-        xp = types.SimpleNamespace(**vars(backend.xp))
-        for name in RANDOM_EXTRAS:  # a trace would freeze one draw into the program
-            setattr(xp, name, self._no_random)
-        xp.checks_values = False  # values are unknown while tracing
-        self.xp = xp
+        self.xp = self._namespace(backend)
+        self.xp.checks_values = False  # values are unknown while tracing
+        # ops whose inputs are all known while tracing (shapes, constants, values computed
+        # from them) run on NumPy now, so their results are concrete: a shape computed from
+        # ``x.shape[0]`` stays a Python-visible value, as jax.jit's static shapes are
+        self.host_xp = self._namespace(backends.get_backend("numpy"))
+        self.traced = _Traced(jax.core.Tracer)
         self.op: Any = None
         self.capacity = capacity  # trajectory rows per recording loop
         self.counts: list = []  # iteration counts of the loops that record a trajectory
         self.depth = 0  # nesting inside lowered branches and loop bodies
+
+    def _namespace(self, backend: Any) -> types.SimpleNamespace:
+        xp = types.SimpleNamespace(**vars(backend.xp))
+        for name in RANDOM_EXTRAS:  # a trace would freeze one draw into the program
+            setattr(xp, name, self._no_random)
+        return xp
 
     def _no_random(self, *args, **kwargs):
         raise Unlowerable(
@@ -86,7 +102,9 @@ class Lowering:
         if op.attrs.get("side_effect"):
             raise Unlowerable(op, "it has a side effect (print/assert) at run time")
         attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
-        out = opdef.kernel(self.xp, *[read(env, x) for x in op.inputs], **attrs)
+        args = [read(env, x) for x in op.inputs]
+        known = op.type in SHAPE_ONLY or all(type(a) not in self.traced for a in args)
+        out = opdef.kernel(self.host_xp if known else self.xp, *args, **attrs)
         outs = out if opdef.multi_output else (out,)
         for var, value in zip(op.outputs, outs):
             env[var.name] = value
@@ -107,6 +125,23 @@ class Lowering:
         and branch results must be."""
         value = self.jnp.asarray(value)
         return self.lax.convert_element_type(value, value.dtype)
+
+
+class _Traced:
+    """``type(a) in traced``: whether ``a`` is a value of the trace (a JAX tracer or array),
+    cached per type."""
+
+    def __init__(self, tracer: type):
+        self.tracer = tracer
+        self.known: dict[type, bool] = {}
+
+    def __contains__(self, kind: type) -> bool:
+        found = self.known.get(kind)
+        if found is None:
+            import jax
+
+            found = self.known[kind] = issubclass(kind, (self.tracer, jax.Array))
+        return found
 
 
 def read(env: dict, operand: Any) -> Any:
