@@ -3,6 +3,7 @@ the device until an update, ``load(backend="xla")``, and the fallback with ``exp
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import warnings
 
@@ -53,22 +54,20 @@ def train(model, steps=4):
     return losses, [p.numpy() for p in model.parameters()]
 
 
+@contextlib.contextmanager
 def no_fallback():
-    guard = warnings.catch_warnings()
-    guard.__enter__()
-    warnings.simplefilter("error", XlaFallbackWarning)
-    return guard
+    """Make an XlaFallbackWarning an error: the block must compile."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", XlaFallbackWarning)
+        yield
 
 
 def test_training_equals_eager():
     rt.seed(1)
     eager = BranchNet()
     compiled = autostatic.to_static(copy.deepcopy(eager), backend="xla")
-    guard = no_fallback()
-    try:
+    with no_fallback():
         got_losses, got_params = train(compiled)
-    finally:
-        guard.__exit__(None, None, None)
     want_losses, want_params = train(eager)
     np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5)
     for g, w in zip(got_params, want_params, strict=True):
@@ -152,10 +151,8 @@ def test_load_with_the_xla_backend(tmp_path):
         autostatic.to_static(model, input_spec=[InputSpec([None, 8], "float32", "x")]), path
     )
     x = rt.to_tensor(np.random.default_rng(4).normal(size=(3, 8)).astype("float32"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", XlaFallbackWarning)
-        with rt.no_grad():
-            got = autostatic.load(path, backend="xla")(x)
+    with no_fallback(), rt.no_grad():
+        got = autostatic.load(path, backend="xla")(x)
     with rt.no_grad():
         want = autostatic.load(path)(x)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
@@ -173,11 +170,8 @@ def test_shapes_from_an_unknown_batch_dim_are_static_in_each_compilation():
         y = rt.reshape(x, [x.shape[0] * 2, -1])
         return z, y, rt.arange(x.shape[0])
 
-    guard = no_fallback()
-    try:
+    with no_fallback():
         for batch in (2, 5):
             z, y, n = f(rt.to_tensor(np.ones((batch, 4), "float32")))
             assert z.shape == [batch, 3] and y.shape == [2 * batch, 2]
             np.testing.assert_array_equal(n.numpy(), np.arange(batch))
-    finally:
-        guard.__exit__(None, None, None)
