@@ -101,7 +101,11 @@ def test_gradients_through_nested_cond():
         assert_same(expected, got, rtol=1e-10)
 
 
-def test_training_with_an_optimizer_matches_over_steps():
+@pytest.mark.parametrize("keep_on_device", [None, True], ids=["cpu-policy", "device-cache"])
+def test_training_with_an_optimizer_matches_over_steps(keep_on_device, monkeypatch):
+    from autostatic_runtime.static.xla import compiler
+
+    monkeypatch.setattr(compiler, "KEEP_ON_DEVICE", keep_on_device)
     rt.seed(5)
     net = rt.nn.Sequential(rt.nn.Linear(6, 8), rt.nn.Tanh(), rt.nn.Linear(8, 2))
 

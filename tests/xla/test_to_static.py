@@ -62,7 +62,11 @@ def no_fallback():
         yield
 
 
-def test_training_equals_eager():
+@pytest.mark.parametrize("keep_on_device", [None, True], ids=["cpu-policy", "device-cache"])
+def test_training_equals_eager(keep_on_device, monkeypatch):
+    from autostatic_runtime.static.xla import compiler
+
+    monkeypatch.setattr(compiler, "KEEP_ON_DEVICE", keep_on_device)
     rt.seed(1)
     eager = BranchNet()
     compiled = autostatic.to_static(copy.deepcopy(eager), backend="xla")
@@ -76,20 +80,27 @@ def test_training_equals_eager():
     assert functions and all(isinstance(f, XlaFunction) and f.fallback is None for f in functions)
 
 
-def test_parameters_stay_on_the_device_until_an_update():
+def test_parameters_stay_on_the_device_until_an_update(monkeypatch):
+    """The accelerator policy (on JAX's CPU device, NumPy arrays go in without a copy)."""
+    from autostatic_runtime.static.xla import compiler
+
+    monkeypatch.setattr(compiler, "KEEP_ON_DEVICE", True)
     rt.seed(2)
     layer = nn.Linear(4, 2)
     f = autostatic.to_static(layer, backend="xla")
     x = rt.to_tensor(np.ones((3, 4), "float32"))
     with rt.no_grad():
-        f(x)
+        f(x)  # first sight: copied by the call
         (fn,) = compiled_functions(f.forward.concrete_program.runner)
+        assert fn._device[layer.weight.name][1] is None
+        f(x)  # second sight: moved to the device to stay
         device = {name: entry[1] for name, entry in fn._device.items()}
+        assert all(d is not None for d in device.values())
         f(x)
         assert all(fn._device[n][1] is d for n, d in device.items())  # reused, not copied
         layer.weight.set_value(layer.weight.numpy() * 2.0)
         got = f(x)
-    assert fn._device[layer.weight.name][1] is not device[layer.weight.name]
+    assert fn._device[layer.weight.name][1] is None  # replaced: not the old copy
     np.testing.assert_allclose(got.numpy(), x.numpy() @ layer.weight.numpy() + layer.bias.numpy())
 
 

@@ -5,8 +5,10 @@ contract. The jitted function takes the persistable variables the block reads (p
 optimizer state, the learning rate) and the parameters as arguments, and returns the results
 and the persistable values it writes; the wrapper moves them between the scope and JAX:
 
-- a scope value is moved to the device once and reused while the scope holds the same host
-  array (so parameters stay on the device between calls until an update replaces them);
+- on JAX's CPU device a scope value goes in as it is (the jitted call aliases NumPy memory);
+  on an accelerator, a value seen for the second time is moved to the device and reused
+  while the scope holds the same host array (parameters stay on the device between calls
+  until an update replaces them; a value replaced at every call is copied once);
 - written persistables go back into the scope as host arrays (NumPy views of the device
   arrays) with their device copy remembered, so the next call reuses it;
 - results come back as host arrays of the caller's backend.
@@ -30,6 +32,8 @@ from autostatic_runtime import backends
 from autostatic_runtime.static.compiler import PythonCodegen, _load, prune
 from autostatic_runtime.static.program import Block, Variable
 from autostatic_runtime.static.xla.lowering import Lowering, Unlowerable, sub_block_writes
+
+KEEP_ON_DEVICE: bool | None = None  # cache device copies of scope values (None: off on CPU)
 
 
 class XlaFallbackWarning(UserWarning):
@@ -63,21 +67,25 @@ class XlaFunction:
         host: Any,
         device: dict | None = None,
     ):
+        import jax
+
+        from autostatic_runtime.backends.jax_backend import call_x64
+
         self.block, self.params, self.results, self.host = block, params, results, host
         self.fallback: str | None = None  # why the block runs on the default executor
         self._python: Callable | None = None
-        self._device = {} if device is None else device  # name -> (host array, device array)
-        # results from this index on only go back into compiled code (a training forward's
-        # saved values): they stay device arrays (see BlockCompiler)
-        self.device_results_from: int | None = None
         self.reads, self.writes = _persistables(block, params, results)
         self.jax = backends.get_backend("jax")
+        self._x64 = call_x64
         self._n = len(results)
         self._numpy_host = host.name == "numpy"
         self._to_host = self._host_array
-        from autostatic_runtime.backends.jax_backend import call_x64
-
-        self._x64 = call_x64
+        # results from this index on only go back into compiled code (a training forward's
+        # saved values): they stay device arrays (see BlockCompiler)
+        self.device_results_from: int | None = None
+        keep = KEEP_ON_DEVICE
+        self._keep = jax.default_backend() != "cpu" if keep is None else keep
+        self._device = {} if device is None else device  # name -> (host array, device array)
         written = sub_block_writes(block)
         if written is not None:
             reason = "it writes a persistable variable inside a branch or loop body"
@@ -134,7 +142,8 @@ class XlaFunction:
             for name, value in zip(self.writes, outs[n:]):
                 host = self._to_host(value)
                 scope[name] = host
-                self._device[name] = (host, value)
+                if self._keep:
+                    self._device[name] = (host, value)
         to_host = self._to_host
         keep = self.device_results_from
         if keep is None:
@@ -142,13 +151,21 @@ class XlaFunction:
         return tuple([to_host(v) for v in outs[:keep]]) + tuple(outs[keep:n])
 
     def _to_device(self, scope: dict, name: str) -> Any:
+        """The value of ``name`` for the jitted call. On JAX's CPU device the host array
+        itself (the call aliases NumPy memory: no copy). On an accelerator, the device copy
+        of the scope's array when it was seen before; a new array goes in as it is (the call
+        copies it) and moves to the device to stay when it comes back a second time, so a
+        parameter an eager optimizer replaces at every step is never copied twice."""
         value = scope[name] if name in scope else _load(scope, name)
+        if not self._keep:
+            return value if self._numpy_host else self.host.to_numpy(value)
         cached = self._device.get(name)
-        if cached is not None and cached[0] is value:
-            return cached[1]
-        device = self.jax.from_numpy(self.host.to_numpy(value))
-        self._device[name] = (value, device)
-        return device
+        if cached is None or cached[0] is not value:
+            self._device[name] = (value, None)
+            return self.host.to_numpy(value)
+        if cached[1] is None:
+            cached = self._device[name] = (value, self.jax.from_numpy(self.host.to_numpy(value)))
+        return cached[1]
 
     def _host_array(self, value: Any) -> Any:
         if type(value) is tuple:  # a loop trajectory: (rows, count)
