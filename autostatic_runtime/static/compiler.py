@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from autostatic_runtime.errors import ExecutionError
+from autostatic_runtime.errors import DeviceError, ExecutionError, user_location
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.program import Block, Literal, Variable
 
@@ -49,9 +49,15 @@ def get_compiler(compiler: Any = None) -> Any:
     if compiler is None or compiler == "python":
         return PythonCodegen()
     if compiler == "xla":
-        from autostatic_runtime import backends
+        from autostatic_runtime.backends.jax_backend import JaxBackend
 
-        backends.get_backend("jax")  # a clear error when JAX is not installed
+        if not JaxBackend.available():
+            raise DeviceError(
+                "xla",
+                "the XLA block compiler needs JAX, which is not installed here: "
+                "pip install 'autostatic[xla]'",
+                user_location(),
+            )
         from autostatic_runtime.static.xla import XlaCompiler
 
         return XlaCompiler()
