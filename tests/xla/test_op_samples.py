@@ -21,8 +21,6 @@ from tests.static.test_ops_static import STATIC_SAMPLES, build  # noqa: E402
 
 # samples whose op the XLA compiler hands to the default executor, and why
 FALLBACK = {
-    "print": "a side effect at run time",
-    "print_line": "a side effect at run time",
     "masked_select": "the output shape depends on values",
     "where_index": "the output shape depends on values",
     "nonzero_tuple": "the output shape depends on values",

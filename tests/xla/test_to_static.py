@@ -16,6 +16,7 @@ import autostatic  # noqa: E402
 import autostatic_runtime as rt  # noqa: E402
 from autostatic import InputSpec  # noqa: E402
 from autostatic_runtime import nn  # noqa: E402
+from autostatic_runtime.errors import AssertionFailedError  # noqa: E402
 from autostatic_runtime.jit.run_program import compiled_functions  # noqa: E402
 from autostatic_runtime.static.xla import XlaFallbackWarning, XlaFunction  # noqa: E402
 
@@ -186,3 +187,26 @@ def test_shapes_from_an_unknown_batch_dim_are_static_in_each_compilation():
             z, y, n = f(rt.to_tensor(np.ones((batch, 4), "float32")))
             assert z.shape == [batch, 3] and y.shape == [2 * batch, 2]
             np.testing.assert_array_equal(n.numpy(), np.arange(batch))
+
+
+def test_print_and_assert_run_at_every_call_in_order(capsys):
+    @autostatic.to_static(backend="xla")
+    def f(x):
+        i = rt.zeros([], "int64")
+        while i < 2:
+            print("step", i, rt.sum(x))
+            x = x * 2.0
+            i += 1
+        assert rt.sum(x) < 100.0, "too big"
+        return x
+
+    with no_fallback():
+        for _ in range(2):
+            np.testing.assert_array_equal(f(rt.to_tensor(np.ones(2))).numpy(), [4.0, 4.0])
+        printed = capsys.readouterr().out
+        assert printed.count("step") == 4
+        assert printed.index("2.") < printed.index("4.")  # program order
+        with pytest.raises(AssertionFailedError, match="too big") as failed:
+            f(rt.to_tensor(np.full(2, 40.0)))
+    line = f.dygraph_function.__code__.co_firstlineno + 7
+    assert f"{__file__}:{line}" in str(failed.value)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import backends
+from autostatic_runtime.errors import ExecutionError
 from autostatic_runtime.static.compiler import PythonCodegen, _load, prune
 from autostatic_runtime.static.program import Block, Variable
 from autostatic_runtime.static.xla.lowering import Lowering, Unlowerable, sub_block_writes
@@ -92,6 +93,8 @@ class XlaFunction:
             self._fall_back(Unlowerable(written, reason))
             return
         self.capacity = 64  # trajectory rows of a loop whose gradient is needed (grows)
+        self._errors: list = []  # (op, exception) of a print/assert that failed in a call
+        self._effects = False  # whether the block has print/assert ops (known after a trace)
         self._counted = False  # whether the block has such loops (known after a trace)
         self._jit()
 
@@ -102,7 +105,7 @@ class XlaFunction:
 
     # -- the traced function -------------------------------------------------------------
     def _traced(self, capacity: int, *args):
-        low = Lowering(self.jax, capacity)
+        low = Lowering(self.jax, capacity, self._errors)
         env = dict(zip(self.reads + self.params, args))
         try:
             outs = low.run_block(self.block, env, self.results + self.writes)
@@ -112,6 +115,7 @@ class XlaFunction:
             raise Unlowerable(low.op, f"{type(exc).__name__}: {_first_line(exc)}") from exc
         outs = tuple(o if isinstance(o, tuple) else low.strong(o) for o in outs)
         self._counted = bool(low.counts)
+        self._effects = low.effects
         if low.counts:  # the longest recorded loop, to check against the capacity
             outs += (low.jnp.max(low.jnp.stack(low.counts)),)
         return outs
@@ -130,6 +134,8 @@ class XlaFunction:
         except Exception as exc:  # noqa: BLE001  (any trace failure: the executor can run it)
             self._fall_back(Unlowerable(None, f"{type(exc).__name__}: {_first_line(exc)}"))
             return self._python(scope, *args)
+        if self._effects:
+            self._raise_failed_effect(outs)
         if self._counted:
             longest = int(outs[-1])
             if longest > self.capacity:  # rows were dropped: compile for the longest loop
@@ -149,6 +155,19 @@ class XlaFunction:
         if keep is None:
             return tuple([to_host(v) for v in outs[:n]])
         return tuple([to_host(v) for v in outs[:keep]]) + tuple(outs[keep:n])
+
+    def _raise_failed_effect(self, outs) -> None:
+        """Wait for the call's prints/asserts; re-raise the first failure as the default
+        executor would (the call's persistable writes are dropped)."""
+        import jax
+
+        jax.block_until_ready(outs)
+        if self._errors:
+            op, exc = self._errors[0]
+            self._errors.clear()
+            if isinstance(exc, ExecutionError):
+                raise exc
+            raise ExecutionError(op.type, op.location, exc) from exc
 
     def _to_device(self, scope: dict, name: str) -> Any:
         """The value of ``name`` for the jitted call. On JAX's CPU device the host array

@@ -17,6 +17,9 @@ from them alone) runs its kernel on NumPy at once: its result is a concrete arra
 shape built from ``x.shape[0]`` (a ``fill_constant_dynamic``, a dynamic ``reshape``) is
 static in the XLA computation, as the input shapes of one ``jax.jit`` specialisation are.
 
+``print`` and ``assert`` ops run their own kernels on NumPy from inside the computation
+(``jax.debug.callback``, ordered), so they print and check at every call, in program order.
+
 What cannot be lowered raises ``Unlowerable`` naming the op; the compiler then runs the
 program on the default executor.
 """
@@ -26,6 +29,8 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.compiler import META_ATTRS, prune
@@ -46,7 +51,7 @@ class Unlowerable(Exception):
 class Lowering:
     """State of one trace: the kernels' namespace and the op being lowered."""
 
-    def __init__(self, backend: Any, capacity: int):
+    def __init__(self, backend: Any, capacity: int, errors: list):
         import jax
 
         from autostatic_runtime import backends
@@ -64,6 +69,8 @@ class Lowering:
         self.capacity = capacity  # trajectory rows per recording loop
         self.counts: list = []  # iteration counts of the loops that record a trajectory
         self.depth = 0  # nesting inside lowered branches and loop bodies
+        self.errors = errors  # (op, exception) of a print/assert that failed in this call
+        self.effects = False  # whether the block has print/assert ops
 
     def _namespace(self, backend: Any) -> types.SimpleNamespace:
         xp = types.SimpleNamespace(**vars(backend.xp))
@@ -99,15 +106,37 @@ class Lowering:
         opdef = OPS.get(op.type)
         if opdef is None:
             raise Unlowerable(op, "it has no kernel and no lowering")
-        if op.attrs.get("side_effect"):
-            raise Unlowerable(op, "it has a side effect (print/assert) at run time")
         attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
         args = [read(env, x) for x in op.inputs]
+        if op.attrs.get("side_effect"):
+            self._effect(op, opdef, args, attrs, env)
+            return
         known = op.type in SHAPE_ONLY or all(type(a) not in self.traced for a in args)
         out = opdef.kernel(self.host_xp if known else self.xp, *args, **attrs)
         outs = out if opdef.multi_output else (out,)
         for var, value in zip(op.outputs, outs):
             env[var.name] = value
+
+    def _effect(self, op, opdef, args: list, attrs: dict, env: dict) -> None:
+        """A ``print``/``assert``: its own kernel runs on NumPy from the computation (a JAX
+        debug callback, in program order), when the values exist. A failure is kept in
+        ``errors`` (raised by the compiler after the call) and stops later effects."""
+        import jax
+
+        host_xp, errors = self.host_xp, self.errors
+
+        def run(*arrays):
+            if errors:
+                return
+            try:
+                opdef.kernel(host_xp, *[np.asarray(a) for a in arrays], **attrs)
+            except Exception as exc:  # noqa: BLE001  (handed to the caller after the call)
+                errors.append((op, exc))
+
+        jax.debug.callback(run, *args, ordered=True)
+        self.effects = True
+        if not opdef.multi_output:  # print returns its first input
+            env[op.outputs[0].name] = args[0]
 
     def pred(self, value: Any) -> Any:
         """A scalar bool from a predicate of one element (``[1]`` in Paddle style)."""
