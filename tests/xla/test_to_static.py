@@ -210,3 +210,61 @@ def test_print_and_assert_run_at_every_call_in_order(capsys):
             f(rt.to_tensor(np.full(2, 40.0)))
     line = f.dygraph_function.__code__.co_firstlineno + 7
     assert f"{__file__}:{line}" in str(failed.value)
+
+
+class Unrolled(nn.Layer):
+    """A list appended to in a tensor loop with a constant bound: unrolled while tracing."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        outs = []
+        i = rt.zeros([], "int64")
+        h = x
+        while i < 3:
+            h = rt.tanh(self.fc(h))
+            outs.append(h)
+            i += 1
+        return rt.stack(outs).sum(axis=0)
+
+
+def test_a_growing_list_in_a_bounded_loop_trains_like_eager():
+    rt.seed(4)
+    eager = Unrolled()
+    compiled = autostatic.to_static(copy.deepcopy(eager), backend="xla")
+    with no_fallback():
+        got_losses, got_params = train_regression(compiled)
+    want_losses, want_params = train_regression(eager)
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5)
+    for g, w in zip(got_params, want_params, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def train_regression(model, steps=3):
+    opt = rt.optimizer.SGD(0.1, parameters=model.parameters())
+    x = rt.to_tensor(np.random.default_rng(5).normal(size=(4, 3)).astype("float32"))
+    losses = []
+    for _ in range(steps):
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses, [p.numpy() for p in model.parameters()]
+
+
+def test_a_list_growing_for_a_data_dependent_count_falls_back():
+    @autostatic.to_static(backend="xla")
+    def f(x, n):
+        outs = []
+        i = rt.zeros([], "int64")
+        while i < n:
+            outs.append(x * 2.0)
+            i += 1
+        return rt.stack(outs)
+
+    with pytest.warns(XlaFallbackWarning, match="change shape and its iteration count depends"):
+        got = f(rt.to_tensor(np.ones(2)), rt.to_tensor(3))
+    assert got.shape == [3, 2]

@@ -32,7 +32,12 @@ from autostatic_runtime import backends
 from autostatic_runtime.errors import ExecutionError
 from autostatic_runtime.static.compiler import PythonCodegen, _load, prune
 from autostatic_runtime.static.program import Block, Variable
-from autostatic_runtime.static.xla.lowering import Lowering, Unlowerable, sub_block_writes
+from autostatic_runtime.static.xla.lowering import (
+    Lowering,
+    Unlowerable,
+    Unrolled,
+    sub_block_writes,
+)
 
 KEEP_ON_DEVICE: bool | None = None  # cache device copies of scope values (None: off on CPU)
 
@@ -113,7 +118,7 @@ class XlaFunction:
             raise
         except Exception as exc:  # a kernel that needs concrete values or NumPy alone
             raise Unlowerable(low.op, f"{type(exc).__name__}: {_first_line(exc)}") from exc
-        outs = tuple(o if isinstance(o, tuple) else low.strong(o) for o in outs)
+        outs = tuple(o if isinstance(o, (tuple, Unrolled)) else low.strong(o) for o in outs)
         self._counted = bool(low.counts)
         self._effects = low.effects
         if low.counts:  # the longest recorded loop, to check against the capacity
@@ -189,6 +194,8 @@ class XlaFunction:
     def _host_array(self, value: Any) -> Any:
         if type(value) is tuple:  # a loop trajectory: (rows, count)
             return tuple([self._host_array(v) for v in value])
+        if isinstance(value, Unrolled):  # an unrolled loop's trajectory: only for compiled code
+            return value
         return np.asarray(value) if self._numpy_host else self.host.from_numpy(np.asarray(value))
 
     def _fall_back(self, exc: Unlowerable) -> None:

@@ -17,6 +17,12 @@ from them alone) runs its kernel on NumPy at once: its result is a concrete arra
 shape built from ``x.shape[0]`` (a ``fill_constant_dynamic``, a dynamic ``reshape``) is
 static in the XLA computation, as the input shapes of one ``jax.jit`` specialisation are.
 
+A loop whose body changes a carry's shape (a tensor array appended to), or whose gradient is
+needed inside a branch or another loop, is unrolled while tracing when its condition is
+known then (a counter from a constant; at most ``UNROLL_LIMIT`` iterations): each iteration
+then has its own static shapes, and its trajectory is the list of loop values (``Unrolled``),
+which ``while_grad`` walks back unrolled too.
+
 ``print`` and ``assert`` ops run their own kernels on NumPy from inside the computation
 (``jax.debug.callback``, ordered), so they print and check at every call, in program order.
 
@@ -37,7 +43,8 @@ from autostatic_runtime.static.compiler import META_ATTRS, prune
 from autostatic_runtime.static.program import Block, Literal
 
 RANDOM_EXTRAS = ("random_uniform", "random_normal", "random_integers")
-SHAPE_ONLY = frozenset({"shape"})  # ops that read only their input's shape
+SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their input's shape
+UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries change shape)
 
 
 class Unlowerable(Exception):
@@ -65,6 +72,7 @@ class Lowering:
         # ``x.shape[0]`` stays a Python-visible value, as jax.jit's static shapes are
         self.host_xp = self._namespace(backends.get_backend("numpy"))
         self.traced = _Traced(jax.core.Tracer)
+        _register_pytrees()
         self.op: Any = None
         self.capacity = capacity  # trajectory rows per recording loop
         self.counts: list = []  # iteration counts of the loops that record a trajectory
@@ -156,6 +164,17 @@ class Lowering:
         return self.lax.convert_element_type(value, value.dtype)
 
 
+_registered: list = []
+
+
+def _register_pytrees() -> None:
+    if not _registered:
+        import jax
+
+        jax.tree_util.register_pytree_node_class(Unrolled)
+        _registered.append(Unrolled)
+
+
 class _Traced:
     """``type(a) in traced``: whether ``a`` is a value of the trace (a JAX tracer or array),
     cached per type."""
@@ -202,10 +221,23 @@ def lower_cond(low: Lowering, op, env: dict) -> None:
 
 def lower_while(low: Lowering, op, env: dict) -> None:
     trajectory = op.attrs.get("trajectory")
-    if trajectory and low.depth:
-        raise Unlowerable(op, "a loop whose gradient is needed sits inside a branch or a loop")
     if op.block.program.max_loop_iterations is not None:
         raise Unlowerable(op, "the program has a max_loop_iterations guard")
+    if trajectory and low.depth:  # its iteration count could not leave the computation
+        outs, history = _unrolled(low, op, env, "its gradient is needed inside a branch or loop")
+    else:
+        try:
+            outs, history = _while_loop(low, op, env, trajectory)
+        except TypeError:  # the body changes a carry's shape (a tensor array grows)
+            outs, history = _unrolled(low, op, env, "its loop variables change shape")
+    if trajectory:
+        env[trajectory] = history
+    for var, value in zip([v for v in op.outputs if v.name != trajectory], outs):
+        env[var.name] = value
+
+
+def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
+    """``lax.while_loop``; with a trajectory, rows of ``capacity`` carried along."""
     jnp, lax = low.jnp, low.lax
     n = op.attrs["num_loop_vars"]
     init = tuple(low.strong(read(env, x)) for x in op.inputs[:n])
@@ -231,11 +263,46 @@ def lower_while(low: Lowering, op, env: dict) -> None:
         rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init)
         state = (init, rows, jnp.asarray(0, jnp.int64))
     outs, *recorded = lax.while_loop(cond_fn, body_fn, state)
-    if trajectory:
-        env[trajectory] = tuple(recorded)
-        low.counts.append(recorded[1])
-    for var, value in zip([v for v in op.outputs if v.name != trajectory], outs):
-        env[var.name] = value
+    if not trajectory:
+        return outs, None
+    low.counts.append(recorded[1])
+    return outs, tuple(recorded)
+
+
+class Unrolled:
+    """The trajectory of an unrolled loop: the loop values entering each iteration (their
+    shapes may differ from one iteration to the next). A JAX pytree."""
+
+    def __init__(self, steps: tuple):
+        self.steps = steps
+
+    def tree_flatten(self):
+        return (self.steps,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def _unrolled(low: Lowering, op, env: dict, why: str) -> tuple:
+    """The loop run out while tracing, one body after another: possible when its condition
+    is known while tracing (a counter from a constant), as each iteration may then have its
+    own shapes (a tensor array one row longer). Returns the outputs and the trajectory."""
+    n = op.attrs["num_loop_vars"]
+    carry = [read(env, x) for x in op.inputs[:n]]
+    cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
+    steps = []
+    for _ in range(UNROLL_LIMIT + 1):
+        inner = _scoped(env, cond_params, carry)
+        (pred,) = low.nested(op.attrs["cond_block"], inner, [op.attrs["cond_output"]])
+        if type(pred) in low.traced:
+            raise Unlowerable(op, f"{why} and its iteration count depends on values")
+        if not bool(np.reshape(np.asarray(pred), ())):
+            return carry, Unrolled(tuple(steps))
+        steps.append(tuple(carry))
+        inner = _scoped(env, body_params, carry)
+        carry = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
+    raise Unlowerable(op, f"{why} and it runs more than {UNROLL_LIMIT} iterations")
 
 
 def lower_while_grad(low: Lowering, op, env: dict) -> None:
@@ -243,7 +310,11 @@ def lower_while_grad(low: Lowering, op, env: dict) -> None:
     row; gradients of outer variables summed over the iterations (zero for none)."""
     jnp, lax = low.jnp, low.lax
     n, nfree = op.attrs["num_loop_vars"], op.attrs["num_free"]
-    rows, count = read(env, op.inputs[0])
+    history = read(env, op.inputs[0])
+    if isinstance(history, Unrolled):
+        _unrolled_grad(low, op, env, history)
+        return
+    rows, count = history
     seeds = tuple(low.strong(read(env, x)) for x in op.inputs[1 : 1 + n])
     outer = [read(env, x) for x in op.inputs[1 + n + nfree :]]
     names = list(op.attrs["body_params"]) + list(op.attrs["seed_params"])
@@ -259,6 +330,23 @@ def lower_while_grad(low: Lowering, op, env: dict) -> None:
 
     zeros = tuple(low.strong(jnp.zeros_like(jnp.asarray(o))) for o in outer)
     _, carried, summed = lax.while_loop(lambda s: s[0] >= 0, body_fn, (count - 1, seeds, zeros))
+    for var, value in zip(op.outputs, carried + summed):
+        env[var.name] = value
+
+
+def _unrolled_grad(low: Lowering, op, env: dict, history: Unrolled) -> None:
+    """``while_grad`` over an unrolled loop's trajectory, unrolled too."""
+    n, nfree = op.attrs["num_loop_vars"], op.attrs["num_free"]
+    carried = [read(env, x) for x in op.inputs[1 : 1 + n]]
+    outer = [read(env, x) for x in op.inputs[1 + n + nfree :]]
+    names = list(op.attrs["body_params"]) + list(op.attrs["seed_params"])
+    block, wanted = op.attrs["body_grad_block"], list(op.attrs["grad_outputs"])
+    summed = [None] * len(outer)
+    for step in reversed(history.steps):
+        results = low.nested(block, _scoped(env, names, list(step) + carried), wanted)
+        carried = results[:n]
+        summed = [r if s is None else s + r for s, r in zip(summed, results[n:])]
+    summed = [low.jnp.zeros_like(o) if s is None else s for s, o in zip(summed, outer)]
     for var, value in zip(op.outputs, carried + summed):
         env[var.name] = value
 
