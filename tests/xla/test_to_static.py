@@ -40,6 +40,25 @@ class BranchNet(nn.Layer):
         return self.fc2(h)
 
 
+class Unrolled(nn.Layer):
+    """A list appended to in a tensor loop with a constant bound: unrolled while tracing."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(8, 3)
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        outs = []
+        i = rt.zeros([], "int64")
+        h = self.inp(x)
+        while i < 3:
+            h = rt.tanh(self.fc(h))
+            outs.append(h)
+            i += 1
+        return rt.stack(outs).sum(axis=0)
+
+
 def train(model, steps=4):
     opt = rt.optimizer.Momentum(0.1, parameters=model.parameters())
     rng = np.random.default_rng(0)
@@ -64,12 +83,13 @@ def no_fallback():
 
 
 @pytest.mark.parametrize("keep_on_device", [None, True], ids=["cpu-policy", "device-cache"])
-def test_training_equals_eager(keep_on_device, monkeypatch):
+@pytest.mark.parametrize("model", [BranchNet, Unrolled])
+def test_training_equals_eager(model, keep_on_device, monkeypatch):
     from autostatic_runtime.static.xla import compiler
 
     monkeypatch.setattr(compiler, "KEEP_ON_DEVICE", keep_on_device)
     rt.seed(1)
-    eager = BranchNet()
+    eager = model()
     compiled = autostatic.to_static(copy.deepcopy(eager), backend="xla")
     with no_fallback():
         got_losses, got_params = train(compiled)
@@ -210,49 +230,6 @@ def test_print_and_assert_run_at_every_call_in_order(capsys):
             f(rt.to_tensor(np.full(2, 40.0)))
     line = f.dygraph_function.__code__.co_firstlineno + 7
     assert f"{__file__}:{line}" in str(failed.value)
-
-
-class Unrolled(nn.Layer):
-    """A list appended to in a tensor loop with a constant bound: unrolled while tracing."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(3, 3)
-
-    def forward(self, x):
-        outs = []
-        i = rt.zeros([], "int64")
-        h = x
-        while i < 3:
-            h = rt.tanh(self.fc(h))
-            outs.append(h)
-            i += 1
-        return rt.stack(outs).sum(axis=0)
-
-
-def test_a_growing_list_in_a_bounded_loop_trains_like_eager():
-    rt.seed(4)
-    eager = Unrolled()
-    compiled = autostatic.to_static(copy.deepcopy(eager), backend="xla")
-    with no_fallback():
-        got_losses, got_params = train_regression(compiled)
-    want_losses, want_params = train_regression(eager)
-    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5)
-    for g, w in zip(got_params, want_params, strict=True):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
-
-
-def train_regression(model, steps=3):
-    opt = rt.optimizer.SGD(0.1, parameters=model.parameters())
-    x = rt.to_tensor(np.random.default_rng(5).normal(size=(4, 3)).astype("float32"))
-    losses = []
-    for _ in range(steps):
-        loss = (model(x) ** 2).mean()
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        losses.append(float(loss))
-    return losses, [p.numpy() for p in model.parameters()]
 
 
 def test_a_list_growing_for_a_data_dependent_count_falls_back():
