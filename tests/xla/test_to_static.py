@@ -245,3 +245,16 @@ def test_a_list_growing_for_a_data_dependent_count_falls_back():
     with pytest.warns(XlaFallbackWarning, match="change shape and its iteration count depends"):
         got = f(rt.to_tensor(np.ones(2)), rt.to_tensor(3))
     assert got.shape == [3, 2]
+
+
+def test_training_through_a_fallback_warns_once():
+    layer = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    f = autostatic.to_static(layer, backend="xla")
+    x = rt.to_tensor(np.ones((8, 4), "float32"))
+    with pytest.warns(XlaFallbackWarning) as caught:
+        for _ in range(2):
+            f(x).sum().backward()  # a training forward and a backward: two functions
+        with rt.no_grad():
+            f(x)  # and an inference one
+    assert len(caught) == 1
+    assert layer[0].weight.grad is not None

@@ -52,14 +52,15 @@ class XlaCompiler:
     name = "xla"
 
     def __init__(self) -> None:
-        # persistable name -> (host array, device array), shared by every function this
-        # compiler makes (a runner's forward and backward read the same parameters)
+        # shared by every function this compiler makes (a runner's forward and backward):
+        # persistable name -> (host array, device array), and the fallbacks warned about
         self.device: dict[str, tuple] = {}
+        self.warned: set[str] = set()
 
     def compile(
         self, block: Block, params: list[str], results: list[str], backend: Any
     ) -> Callable:
-        return XlaFunction(block, list(params), list(results), backend, self.device)
+        return XlaFunction(block, list(params), list(results), backend, self)
 
 
 class XlaFunction:
@@ -71,7 +72,7 @@ class XlaFunction:
         params: list[str],
         results: list[str],
         host: Any,
-        device: dict | None = None,
+        compiler: XlaCompiler | None = None,
     ):
         import jax
 
@@ -91,7 +92,9 @@ class XlaFunction:
         self.device_results_from: int | None = None
         keep = KEEP_ON_DEVICE
         self._keep = jax.default_backend() != "cpu" if keep is None else keep
-        self._device = {} if device is None else device  # name -> (host array, device array)
+        compiler = compiler or XlaCompiler()
+        self._device = compiler.device  # name -> (host array, device array)
+        self._warned = compiler.warned
         written = sub_block_writes(block)
         if written is not None:
             reason = "it writes a persistable variable inside a branch or loop body"
@@ -209,10 +212,13 @@ class XlaFunction:
             f"the XLA compiler cannot take this program: {self.fallback}; it runs on the "
             "default executor"
         )
-        if loc is not None:  # reported at the user's line that built the op
+        if self.fallback in self._warned:  # the same op of this program's other half
+            pass
+        elif loc is not None:  # reported at the user's line that built the op
             warnings.warn_explicit(message, XlaFallbackWarning, loc[0], loc[1])
         else:
             warnings.warn(message, stacklevel=4)
+        self._warned.add(self.fallback)
         self._python = PythonCodegen().compile(self.block, self.params, self.results, self.host)
 
 
