@@ -10,7 +10,7 @@ and the persistable values it writes; the wrapper moves them between the scope a
   while the scope holds the same host array (parameters stay on the device between calls
   until an update replaces them; a value replaced at every call is copied once);
 - written persistables go back into the scope as host arrays (NumPy views of the device
-  arrays) with their device copy remembered, so the next call reuses it;
+  arrays; on an accelerator their device copy is remembered for the next call);
 - results come back as host arrays of the caller's backend.
 
 Tracing and calls run with JAX's 64-bit mode on (``backends.jax_backend.x64``), so
@@ -64,7 +64,8 @@ class XlaCompiler:
 
 
 class XlaFunction:
-    """One compiled block: ``fn(scope, *params) -> tuple(results)``."""
+    """One compiled block: ``fn(scope, *params) -> tuple(results)``. ``fallback`` is None,
+    or why the block runs on the default executor instead."""
 
     def __init__(
         self,
@@ -79,7 +80,7 @@ class XlaFunction:
         from autostatic_runtime.backends.jax_backend import call_x64
 
         self.block, self.params, self.results, self.host = block, params, results, host
-        self.fallback: str | None = None  # why the block runs on the default executor
+        self.fallback: str | None = None
         self._python: Callable | None = None
         self.reads, self.writes = _persistables(block, params, results)
         self.jax = backends.get_backend("jax")
@@ -204,9 +205,9 @@ class XlaFunction:
     def _fall_back(self, exc: Unlowerable) -> None:
         op = exc.op
         loc = op.location if op is not None and op.location and op.location[0] else None
-        where = (
-            "" if op is None else f" (op {op.type!r}" + (f" at {loc[0]}:{loc[1]})" if loc else ")")
-        )
+        where = ""
+        if op is not None:
+            where = f" (op {op.type!r}" + (f" at {loc[0]}:{loc[1]}" if loc else "") + ")"
         self.fallback = f"{exc.reason}{where}"
         message = XlaFallbackWarning(
             f"the XLA compiler cannot take this program: {self.fallback}; it runs on the "

@@ -9,8 +9,8 @@ A ``while`` whose gradient is needed records its *trajectory* (the loop values e
 iteration) into buffers of ``capacity`` rows carried through the loop, with the iteration
 count; ``while_grad`` walks them backwards in another ``lax.while_loop``. The compiler reads
 the counts after each call and compiles again with a larger capacity when a loop ran longer
-(the rows past the capacity were dropped), so the bound is found, not guessed. Such loops
-must sit in block 0 (not inside a branch or another loop).
+(the rows past the capacity were dropped), so the bound is found, not guessed. Inside a
+branch or another loop the count cannot leave the computation: such a loop is unrolled.
 
 An op whose inputs are all known while tracing (``shape``, constants, and what is computed
 from them alone) runs its kernel on NumPy at once: its result is a concrete array, so a
