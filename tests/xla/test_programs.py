@@ -49,6 +49,7 @@ def assert_same(expected, got, rtol=1e-5):
     for e_step, g_step in zip(expected, got, strict=True):
         for e, g in zip(e_step, g_step, strict=True):
             assert e.dtype == g.dtype and e.shape == g.shape
+            assert g.flags.writeable  # the caller's own array, as the default executor gives
             np.testing.assert_allclose(g, e, rtol=rtol, atol=1e-6)
 
 

@@ -141,7 +141,8 @@ def test_decorator_form_and_float64():
     for _ in range(7):
         want = np.sin(want) + 0.5
     assert got.dtype == rt.float64
-    np.testing.assert_allclose(got.numpy(), want, rtol=1e-14)
+    got.numpy()[0] = 0.0  # writable, as an eager or default-executor result
+    np.testing.assert_allclose(got.numpy()[1:], want[1:], rtol=1e-14)
     assert f.explain() == [
         "program 1 (x: [6] float64, n: [] int64): compiled by XLA (one jax.jit computation "
         "per block)"

@@ -11,7 +11,8 @@ and the persistable values it writes; the wrapper moves them between the scope a
   until an update replaces them; a value replaced at every call is copied once);
 - written persistables go back into the scope as host arrays (NumPy views of the device
   arrays; on an accelerator their device copy is remembered for the next call);
-- results come back as host arrays of the caller's backend.
+- results come back as host arrays of the caller's backend, writable copies (a NumPy view
+  of a device array is read-only).
 
 Tracing and calls run with JAX's 64-bit mode on (``backends.jax_backend.x64``), so
 float64 and int64 programs keep their dtypes. A block the trace cannot take (an op without a
@@ -87,7 +88,6 @@ class XlaFunction:
         self._x64 = call_x64
         self._n = len(results)
         self._numpy_host = host.name == "numpy"
-        self._to_host = self._host_array
         # results from this index on only go back into compiled code (a training forward's
         # saved values): they stay device arrays (see BlockCompiler)
         self.device_results_from: int | None = None
@@ -155,15 +155,15 @@ class XlaFunction:
         n = self._n
         if self.writes:
             for name, value in zip(self.writes, outs[n:]):
-                host = self._to_host(value)
+                host = self._host_array(value)  # a view: the scope is ours
                 scope[name] = host
                 if self._keep:
                     self._device[name] = (host, value)
-        to_host = self._to_host
+        result = self._result
         keep = self.device_results_from
         if keep is None:
-            return tuple([to_host(v) for v in outs[:n]])
-        return tuple([to_host(v) for v in outs[:keep]]) + tuple(outs[keep:n])
+            return tuple([result(v) for v in outs[:n]])
+        return tuple([result(v) for v in outs[:keep]]) + tuple(outs[keep:n])
 
     def _raise_failed_effect(self, outs) -> None:
         """Wait for the call's prints/asserts; re-raise the first failure as the default
@@ -194,6 +194,13 @@ class XlaFunction:
         if cached[1] is None:
             cached = self._device[name] = (value, self.jax.from_numpy(self.host.to_numpy(value)))
         return cached[1]
+
+    def _result(self, value: Any) -> Any:
+        """A result for the caller: a writable host array of its own, as the default
+        executor gives (a NumPy view of a device array is read-only)."""
+        if type(value) is tuple or isinstance(value, Unrolled):
+            return self._host_array(value)
+        return np.array(value) if self._numpy_host else self.host.from_numpy(np.asarray(value))
 
     def _host_array(self, value: Any) -> Any:
         if type(value) is tuple:  # a loop trajectory: (rows, count)
