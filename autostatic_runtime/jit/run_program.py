@@ -170,6 +170,7 @@ class _TrainProgram:
 
         self.runner = runner
         program = runner.program.clone()
+        program.source_id = runner.program.id  # the same program, for a compiler's reports
         _advance_names(program)
         block0 = program.global_block()
         names = runner.inputs + runner.param_names

@@ -166,13 +166,39 @@ def test_fallback_warns_once_and_explain_says_why():
     assert "'getitem'" in text and f"{__file__}:{line}" in text
 
 
-def test_random_ops_fall_back():
-    layer = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
-    layer.train()
-    f = autostatic.to_static(layer, backend="xla")
-    with pytest.warns(XlaFallbackWarning, match="random numbers"):
-        out = f(rt.to_tensor(np.ones((8, 4), "float32")))
-    assert out.shape == [8, 4]
+def test_random_ops_draw_a_new_stream_at_every_call_and_train():
+    @autostatic.to_static(backend="xla")
+    def f(x):
+        return rt.nn.functional.dropout(x, p=0.5, training=True)
+
+    x = rt.to_tensor(np.full((16, 32), 3.0))
+    x.stop_gradient = False
+    with no_fallback():
+        rt.seed(7)
+        first, second = f(x), f(x)
+        rt.seed(7)
+        again = f(x)
+        f(x).sum().backward()
+    kept = first.numpy() != 0
+    assert 0.35 < kept.mean() < 0.65
+    np.testing.assert_array_equal(first.numpy()[kept], 6.0)  # scaled by 1/(1-p)
+    assert not np.array_equal(first.numpy(), second.numpy())
+    np.testing.assert_array_equal(again.numpy(), first.numpy())  # rt.seed reproduces
+    assert set(np.unique(x.grad.numpy())) <= {0.0, 2.0}  # the mask of that call
+
+
+def test_a_random_op_inside_a_tensor_loop_falls_back():
+    @autostatic.to_static(backend="xla")
+    def f(x, n):
+        i = rt.zeros([], "int64")
+        while i < n:
+            x = x + rt.rand([2])
+            i += 1
+        return x
+
+    with pytest.warns(XlaFallbackWarning, match="random numbers inside a loop"):
+        got = f(rt.to_tensor(np.zeros(2, "float32")), rt.to_tensor(3))
+    assert got.shape == [2]
 
 
 def test_load_with_the_xla_backend(tmp_path):
@@ -249,7 +275,15 @@ def test_a_list_growing_for_a_data_dependent_count_falls_back():
 
 
 def test_training_through_a_fallback_warns_once():
-    layer = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    class Masked(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return rt.sum(self.fc(x)[x > 0.5])  # the selection's size depends on the values
+
+    layer = Masked()
     f = autostatic.to_static(layer, backend="xla")
     x = rt.to_tensor(np.ones((8, 4), "float32"))
     with pytest.warns(XlaFallbackWarning) as caught:
@@ -258,4 +292,4 @@ def test_training_through_a_fallback_warns_once():
         with rt.no_grad():
             f(x)  # and an inference one
     assert len(caught) == 1
-    assert layer[0].weight.grad is not None
+    assert layer.fc.weight.grad is not None

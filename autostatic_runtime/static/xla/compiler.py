@@ -54,9 +54,9 @@ class XlaCompiler:
 
     def __init__(self) -> None:
         # shared by every function this compiler makes (a runner's forward and backward):
-        # persistable name -> (host array, device array), and the fallbacks warned about
+        # persistable name -> (host array, device array), and the programs warned about
         self.device: dict[str, tuple] = {}
-        self.warned: set[str] = set()
+        self.warned: set[int] = set()
 
     def compile(
         self, block: Block, params: list[str], results: list[str], backend: Any
@@ -105,6 +105,8 @@ class XlaFunction:
         self._errors: list = []  # (op, exception) of a print/assert that failed in a call
         self._effects = False  # whether the block has print/assert ops (known after a trace)
         self._counted = False  # whether the block has such loops (known after a trace)
+        self._random = True  # whether it draws random numbers (known after a trace)
+        self._no_key = np.zeros(2, np.uint32)
         self._jit()
 
     def _jit(self) -> None:
@@ -113,8 +115,8 @@ class XlaFunction:
         self._jitted = jax.jit(functools.partial(self._traced, self.capacity))
 
     # -- the traced function -------------------------------------------------------------
-    def _traced(self, capacity: int, *args):
-        low = Lowering(self.jax, capacity, self._errors)
+    def _traced(self, capacity: int, key, *args):
+        low = Lowering(self.jax, capacity, self._errors, key)
         env = dict(zip(self.reads + self.params, args))
         try:
             outs = low.run_block(self.block, env, self.results + self.writes)
@@ -125,6 +127,7 @@ class XlaFunction:
         outs = tuple(o if isinstance(o, (tuple, Unrolled)) else low.strong(o) for o in outs)
         self._counted = bool(low.counts)
         self._effects = low.effects
+        self._random = bool(low.random_ops)
         if low.counts:  # the longest recorded loop, to check against the capacity
             outs += (low.jnp.max(low.jnp.stack(low.counts)),)
         return outs
@@ -135,8 +138,9 @@ class XlaFunction:
             return self._python(scope, *args)
         loaded = [self._to_device(scope, name) for name in self.reads] if self.reads else ()
         try:
+            key = self._call_key() if self._random else self._no_key
             with self._x64():
-                outs = self._jitted(*loaded, *args)
+                outs = self._jitted(key, *loaded, *args)
         except Unlowerable as exc:
             self._fall_back(exc)
             return self._python(scope, *args)
@@ -164,6 +168,11 @@ class XlaFunction:
         if keep is None:
             return tuple([result(v) for v in outs[:n]])
         return tuple([result(v) for v in outs[:keep]]) + tuple(outs[keep:n])
+
+    def _call_key(self) -> np.ndarray:
+        """This call's random key (a legacy JAX key: two uint32), from the host generator
+        ``rt.seed`` seeds."""
+        return self.host.rng.integers(0, 2**32, size=2, dtype=np.uint32)
 
     def _raise_failed_effect(self, outs) -> None:
         """Wait for the call's prints/asserts; re-raise the first failure as the default
@@ -220,13 +229,15 @@ class XlaFunction:
             f"the XLA compiler cannot take this program: {self.fallback}; it runs on the "
             "default executor"
         )
-        if self.fallback in self._warned:  # the same op of this program's other half
+        program = self.block.program  # one warning per program (its training clone included)
+        source = getattr(program, "source_id", program.id)
+        if source in self._warned:
             pass
         elif loc is not None:  # reported at the user's line that built the op
             warnings.warn_explicit(message, XlaFallbackWarning, loc[0], loc[1])
         else:
             warnings.warn(message, stacklevel=4)
-        self._warned.add(self.fallback)
+        self._warned.add(source)
         self._python = PythonCodegen().compile(self.block, self.params, self.results, self.host)
 
 

@@ -23,6 +23,11 @@ known then (a counter from a constant; at most ``UNROLL_LIMIT`` iterations): eac
 then has its own static shapes, and its trajectory is the list of loop values (``Unrolled``),
 which ``while_grad`` walks back unrolled too.
 
+Random ops draw from a key passed to every call (new each call, from the host generator
+that ``rt.seed`` seeds) folded with a number per random op, so each call and each op has its
+own stream (not NumPy's numbers: the same distribution). Inside a ``lax.while_loop`` body a
+draw would repeat at every iteration, so such an op is unlowerable.
+
 ``print`` and ``assert`` ops run their own kernels on NumPy from inside the computation
 (``jax.debug.callback``, ordered), so they print and check at every call, in program order.
 
@@ -42,7 +47,6 @@ from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.compiler import META_ATTRS, prune
 from autostatic_runtime.static.program import Block, Literal
 
-RANDOM_EXTRAS = ("random_uniform", "random_normal", "random_integers")
 SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their input's shape
 UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries change shape)
 
@@ -58,13 +62,17 @@ class Unlowerable(Exception):
 class Lowering:
     """State of one trace: the kernels' namespace and the op being lowered."""
 
-    def __init__(self, backend: Any, capacity: int, errors: list):
+    def __init__(self, backend: Any, capacity: int, errors: list, call_key: Any):
         import jax
 
         from autostatic_runtime import backends
 
         self.lax = jax.lax
         self.jnp = backend.ns
+        self.random = jax.random
+        self.call_key = call_key  # a legacy uint32[2] key, new at every call
+        self.random_ops = 0  # random ops lowered so far (each folds its number into the key)
+        self.in_loop = False  # inside a lax.while_loop body
         self.xp = self._namespace(backend)
         self.xp.checks_values = False  # values are unknown while tracing
         # ops whose inputs are all known while tracing (shapes, constants, values computed
@@ -82,14 +90,33 @@ class Lowering:
 
     def _namespace(self, backend: Any) -> types.SimpleNamespace:
         xp = types.SimpleNamespace(**vars(backend.xp))
-        for name in RANDOM_EXTRAS:  # a trace would freeze one draw into the program
-            setattr(xp, name, self._no_random)
+        xp.random_uniform, xp.random_normal = self._uniform, self._normal
+        xp.random_integers = self._integers
         return xp
 
-    def _no_random(self, *args, **kwargs):
-        raise Unlowerable(
-            self.op, "it draws random numbers, which a compiled program would draw once"
-        )
+    # -- random numbers: from the call's key, one stream per op -------------------------------
+    def _key(self):
+        """A key for the op being lowered: the call's key folded with a number per random
+        op of the trace. In a ``lax.while_loop`` body the same key would serve every
+        iteration, so a random op there is unlowerable (an unrolled loop is fine)."""
+        if self.in_loop:
+            raise Unlowerable(
+                self.op, "it draws random numbers inside a loop, which would repeat one draw"
+            )
+        self.random_ops += 1
+        return self.random.fold_in(self.call_key, self.random_ops)
+
+    def _uniform(self, shape, low, high, dtype):
+        kind = self.jnp.dtype(str(dtype))
+        return self.random.uniform(self._key(), tuple(shape), kind, low, high)
+
+    def _normal(self, shape, mean, std, dtype):
+        kind = self.jnp.dtype(str(dtype))
+        return mean + std * self.random.normal(self._key(), tuple(shape), kind)
+
+    def _integers(self, shape, low, high, dtype):
+        kind = self.jnp.dtype(str(dtype))
+        return self.random.randint(self._key(), tuple(shape), low, high, kind)
 
     def nested(self, block: Block, env: dict, results: list[str]) -> list:
         """``run_block`` for a branch or loop body (one level deeper)."""
@@ -249,6 +276,13 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
         return low.pred(pred)
 
     def body_fn(state):
+        outer, low.in_loop = low.in_loop, True
+        try:
+            return _body(state)
+        finally:
+            low.in_loop = outer
+
+    def _body(state):
         carry, *recorded = state
         if trajectory:  # row k: the values entering iteration k (clamped past the capacity)
             rows, k = recorded
@@ -321,6 +355,13 @@ def lower_while_grad(low: Lowering, op, env: dict) -> None:
     block, wanted = op.attrs["body_grad_block"], list(op.attrs["grad_outputs"])
 
     def body_fn(state):
+        outer, low.in_loop = low.in_loop, True
+        try:
+            return _grad_step(state)
+        finally:
+            low.in_loop = outer
+
+    def _grad_step(state):
         k, carried, summed = state
         step = [lax.dynamic_index_in_dim(r, k, 0, keepdims=False) for r in rows]
         results = low.nested(block, _scoped(env, names, step + list(carried)), wanted)
