@@ -105,7 +105,7 @@ class XlaFunction:
         self._errors: list = []  # (op, exception) of a print/assert that failed in a call
         self._effects = False  # whether the block has print/assert ops (known after a trace)
         self._counted = False  # whether the block has such loops (known after a trace)
-        self._random = True  # whether it draws random numbers (known after a trace)
+        self._random: bool | None = None  # whether it draws random numbers (after a trace)
         self._no_key = np.zeros(2, np.uint32)
         self._jit()
 
@@ -138,8 +138,10 @@ class XlaFunction:
             return self._python(scope, *args)
         loaded = [self._to_device(scope, name) for name in self.reads] if self.reads else ()
         try:
-            key = self._call_key() if self._random else self._no_key
             with self._x64():
+                if self._random is None:  # trace first: draw no key for a block without
+                    self._jitted.trace(self._no_key, *loaded, *args)  # random ops
+                key = self._call_key() if self._random else self._no_key
                 outs = self._jitted(key, *loaded, *args)
         except Unlowerable as exc:
             self._fall_back(exc)
