@@ -24,7 +24,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _timing import compare, table  # noqa: E402
-from bench_eager import mlp_params  # noqa: E402
 
 import autostatic_runtime as rt  # noqa: E402
 import autostatic_runtime.nn.functional as F  # noqa: E402
@@ -137,11 +136,14 @@ class CondMLP(rt.nn.Layer):
 
 
 def mlp_data(rng):
-    """W2's weights, biases, input batch and labels: (ws, bs, xb, yb)."""
-    ws, bs = mlp_params(rng)
-    xb = rng.normal(size=(64, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, 64)
-    return ws, bs, xb, yb
+    """W2's weights, biases and batch: (ws, bs, x, y)."""
+    sizes = [784, 256, 256, 10]
+    ws = [
+        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
+        for i, o in zip(sizes, sizes[1:])
+    ]
+    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
+    return ws, bs, rng.normal(size=(64, 784)).astype(np.float32), rng.integers(0, 10, 64)
 
 
 def training_program(ws, bs):
