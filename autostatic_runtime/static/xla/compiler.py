@@ -10,7 +10,7 @@ and the persistable values it writes; the wrapper moves them between the scope a
   while the scope holds the same host array (parameters stay on the device between calls
   until an update replaces them; a value replaced at every call is copied once);
 - written persistables go back into the scope as host arrays (NumPy views of the device
-  arrays; on an accelerator their device copy is remembered for the next call);
+  arrays) and their device arrays are remembered: the next call passes those;
 - results come back as host arrays of the caller's backend, writable copies (a NumPy view
   of a device array is read-only).
 
@@ -163,8 +163,7 @@ class XlaFunction:
             for name, value in zip(self.writes, outs[n:]):
                 host = self._host_array(value)  # a view: the scope is ours
                 scope[name] = host
-                if self._keep:
-                    self._device[name] = (host, value)
+                self._device[name] = (host, value)
         result = self._result
         keep = self.device_results_from
         if keep is None:
@@ -190,15 +189,18 @@ class XlaFunction:
             raise ExecutionError(op.type, op.location, exc) from exc
 
     def _to_device(self, scope: dict, name: str) -> Any:
-        """The value of ``name`` for the jitted call. On JAX's CPU device the host array
-        itself (the call aliases NumPy memory: no copy). On an accelerator, the device copy
-        of the scope's array when it was seen before; a new array goes in as it is (the call
-        copies it) and moves to the device to stay when it comes back a second time, so a
-        parameter an eager optimizer replaces at every step is never copied twice."""
+        """The value of ``name`` for the jitted call: the device array of a value this
+        compiler wrote. Otherwise, on JAX's CPU device, the host array itself (the call
+        aliases NumPy memory: no copy); on an accelerator, the device copy of the scope's
+        array when it was seen before, while a new array goes in as it is (the call copies
+        it) and moves to the device to stay when it comes back a second time, so a parameter
+        an eager optimizer replaces at every step is never copied twice."""
         value = scope[name] if name in scope else _load(scope, name)
+        cached = self._device.get(name)
+        if cached is not None and cached[0] is value and cached[1] is not None:
+            return cached[1]  # a value this compiler wrote (or moved): its device array
         if not self._keep:
             return value if self._numpy_host else self.host.to_numpy(value)
-        cached = self._device.get(name)
         if cached is None or cached[0] is not value:
             self._device[name] = (value, None)
             return self.host.to_numpy(value)
