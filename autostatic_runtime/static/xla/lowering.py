@@ -118,6 +118,19 @@ class Lowering:
         kind = self.jnp.dtype(str(dtype))
         return self.random.randint(self._key(), tuple(shape), low, high, kind)
 
+    def loop_body(self, body: Callable) -> Callable:
+        """``body`` as a ``lax.while_loop`` body: while it is traced, a random op is
+        unlowerable (one key would serve every iteration)."""
+
+        def traced(state):
+            saved, self.in_loop = self.in_loop, True
+            try:
+                return body(state)
+            finally:
+                self.in_loop = saved
+
+        return traced
+
     def nested(self, block: Block, env: dict, results: list[str]) -> list:
         """``run_block`` for a branch or loop body (one level deeper)."""
         self.depth += 1
@@ -276,13 +289,6 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
         return low.pred(pred)
 
     def body_fn(state):
-        outer, low.in_loop = low.in_loop, True
-        try:
-            return _body(state)
-        finally:
-            low.in_loop = outer
-
-    def _body(state):
         carry, *recorded = state
         if trajectory:  # row k: the values entering iteration k (clamped past the capacity)
             rows, k = recorded
@@ -296,7 +302,7 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
     if trajectory:
         rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init)
         state = (init, rows, jnp.asarray(0, jnp.int64))
-    outs, *recorded = lax.while_loop(cond_fn, body_fn, state)
+    outs, *recorded = lax.while_loop(cond_fn, low.loop_body(body_fn), state)
     if not trajectory:
         return outs, None
     low.counts.append(recorded[1])
@@ -355,13 +361,6 @@ def lower_while_grad(low: Lowering, op, env: dict) -> None:
     block, wanted = op.attrs["body_grad_block"], list(op.attrs["grad_outputs"])
 
     def body_fn(state):
-        outer, low.in_loop = low.in_loop, True
-        try:
-            return _grad_step(state)
-        finally:
-            low.in_loop = outer
-
-    def _grad_step(state):
         k, carried, summed = state
         step = [lax.dynamic_index_in_dim(r, k, 0, keepdims=False) for r in rows]
         results = low.nested(block, _scoped(env, names, step + list(carried)), wanted)
@@ -370,7 +369,9 @@ def lower_while_grad(low: Lowering, op, env: dict) -> None:
         return k - 1, carried, summed
 
     zeros = tuple(low.strong(jnp.zeros_like(jnp.asarray(o))) for o in outer)
-    _, carried, summed = lax.while_loop(lambda s: s[0] >= 0, body_fn, (count - 1, seeds, zeros))
+    _, carried, summed = lax.while_loop(
+        lambda s: s[0] >= 0, low.loop_body(body_fn), (count - 1, seeds, zeros)
+    )
     for var, value in zip(op.outputs, carried + summed):
         env[var.name] = value
 
