@@ -20,7 +20,7 @@ from typing import Any
 
 from autostatic_runtime import mode as _mode
 from autostatic_runtime.errors import AutostaticError
-from autostatic_runtime.tensor import CONST, Tensor
+from autostatic_runtime.tensor import CONST, STATIC_HOOKS, Tensor
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
 
@@ -305,9 +305,7 @@ def grad(
     """
     first = outputs if not isinstance(outputs, (list, tuple)) else outputs[0]
     if not isinstance(first, Tensor):  # static Variables: append gradient ops instead
-        from autostatic_runtime.static.backward import gradients
-
-        return gradients(outputs, inputs, grad_outputs)
+        return STATIC_HOOKS["gradients"](outputs, inputs, grad_outputs)
     single = isinstance(inputs, Tensor)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     inputs = [inputs] if single else list(inputs)

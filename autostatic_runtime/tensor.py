@@ -16,6 +16,7 @@ from autostatic_runtime.errors import AutostaticError
 
 __all__ = ["Tensor", "TensorLike", "is_tensor"]
 
+STATIC_HOOKS: dict[str, Any] = {}  # filled by autostatic_runtime.static at import (layering)
 CONST = object()  # autograd edge of an input that is not a tensor (a Python scalar, None)
 _dtype_cache: dict[Any, dtypes.DType] = {}
 
@@ -277,9 +278,7 @@ class Tensor(TensorLike):
         from autostatic_runtime.creation import _to_array
 
         if isinstance(value, TensorLike) and not isinstance(value, Tensor):
-            from autostatic_runtime.static.builder import capture, default_main_program
-
-            capture(default_main_program(), self).set_value(value)
+            STATIC_HOOKS["set_value"](self, value)  # a Variable: static mode is loaded
             return self
         arr = _to_array(value, self.dtype, None) if not isinstance(value, Tensor) else value._data
         if tuple(arr.shape) != tuple(self._data.shape):

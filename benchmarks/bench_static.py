@@ -179,13 +179,7 @@ def workloads():
         )
     )
 
-    net = CondMLP(ws, bs)
-    main, startup = static.Program(), static.Program()
-    rt.enable_static()
-    with static.program_guard(main, startup):
-        loss = net(static.data("x", [64, 784], "float32"), static.data("y", [64], "int64"))
-        rt.optimizer.SGD(0.01).minimize(loss)
-    rt.disable_static()
+    main, startup, loss = training_program(ws, bs)
     scope = static.Scope()
     exe.run(startup, scope=scope)
     wn, bn = [w.copy() for w in ws], [b.copy() for b in bs]
@@ -211,6 +205,20 @@ def workloads():
         ("W3 1000-step while", *compare(lambda: w3_numpy(v), lambda: exe.run(main, feed, [out])))
     )
     return rows
+
+
+def training_program(ws, bs):
+    """W2 forward + backward + SGD as one program: (main, startup, loss)."""
+    net = CondMLP(ws, bs)
+    main, startup = static.Program(), static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main, startup):
+            loss = net(static.data("x", [64, 784], "float32"), static.data("y", [64], "int64"))
+            rt.optimizer.SGD(0.01).minimize(loss)
+    finally:
+        rt.disable_static()
+    return main, startup, loss
 
 
 def main() -> None:

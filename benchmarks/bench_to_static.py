@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from _timing import compare  # noqa: E402
-from bench_static import mlp_numpy_forward, mlp_numpy_step, w1_numpy, w3_numpy  # noqa: E402
+from bench_static import mlp_data, mlp_numpy_forward, mlp_numpy_step, w1_numpy, w3_numpy  # noqa: E402
 
 import autostatic  # noqa: E402
 import autostatic_runtime as rt  # noqa: E402
@@ -139,14 +139,7 @@ def workloads() -> list[dict]:
     add("W1 cond + 10-step while", lambda: w1_numpy(xn), lambda: w1(x), sf, [x],
         lambda: autostatic.to_static(w1))  # fmt: skip
 
-    sizes = [784, 256, 256, 10]
-    ws = [
-        (rng.normal(size=(i, o)) * np.sqrt(2 / i)).astype(np.float32)
-        for i, o in zip(sizes, sizes[1:])
-    ]
-    bs = [np.zeros(o, np.float32) for o in sizes[1:]]
-    xb = rng.normal(size=(64, 784)).astype(np.float32)
-    yb = rng.integers(0, 10, 64)
+    ws, bs, xb, yb = mlp_data(rng)
     xt, yt = rt.to_tensor(xb), rt.to_tensor(yb)
     specs = [InputSpec([None, 784], "float32", "x"), InputSpec([None], "int64", "y")]
     eager_net = CondMLP(ws, bs)

@@ -171,6 +171,7 @@ class ConcreteProgram:
     output_leaves: list  # Variables and Python constants, in structure order
     input_structure: Any
     function: Callable | None = None
+    compiler: Any = None  # the block compiler: None/"python" (default) or "xla"
     runner: ProgramRunner = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -180,6 +181,7 @@ class ConcreteProgram:
             [v.name for v in self.inputs],
             [v.name for v in self.outputs],
             params,
+            self.compiler,
         )
 
     def __call__(self, tensors: list | tuple) -> Any:
@@ -207,7 +209,12 @@ def arg_names(function: Callable, bound: bool) -> list[str]:
 
 
 def trace(
-    converted: Callable, args: tuple, kwargs: dict, key: tuple, names: list[str]
+    converted: Callable,
+    args: tuple,
+    kwargs: dict,
+    key: tuple,
+    names: list[str],
+    compiler: Any = None,
 ) -> ConcreteProgram:
     """Call ``converted`` in static mode on data variables built from ``key``'s specs."""
     main, startup = Program(), Program()
@@ -261,6 +268,7 @@ def trace(
         output_leaves=out_leaves,
         input_structure=in_structure,
         function=converted,
+        compiler=compiler,
     )
 
 

@@ -78,12 +78,18 @@ class StaticFunction:
         instance: Any = None,
         max_programs: int | None = MAX_PROGRAMS,
         warn_retraces: int | None = WARN_RETRACES,
+        backend: str | None = None,
     ):
         if isinstance(function, (staticmethod, classmethod)):
             function = function.__func__
         _reject_generators(function)
         self._function = function
-        self._options = {"max_programs": max_programs, "warn_retraces": warn_retraces}
+        self._options = {
+            "max_programs": max_programs,
+            "warn_retraces": warn_retraces,
+            "backend": backend,
+        }
+        self._compiler = _block_compiler(backend)
         self._instance = instance
         self._input_spec = _check_specs(input_spec)
         self._full_graph = bool(full_graph)
@@ -225,7 +231,7 @@ class StaticFunction:
             fn = self._converted_function()
             if self._instance is not None:
                 fn = functools.partial(fn, self._instance)
-            program = trace(fn, args, kwargs, key, self._names)
+            program = trace(fn, args, kwargs, key, self._names, self._compiler)
         except ToStaticError:
             raise
         except Exception as exc:
@@ -272,6 +278,34 @@ class StaticFunction:
         return list(self.program_cache.retraces)
 
     # -- inspection ----------------------------------------------------------------------------
+    def explain(self) -> list[str]:
+        """How each cached program runs, in words: on the default executor, compiled by XLA,
+        or — for ``backend="xla"`` — on the default executor because XLA could not take it
+        (the op, its source line and why)."""
+        from autostatic_runtime.jit.run_program import compiled_functions
+
+        lines = []
+        for i, program in enumerate(self.program_cache._programs.values(), 1):
+            if program is EAGER:
+                lines.append(f"program {i}: runs eagerly (it could not be made static)")
+                continue
+            inputs = ", ".join(f"{v.name}: {v.shape} {v.dtype}" for v in program.inputs)
+            head = f"program {i} ({inputs})"
+            if self._options["backend"] != "xla":
+                lines.append(f"{head}: runs on the default executor")
+                continue
+            compiled = compiled_functions(program.runner)
+            reasons = [f.fallback for f in compiled if getattr(f, "fallback", None)]
+            if reasons:
+                lines += [
+                    f"{head}: backend='xla' fell back to the default executor: {r}" for r in reasons
+                ]
+            elif compiled:
+                lines.append(f"{head}: compiled by XLA (one jax.jit computation per block)")
+            else:
+                lines.append(f"{head}: not compiled yet (backend='xla')")
+        return lines
+
     def get_concrete_program(self, *args: Any, **kwargs: Any) -> ConcreteProgram:
         """The ConcreteProgram for these arguments (InputSpecs or tensors), tracing if needed.
 
@@ -329,6 +363,15 @@ class StaticFunction:
         return f"<StaticFunction {self.__qualname__}: {self.program_cache!r}>"
 
 
+def _block_compiler(backend: str | None) -> Any:
+    """The runtime's block compiler for ``to_static(backend=...)``."""
+    if backend not in (None, "python", "xla"):
+        raise ToStaticError(f"to_static: backend must be None or 'xla', got {backend!r}")
+    from autostatic_runtime.static.compiler import get_compiler
+
+    return get_compiler(backend)
+
+
 def _reject_generators(function: Any) -> None:
     """A generator or async function cannot be a program: say so at ``to_static`` time, at
     the user's ``def`` line, instead of failing later inside the tracer."""
@@ -381,6 +424,7 @@ def to_static(
     *,
     max_programs: int | None = MAX_PROGRAMS,
     warn_retraces: int | None = WARN_RETRACES,
+    backend: str | None = None,
 ) -> Any:
     """Run ``function`` as a cached static program (decorator with or without arguments).
 
@@ -396,18 +440,29 @@ def to_static(
         warn_retraces: warn (once, a ``RetraceWarning``) when the function has been traced
             more than this many times; None never warns. ``explain_retraces()`` says why
             each retrace happened; ``autostatic.set_verbosity(1)`` prints it as it happens.
+        backend: the block compiler running the programs: None (the default executor) or
+            ``"xla"`` (the whole program as one ``jax.jit`` computation; needs the ``xla``
+            extra). A program XLA cannot take runs on the default executor after one
+            ``XlaFallbackWarning``; ``explain()`` says why.
 
     Returns:
         A StaticFunction (the layer itself for a Layer).
     """
     if function is None:
         return lambda fn: to_static(
-            fn, input_spec, full_graph, max_programs=max_programs, warn_retraces=warn_retraces
+            fn,
+            input_spec,
+            full_graph,
+            max_programs=max_programs,
+            warn_retraces=warn_retraces,
+            backend=backend,
         )
-    options = {"max_programs": max_programs, "warn_retraces": warn_retraces}
+    options = {"max_programs": max_programs, "warn_retraces": warn_retraces, "backend": backend}
+    _block_compiler(backend)  # an unknown name or a missing JAX fails here, at the decorator
     if isinstance(function, StaticFunction):
-        if input_spec is None:
+        if input_spec is None and backend == function._options["backend"]:
             return function
+        input_spec = function.input_spec if input_spec is None else input_spec
         function = function.dygraph_function
     if isinstance(function, rt.nn.Layer):
         layer = function

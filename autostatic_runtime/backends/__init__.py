@@ -1,8 +1,10 @@
 """Backend registry and device selection.
 
-Built-in backends: ``numpy`` (device ``cpu``, the default), ``cupy`` (device ``gpu``) and
-``array_api_strict`` (a reference backend for tests). Third parties add one through the
-``autostatic_runtime.backends`` entry-point group, naming a ``Backend`` subclass.
+Built-in backends: ``numpy`` (device ``cpu``, the default), ``cupy`` (device ``gpu``),
+``array_api_strict`` (a reference backend for tests) and ``jax`` (``jax.numpy``: the XLA
+block compiler's namespace; optional, ``pip install 'autostatic[xla]'``). Third parties add
+one through the ``autostatic_runtime.backends`` entry-point group, naming a ``Backend``
+subclass.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ _BUILTIN = {
     "numpy": "autostatic_runtime.backends.numpy_backend:NumpyBackend",
     "cupy": "autostatic_runtime.backends.cupy_backend:CupyBackend",
     "array_api_strict": "autostatic_runtime.backends.strict_backend:StrictBackend",
+    "jax": "autostatic_runtime.backends.jax_backend:JaxBackend",
 }
 _classes: dict[str, str | type[Backend]] = dict(_BUILTIN)
 _instances: dict[str, Backend] = {}
@@ -65,7 +68,10 @@ def get_backend(name: str) -> Backend:
         )
     cls = _load_class(_classes[name])
     if not cls.available():
-        hint = " (pip install 'autostatic[gpu]' on a machine with CUDA)" if name == "cupy" else ""
+        hint = {
+            "cupy": " (pip install 'autostatic[gpu]' on a machine with CUDA)",
+            "jax": " (pip install 'autostatic[xla]')",
+        }.get(name, "")
         raise DeviceError(
             "set_device", f"backend {name!r} is not available here{hint}", user_location()
         )

@@ -2,6 +2,8 @@
 
 Kernels receive ``xp``, a flat namespace holding every function of the backend's
 array-API namespace *and* the extras below (``xp.index_add``, ``xp.erf``, ``xp.random_normal``...).
+``xp.checks_values`` is False while a compiler (XLA) traces kernels: a kernel reads array
+values (to check them or to choose a fast path) only when it is True.
 The generic extras here are written in array-API calls only; a backend overrides an extra
 when it has a faster native form (NumPy's ``np.add.at``, ``np.einsum``...).
 """
@@ -22,6 +24,7 @@ EXTRAS = (
     "index_add",
     "index_put",
     "setitem",
+    "update",
     "erf",
     "einsum",
     "random_uniform",
@@ -37,6 +40,7 @@ class Backend:
     name = "generic"
     device_type = "cpu"
     default_seed = 0
+    requires: str | None = None  # the module the backend needs (available() imports it)
 
     def __init__(self) -> None:
         ns = self.namespace()
@@ -48,13 +52,22 @@ class Backend:
         if not hasattr(xp, "linalg") and hasattr(ns, "linalg"):  # an extension, not in dir()
             xp.linalg = ns.linalg
         xp.backend = self
+        # False while a compiler traces the kernels (values unknown): kernels then skip the
+        # checks and fast paths that read values, and take the general path
+        xp.checks_values = True
         self.xp = xp
         self._dtypes = {d: getattr(ns, str(d)) for d in dtypes.ALL if hasattr(ns, str(d))}
         self.seed(Backend.default_seed)
 
     # -- to implement ------------------------------------------------------------------
-    @staticmethod
-    def available() -> bool:
+    @classmethod
+    def available(cls) -> bool:
+        if cls.requires is None:
+            return True
+        try:
+            __import__(cls.requires)
+        except ImportError:
+            return False
         return True
 
     def namespace(self) -> Any:
@@ -164,6 +177,12 @@ class Backend:
         out = ns.asarray(x, copy=True)
         out[keys[0] if _sole_mask(keys, x.ndim, ns) else key] = value
         return out
+
+    def update(self, x, key, value):
+        """``x[key] = value`` for a basic ``key`` on an array the kernel owns: in place here,
+        a new array on backends whose arrays are immutable (JAX). Use the result."""
+        x[key] = value
+        return x
 
     def index_add(self, x, axis, index, values):
         """A copy of ``x`` with ``values`` added at integer ``index`` along ``axis``.

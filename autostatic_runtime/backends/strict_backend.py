@@ -15,14 +15,7 @@ class StrictBackend(Backend):
     name = "array_api_strict"
     device_type = "array_api_strict"
 
-    @staticmethod
-    def available() -> bool:
-        try:
-            import array_api_strict  # noqa: F401
-
-            return True
-        except ImportError:
-            return False
+    requires = "array_api_strict"
 
     def namespace(self):
         import array_api_strict as xp

@@ -57,6 +57,8 @@ class ProgramRunner:
         inputs: names of the data variables, in call order.
         outputs: names of the output variables (repeats allowed).
         params: persistable variable name -> the eager Tensor holding its value.
+        compiler: the block compiler (a name, ``"python"`` by default or ``"xla"``, or a
+            ``BlockCompiler``); it compiles the forward and, for training, the backward.
     """
 
     def __init__(
@@ -65,8 +67,12 @@ class ProgramRunner:
         inputs: Sequence[str],
         outputs: Sequence[str],
         params: dict[str, Tensor],
+        compiler: Any = None,
     ):
+        from autostatic_runtime.static.compiler import get_compiler
+
         self.program = program
+        self.compiler = get_compiler(compiler)
         block = program.global_block()
         self.inputs = list(inputs)
         self.outputs = list(outputs)
@@ -130,8 +136,8 @@ class ProgramRunner:
         backend = backend or backends.current_backend()
         fn = self._infer.get(backend.name)
         if fn is None:
-            fn = self._infer[backend.name] = backend_compile(
-                self.program.global_block(), self.inputs, self.outputs, backend
+            fn = self._infer[backend.name] = self.compiler.compile(
+                self.program.global_block(), list(self.inputs), list(self.outputs), backend
             )
         return fn
 
@@ -147,10 +153,12 @@ def _edge(t: Any):
     return t if t._node is None else (t._node, t._index)
 
 
-def backend_compile(block, params: list[str], results: list[str], backend):
-    from autostatic_runtime.static.compiler import PythonCodegen
-
-    return PythonCodegen().compile(block, list(params), list(results), backend)
+def compiled_functions(runner: ProgramRunner) -> list:
+    """Every function ``runner`` has compiled so far (forward, training forward, backward)."""
+    found = list(runner._infer.values())
+    for train in runner._train.values():
+        found += list(train._fwd.values()) + list(train._bwd.values())
+    return found
 
 
 class _TrainProgram:
@@ -162,6 +170,7 @@ class _TrainProgram:
 
         self.runner = runner
         program = runner.program.clone()
+        program.source_id = runner.program.id  # the same program, for a compiler's reports
         _advance_names(program)
         block0 = program.global_block()
         names = runner.inputs + runner.param_names
@@ -207,12 +216,13 @@ class _TrainProgram:
     def forward(self, backend, scope: dict, arrays: list) -> tuple:
         fn = self._fwd.get(backend.name)
         if fn is None:  # compile both halves now, so a bad program fails in the forward call
-            fn = self._fwd[backend.name] = backend_compile(
+            fn = self._fwd[backend.name] = self.runner.compiler.compile(
                 self.program.global_block(),
-                self.runner.inputs,
+                list(self.runner.inputs),
                 self.runner.outputs + self.saved_names,
                 backend,
             )
+            fn.device_results_from = len(self.runner.outputs)  # saved: only for the backward
             self._backward_fn(backend)
         return fn(scope, *arrays)
 
@@ -220,7 +230,7 @@ class _TrainProgram:
         fn = self._bwd.get(backend.name)
         if fn is None:
             wanted = [n for n in self.grad_names if n is not None]
-            fn = self._bwd[backend.name] = backend_compile(
+            fn = self._bwd[backend.name] = self.runner.compiler.compile(
                 self.block1, self.saved_names + self.seed_names, wanted, backend
             )
         return fn

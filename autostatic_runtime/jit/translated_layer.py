@@ -21,6 +21,7 @@ from autostatic_runtime.jit.model_file import decode_structure, read_model
 from autostatic_runtime.jit.run_program import ProgramRunner
 from autostatic_runtime.nn.layer.layers import Layer
 from autostatic_runtime.nn.parameter import Parameter
+from autostatic_runtime.static.compiler import get_compiler
 from autostatic_runtime.static.control_flow import unflatten
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.static.program import Program
@@ -36,7 +37,11 @@ class InputMismatchError(AutostaticError, ValueError):
 
 
 def load(
-    path: str, *, max_loop_iterations: int | None = None, memory_budget: int | None = None
+    path: str,
+    *,
+    max_loop_iterations: int | None = None,
+    memory_budget: int | None = None,
+    backend: str | None = None,
 ) -> TranslatedLayer:
     """The model saved at ``path`` (the prefix given to ``autostatic.save``) as a layer.
 
@@ -48,6 +53,8 @@ def load(
         memory_budget: bytes one value of the program may take (default 4 GiB, or
             ``AUTOSTATIC_MEMORY_BUDGET``); a declared or inferred size above it is a
             ``ProgramFormatError`` at load, before anything is allocated.
+        backend: the block compiler running the model: None (the default executor) or
+            ``"xla"`` (one ``jax.jit`` computation; needs the ``xla`` extra).
     """
     if max_loop_iterations is not None and (
         type(max_loop_iterations) is not int or max_loop_iterations < 0
@@ -59,25 +66,31 @@ def load(
     program, params, meta = read_model(str(path))
     check_sizes(program, budget, f"{path}.pdmodel")
     program.max_loop_iterations = max_loop_iterations
-    return TranslatedLayer(program, params, meta, where=f"{path}.pdmodel")
+    return TranslatedLayer(program, params, meta, where=f"{path}.pdmodel", backend=backend)
 
 
 class TranslatedLayer(Layer):
     """A loaded static program as a layer: ``layer(*inputs)`` runs it."""
 
     def __init__(
-        self, program: Program, params: dict[str, np.ndarray], meta: dict, where: str = "program"
+        self,
+        program: Program,
+        params: dict[str, np.ndarray],
+        meta: dict,
+        where: str = "program",
+        backend: str | None = None,
     ):
         super().__init__()
+        compiler = get_compiler(backend)  # outside _checked: a missing JAX is no format error
         self._program = program
         self._where = where
-        backend = backends.current_backend()
+        host = backends.current_backend()
         block = program.global_block()
         values: dict[str, Tensor] = {}
         for name, var in block.vars.items():
             if not var.persistable:
                 continue
-            data = backend.from_numpy(params[name])
+            data = host.from_numpy(params[name])
             key = name.replace(".", "_")
             if getattr(var, "trainable", False):
                 t = Parameter(data, name=name)
@@ -95,8 +108,10 @@ class TranslatedLayer(Layer):
         self._structure = decode_structure(meta["structure"], meta["leaves"], len(outputs))
         self._leaves = meta["leaves"]
         with self._checked():
-            self._runner = ProgramRunner(program, [s.name for s in self._specs], outputs, values)
-            self._runner.prepare(backend)  # a program that cannot compile fails at load
+            self._runner = ProgramRunner(
+                program, [s.name for s in self._specs], outputs, values, compiler
+            )
+            self._runner.prepare(host)  # a program that cannot compile fails at load
 
     @contextlib.contextmanager
     def _checked(self):

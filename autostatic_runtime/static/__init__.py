@@ -25,6 +25,20 @@ from autostatic_runtime.static.executor import Executor, Scope, global_scope, sc
 from autostatic_runtime.static.inference_model import load_inference_model, save_inference_model
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.static.program import Block, Operator, Parameter, Program, Variable
+from autostatic_runtime.tensor import STATIC_HOOKS as _HOOKS
+
+
+def _set_value_from_variable(tensor, value) -> None:
+    """``tensor.set_value(variable)`` while building: the program writes the tensor."""
+    from autostatic_runtime.static.builder import capture
+
+    capture(default_main_program(), tensor).set_value(value)
+
+
+# The core (tensor, autograd, dispatch, backends) never imports this package; it reaches
+# static mode through these hooks (dispatch's slot is set by builder.py).
+_HOOKS["set_value"] = _set_value_from_variable
+_HOOKS["gradients"] = gradients
 
 __all__ = [
     "Program", "Block", "Operator", "Variable", "Parameter", "program_guard", "data",

@@ -7,8 +7,9 @@ sub-blocks of ``cond``/``while`` inlined as Python ``if``/``while`` statements (
 iteration costs no function call). The source is compiled once per program version and
 cached by the Executor; ``fn.__source__`` shows it.
 
-Another compiler (whole-block Numba, fused CuPy kernels) can take its place by implementing
-``BlockCompiler.compile``.
+Another compiler can take its place by implementing ``BlockCompiler.compile``:
+``static/xla`` lowers a whole block to one ``jax.jit`` computation. ``get_compiler`` resolves
+the names ``"python"`` (this one) and ``"xla"``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from autostatic_runtime.errors import ExecutionError
+from autostatic_runtime.errors import DeviceError, ExecutionError, user_location
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.program import Block, Literal, Variable
 
@@ -28,11 +29,41 @@ META_ATTRS = frozenset({"op_role", "side_effect"})  # op bookkeeping, not kernel
 
 
 class BlockCompiler(Protocol):
-    """Compiles a block into ``fn(scope, *params) -> tuple(results)``."""
+    """Compiles a block into ``fn(scope, *params) -> tuple(results)``.
+
+    A caller that passes results from index ``k`` on only back into functions of the same
+    compiler (a training forward's saved values) may set ``fn.device_results_from = k``; a
+    compiler with its own device (XLA) then leaves them there.
+    """
 
     def compile(
         self, block: Block, params: list[str], results: list[str], backend: Any
     ) -> Callable: ...
+
+
+COMPILERS = ("python", "xla")
+
+
+def get_compiler(compiler: Any = None) -> Any:
+    """A BlockCompiler from a name (``"python"``, the default, or ``"xla"``) or an instance."""
+    if compiler is None or compiler == "python":
+        return PythonCodegen()
+    if compiler == "xla":
+        from autostatic_runtime.backends.jax_backend import JaxBackend
+
+        if not JaxBackend.available():
+            raise DeviceError(
+                "xla",
+                "the XLA block compiler needs JAX, which is not installed here: "
+                "pip install 'autostatic[xla]'",
+                user_location(),
+            )
+        from autostatic_runtime.static.xla import XlaCompiler
+
+        return XlaCompiler()
+    if isinstance(compiler, str):
+        raise ValueError(f"no block compiler {compiler!r}; known: {', '.join(COMPILERS)}")
+    return compiler
 
 
 class UninitializedError(ExecutionError):

@@ -9,7 +9,7 @@ import numpy as np
 from autostatic_runtime import backends, dtypes
 from autostatic_runtime.errors import OpError, user_location
 from autostatic_runtime.static.builder import captured_values, default_main_program
-from autostatic_runtime.static.compiler import PythonCodegen
+from autostatic_runtime.static.compiler import get_compiler
 from autostatic_runtime.static.program import Program, Variable
 from autostatic_runtime.tensor import Tensor
 
@@ -65,13 +65,14 @@ class scope_guard:
 class Executor:
     """Runs programs on a device: ``exe.run(startup)``, then ``exe.run(main, feed, fetch_list)``.
 
-    Each (program version, feed names, fetch names) is compiled once into a Python function
-    over backend kernels and cached.
+    Each (program version, feed names, fetch names) is compiled once and cached: into a
+    Python function over backend kernels by default, into one XLA computation with
+    ``compiler="xla"`` (``backend="xla"`` is the same; needs the ``xla`` extra).
     """
 
-    def __init__(self, place: Any = None, compiler: Any = None):
+    def __init__(self, place: Any = None, compiler: Any = None, *, backend: Any = None):
         self.place = place
-        self.compiler = compiler or PythonCodegen()
+        self.compiler = get_compiler(compiler if backend is None else backend)
         self._cache: dict[tuple, Any] = {}
 
     def _backend(self):
@@ -161,6 +162,11 @@ class _Runner:
         self.scheduler = getattr(program, "lr_scheduler", None)
         self.array_type = backend.array_types[0]
         self.np_dtypes = {name: backend.to_dtype(var.dtype) for name, var in self.feeds}
+        # per feed: the backend dtype and the exact shape when every dim is known (one compare)
+        self.checks = [
+            (name, var, self.np_dtypes[name], var._shape if -1 not in var._shape else None)
+            for name, var in self.feeds
+        ]
 
     def __call__(self, scope: Scope, feed: dict) -> tuple:
         for name, tensor in self.captured:
@@ -171,12 +177,12 @@ class _Runner:
                 float(self.scheduler()), dtypes.get_default_dtype()
             )
         args = []
-        for name, var in self.feeds:
+        for name, var, dtype, shape in self.checks:
             value = feed[name]
             if not (
                 type(value) is self.array_type
-                and value.dtype == self.np_dtypes[name]
-                and _fits(value.shape, var._shape)
+                and value.dtype == dtype
+                and (value.shape == shape or _fits(value.shape, var._shape))
             ):
                 value = _feed_value(name, var, value, self.backend)
             args.append(value)

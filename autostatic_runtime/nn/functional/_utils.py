@@ -130,8 +130,7 @@ def pad_hw(xp, x, pads: tuple, value: float = 0.0):
         return x
     n, c, h, w = x.shape
     out = xp.full((n, c, h + pt + pb, w + pl + pr), value, dtype=x.dtype)
-    out[:, :, pt : pt + h, pl : pl + w] = x
-    return out
+    return xp.update(out, (slice(None), slice(None), slice(pt, pt + h), slice(pl, pl + w)), x)
 
 
 def window(x, oh: int, ow: int, h0: int, w0: int, sh: int, sw: int):
@@ -139,8 +138,9 @@ def window(x, oh: int, ow: int, h0: int, w0: int, sh: int, sw: int):
     return x[:, :, h0 : h0 + sh * (oh - 1) + 1 : sh, w0 : w0 + sw * (ow - 1) + 1 : sw]
 
 
-def add_window(x, v, h0: int, w0: int, sh: int, sw: int) -> None:
-    """In place on a buffer this kernel owns: ``window(x, ...) += v``."""
+def add_window(xp, x, v, h0: int, w0: int, sh: int, sw: int):
+    """``window(x, ...) += v`` on a buffer this kernel owns (in place where the backend
+    allows it); returns the updated buffer."""
     oh, ow = v.shape[2], v.shape[3]
     key = (
         slice(None),
@@ -148,4 +148,4 @@ def add_window(x, v, h0: int, w0: int, sh: int, sw: int) -> None:
         slice(h0, h0 + sh * (oh - 1) + 1, sh),
         slice(w0, w0 + sw * (ow - 1) + 1, sw),
     )
-    x[key] = x[key] + v
+    return xp.update(x, key, x[key] + v)

@@ -117,7 +117,7 @@ def _col2im(xp, dcols, x_shape, kshape, out_hw, strides, paddings, dilations):
     pt, pb, pl, pr = paddings
     dx = xp.zeros((n, c, h + pt + pb, w + pl + pr), dtype=dcols.dtype)
     for k, (a, b) in enumerate(_positions(kshape[0], kshape[1], dilations)):
-        add_window(dx, dcols[:, :, k, :, :], a, b, *strides)
+        dx = add_window(xp, dx, dcols[:, :, k, :, :], a, b, *strides)
     return dx[:, :, pt : pt + h, pl : pl + w]
 
 

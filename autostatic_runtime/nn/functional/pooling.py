@@ -175,7 +175,7 @@ class Pool2DGrad:
         share = g / d
         dx = xp.zeros((n, c, h + full[0] + full[1], w + full[2] + full[3]), dtype=g.dtype)
         for a, b in _offsets(ksize):
-            add_window(dx, share, a, b, *strides)
+            dx = add_window(xp, dx, share, a, b, *strides)
         return from_nchw(xp, dx[:, :, full[0] : full[0] + h, full[2] : full[2] + w], last)
 
     def grad(gg, out, g, x, **attrs):
@@ -230,7 +230,7 @@ class MaxPool2DIndexGrad:
         zero = xp.zeros_like(g)
         for a, b in _offsets(ksize):
             pos = _flat_positions(xp, h, w, ksize, strides, paddings, oh, ow, a, b)
-            add_window(dx, xp.where(mask == pos, g, zero), a, b, *strides)
+            dx = add_window(xp, dx, xp.where(mask == pos, g, zero), a, b, *strides)
         return from_nchw(xp, dx[:, :, full[0] : full[0] + h, full[2] : full[2] + w], last)
 
     def grad(gg, out, g, mask, x, **attrs):

@@ -1,0 +1,100 @@
+"""A JAX backend: ``jax.numpy`` as the kernels' array namespace (the XLA block compiler's).
+
+``jax.numpy`` follows the array-API standard, so the shared kernels run on it unchanged; the
+extras NumPy does in place (``setitem``, ``update``, ``index_put``, ``index_add``) are
+functional ``.at[...]`` updates here. Arrays are 64-bit only inside ``x64()`` (JAX truncates float64
+and int64 to 32 bits by default); the XLA compiler traces and calls its functions in it, so
+programs keep the dtypes they have on NumPy without changing JAX's default for other code.
+
+Random numbers come from the host generator, as on the other backends; a compiled program
+never draws them (the XLA compiler has no lowering for random ops, see ``static/xla``).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from autostatic_runtime.backends.base import Backend
+
+
+def x64():
+    """A new context in which JAX keeps float64/int64 (a thread-local JAX setting)."""
+    import jax
+
+    scoped = getattr(jax, "enable_x64", None)
+    if scoped is None:  # JAX before 0.4.36
+        from jax.experimental import enable_x64
+
+        return enable_x64()
+    return scoped(True)
+
+
+_local = threading.local()
+
+
+def call_x64():
+    """``x64()`` reused by the calling thread (half the cost of a new one); for a context
+    that is never entered twice at once, such as around one compiled call."""
+    cm = getattr(_local, "x64", None)
+    if cm is None:
+        cm = x64()
+        if not hasattr(cm, "new_val"):  # a one-shot context (JAX before jax.enable_x64)
+            return cm
+        _local.x64 = cm
+    return cm
+
+
+class JaxBackend(Backend):
+    name = "jax"
+    device_type = "cpu"
+
+    requires = "jax"
+
+    def __init__(self) -> None:
+        with x64():
+            super().__init__()
+        import jax
+
+        self.xp.erf = jax.scipy.special.erf
+        self.xp.einsum = self.ns.einsum
+
+    def namespace(self):
+        import jax.numpy as jnp
+
+        return jnp
+
+    def asarray(self, data, dtype=None):
+        with x64():
+            return self.ns.asarray(data, dtype=None if dtype is None else self.to_dtype(dtype))
+
+    def from_numpy(self, array):
+        import jax
+
+        with x64():
+            return jax.device_put(array)
+
+    def to_numpy(self, array):
+        return np.asarray(array)
+
+    def synchronize(self) -> None:
+        import jax
+
+        jax.effects_barrier()
+
+    def getitem(self, x, key):
+        return x[key]
+
+    def setitem(self, x, key, value):
+        return x.at[key].set(value)
+
+    def update(self, x, key, value):
+        return x.at[key].set(value)
+
+    def index_put(self, shape, dtype, key, values):
+        return self.ns.zeros(shape, dtype=dtype).at[key].add(values)  # repeats accumulate
+
+    def index_add(self, x, axis, index, values):
+        key = (slice(None),) * (axis % x.ndim) + (self.ns.reshape(index, (-1,)),)
+        return x.at[key].add(values)

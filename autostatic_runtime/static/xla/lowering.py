@@ -1,0 +1,414 @@
+"""Lowering a block to JAX: each op's own kernel on ``jax.numpy``, control flow to ``lax``.
+
+``run_block`` walks a block's ops (pruned to the results, as ``PythonCodegen`` does) once,
+while ``jax.jit`` traces: a kernel op calls ``opdef.kernel(xp, *inputs, **attrs)`` with ``xp``
+the JAX backend's namespace, so there is one definition per op. Only control flow has a
+lowering here (``LOWERINGS``): ``cond`` becomes ``lax.cond`` and ``while`` ``lax.while_loop``.
+
+A ``while`` whose gradient is needed records its *trajectory* (the loop values entering each
+iteration) into buffers of ``capacity`` rows carried through the loop, with the iteration
+count; ``while_grad`` walks them backwards in another ``lax.while_loop``. The compiler reads
+the counts after each call and compiles again with a larger capacity when a loop ran longer
+(the rows past the capacity were dropped), so the bound is found, not guessed. Inside a
+branch or another loop the count cannot leave the computation: such a loop is unrolled.
+
+An op whose inputs are all known while tracing (``shape``, constants, and what is computed
+from them alone) runs its kernel on NumPy at once: its result is a concrete array, so a
+shape built from ``x.shape[0]`` (a ``fill_constant_dynamic``, a dynamic ``reshape``) is
+static in the XLA computation, as the input shapes of one ``jax.jit`` specialisation are.
+
+A loop whose body changes a carry's shape (a tensor array appended to), or whose gradient is
+needed inside a branch or another loop, is unrolled while tracing when its condition is
+known then (a counter from a constant; at most ``UNROLL_LIMIT`` iterations): each iteration
+then has its own static shapes, and its trajectory is the list of loop values (``Unrolled``),
+which ``while_grad`` walks back unrolled too.
+
+Random ops draw from a key passed to every call (new each call, from the host generator
+that ``rt.seed`` seeds) folded with a number per random op, so each call and each op has its
+own stream (not NumPy's numbers: the same distribution). Inside a ``lax.while_loop`` body a
+draw would repeat at every iteration, so such an op is unlowerable.
+
+``print`` and ``assert`` ops run their own kernels on NumPy from inside the computation
+(``jax.debug.callback``, ordered), so they print and check at every call, in program order.
+
+What cannot be lowered raises ``Unlowerable`` naming the op; the compiler then runs the
+program on the default executor.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from autostatic_runtime.ops.registry import OPS
+from autostatic_runtime.static.compiler import META_ATTRS, prune
+from autostatic_runtime.static.program import Block, Literal
+
+SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their input's shape
+UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries change shape)
+
+
+class Unlowerable(Exception):
+    """``op`` cannot run inside one XLA computation, for ``reason``."""
+
+    def __init__(self, op: Any, reason: str):
+        super().__init__(reason)
+        self.op, self.reason = op, reason
+
+
+class Lowering:
+    """State of one trace: the kernels' namespace and the op being lowered."""
+
+    def __init__(self, backend: Any, capacity: int, errors: list, call_key: Any):
+        import jax
+
+        from autostatic_runtime import backends
+
+        self.lax = jax.lax
+        self.jnp = backend.ns
+        self.random = jax.random
+        self.call_key = call_key  # a legacy uint32[2] key, new at every call
+        self.random_ops = 0  # random ops lowered so far (each folds its number into the key)
+        self.in_loop = False  # inside a lax.while_loop body
+        self.xp = self._namespace(backend)
+        self.xp.checks_values = False  # values are unknown while tracing
+        # ops whose inputs are all known while tracing (shapes, constants, values computed
+        # from them) run on NumPy now, so their results are concrete: a shape computed from
+        # ``x.shape[0]`` stays a Python-visible value, as jax.jit's static shapes are
+        self.host_xp = self._namespace(backends.get_backend("numpy"))
+        self.traced = _Traced(jax.core.Tracer)
+        _register_pytrees()
+        self.op: Any = None
+        self.capacity = capacity  # trajectory rows per recording loop
+        self.counts: list = []  # iteration counts of the loops that record a trajectory
+        self.depth = 0  # nesting inside lowered branches and loop bodies
+        self.errors = errors  # (op, exception) of a print/assert that failed in this call
+        self.effects = False  # whether the block has print/assert ops
+
+    def _namespace(self, backend: Any) -> types.SimpleNamespace:
+        xp = types.SimpleNamespace(**vars(backend.xp))
+        xp.random_uniform, xp.random_normal = self._uniform, self._normal
+        xp.random_integers = self._integers
+        return xp
+
+    # -- random numbers: from the call's key, one stream per op -------------------------------
+    def _key(self):
+        """A key for the op being lowered: the call's key folded with a number per random
+        op of the trace. In a ``lax.while_loop`` body the same key would serve every
+        iteration, so a random op there is unlowerable (an unrolled loop is fine)."""
+        if self.in_loop:
+            raise Unlowerable(
+                self.op, "it draws random numbers inside a loop, which would repeat one draw"
+            )
+        self.random_ops += 1
+        return self.random.fold_in(self.call_key, self.random_ops)
+
+    def _uniform(self, shape, low, high, dtype):
+        kind = self.jnp.dtype(str(dtype))
+        return self.random.uniform(self._key(), tuple(shape), kind, low, high)
+
+    def _normal(self, shape, mean, std, dtype):
+        kind = self.jnp.dtype(str(dtype))
+        return mean + std * self.random.normal(self._key(), tuple(shape), kind)
+
+    def _integers(self, shape, low, high, dtype):
+        kind = self.jnp.dtype(str(dtype))
+        return self.random.randint(self._key(), tuple(shape), low, high, kind)
+
+    def loop_body(self, body: Callable) -> Callable:
+        """``body`` as a ``lax.while_loop`` body: while it is traced, a random op is
+        unlowerable (one key would serve every iteration)."""
+
+        def traced(state):
+            saved, self.in_loop = self.in_loop, True
+            try:
+                return body(state)
+            finally:
+                self.in_loop = saved
+
+        return traced
+
+    def nested(self, block: Block, env: dict, results: list[str]) -> list:
+        """``run_block`` for a branch or loop body (one level deeper)."""
+        self.depth += 1
+        try:
+            return self.run_block(block, env, results)
+        finally:
+            self.depth -= 1
+
+    def run_block(self, block: Block, env: dict, results: list[str]) -> list:
+        """Lower ``block``'s ops into the current trace; ``env`` maps names to values."""
+        for op in prune(block, results):
+            self.op = op
+            lower = LOWERINGS.get(op.type)
+            if lower is not None:
+                lower(self, op, env)
+            else:
+                self._kernel(op, env)
+        return [env[name] for name in results]
+
+    def _kernel(self, op, env: dict) -> None:
+        opdef = OPS.get(op.type)
+        if opdef is None:
+            raise Unlowerable(op, "it has no kernel and no lowering")
+        attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
+        args = [read(env, x) for x in op.inputs]
+        if op.attrs.get("side_effect"):
+            self._effect(op, opdef, args, attrs, env)
+            return
+        known = op.type in SHAPE_ONLY or all(type(a) not in self.traced for a in args)
+        out = opdef.kernel(self.host_xp if known else self.xp, *args, **attrs)
+        outs = out if opdef.multi_output else (out,)
+        for var, value in zip(op.outputs, outs):
+            env[var.name] = value
+
+    def _effect(self, op, opdef, args: list, attrs: dict, env: dict) -> None:
+        """A ``print``/``assert``: its own kernel runs on NumPy from the computation (a JAX
+        debug callback, in program order), when the values exist. A failure is kept in
+        ``errors`` (raised by the compiler after the call) and stops later effects."""
+        import jax
+
+        host_xp, errors = self.host_xp, self.errors
+
+        def run(*arrays):
+            if errors:
+                return
+            try:
+                opdef.kernel(host_xp, *[np.asarray(a) for a in arrays], **attrs)
+            except Exception as exc:  # noqa: BLE001  (handed to the caller after the call)
+                errors.append((op, exc))
+
+        jax.debug.callback(run, *args, ordered=True)
+        self.effects = True
+        if not opdef.multi_output:  # print returns its first input
+            env[op.outputs[0].name] = args[0]
+
+    def pred(self, value: Any) -> Any:
+        """A scalar bool from a predicate of one element (``[1]`` in Paddle style)."""
+        return self.jnp.reshape(value, ()).astype(bool)
+
+    def like(self, value: Any, carry: Any) -> Any:
+        """``value`` with ``carry``'s dtype, strongly typed (a loop carry must keep its type)."""
+        value = self.jnp.asarray(value)
+        if value.dtype != carry.dtype:
+            value = self.jnp.astype(value, carry.dtype)
+        return self.strong(value)
+
+    def strong(self, value: Any) -> Any:
+        """``value`` as a JAX array of its own dtype (not weakly typed), as loop carries
+        and branch results must be."""
+        value = self.jnp.asarray(value)
+        return self.lax.convert_element_type(value, value.dtype)
+
+
+_registered: list = []
+
+
+def _register_pytrees() -> None:
+    if not _registered:
+        import jax
+
+        jax.tree_util.register_pytree_node_class(Unrolled)
+        _registered.append(Unrolled)
+
+
+class _Traced:
+    """``type(a) in traced``: whether ``a`` is a value of the trace (a JAX tracer or array),
+    cached per type."""
+
+    def __init__(self, tracer: type):
+        self.tracer = tracer
+        self.known: dict[type, bool] = {}
+
+    def __contains__(self, kind: type) -> bool:
+        found = self.known.get(kind)
+        if found is None:
+            import jax
+
+            found = self.known[kind] = issubclass(kind, (self.tracer, jax.Array))
+        return found
+
+
+def read(env: dict, operand: Any) -> Any:
+    return operand.value if isinstance(operand, Literal) else env[operand.name]
+
+
+def _scoped(env: dict, names: list[str], values) -> dict:
+    inner = dict(env)  # outer values are closed over: JAX passes them to the sub-computation
+    inner.update(zip(names, values))
+    return inner
+
+
+def lower_cond(low: Lowering, op, env: dict) -> None:
+    pred = low.pred(read(env, op.inputs[0]))
+
+    def branch(block_key: str, outputs_key: str) -> Callable:
+        def run(_):
+            results = low.nested(op.attrs[block_key], dict(env), list(op.attrs[outputs_key]))
+            return tuple(low.strong(r) for r in results)
+
+        return run
+
+    outs = low.lax.cond(
+        pred, branch("true_block", "true_outputs"), branch("false_block", "false_outputs"), None
+    )
+    for var, value in zip(op.outputs, outs):
+        env[var.name] = value
+
+
+def lower_while(low: Lowering, op, env: dict) -> None:
+    trajectory = op.attrs.get("trajectory")
+    if op.block.program.max_loop_iterations is not None:
+        raise Unlowerable(op, "the program has a max_loop_iterations guard")
+    if trajectory and low.depth:  # its iteration count could not leave the computation
+        outs, history = _unrolled(low, op, env, "its gradient is needed inside a branch or loop")
+    else:
+        try:
+            outs, history = _while_loop(low, op, env, trajectory)
+        except TypeError:  # the body changes a carry's shape (a tensor array grows)
+            outs, history = _unrolled(low, op, env, "its loop variables change shape")
+    if trajectory:
+        env[trajectory] = history
+    for var, value in zip([v for v in op.outputs if v.name != trajectory], outs):
+        env[var.name] = value
+
+
+def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
+    """``lax.while_loop``; with a trajectory, rows of ``capacity`` carried along."""
+    jnp, lax = low.jnp, low.lax
+    n = op.attrs["num_loop_vars"]
+    init = tuple(low.strong(read(env, x)) for x in op.inputs[:n])
+    cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
+
+    def cond_fn(state):
+        inner = _scoped(env, cond_params, state[0])
+        (pred,) = low.nested(op.attrs["cond_block"], inner, [op.attrs["cond_output"]])
+        return low.pred(pred)
+
+    def body_fn(state):
+        carry, *recorded = state
+        if trajectory:  # row k: the values entering iteration k (clamped past the capacity)
+            rows, k = recorded
+            rows = tuple(lax.dynamic_update_index_in_dim(r, c, k, 0) for r, c in zip(rows, carry))
+            recorded = (rows, k + 1)
+        inner = _scoped(env, body_params, carry)
+        outs = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
+        return (tuple(low.like(o, c) for o, c in zip(outs, carry)), *recorded)
+
+    state = (init,)
+    if trajectory:
+        rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init)
+        state = (init, rows, jnp.asarray(0, jnp.int64))
+    outs, *recorded = lax.while_loop(cond_fn, low.loop_body(body_fn), state)
+    if not trajectory:
+        return outs, None
+    low.counts.append(recorded[1])
+    return outs, tuple(recorded)
+
+
+class Unrolled:
+    """The trajectory of an unrolled loop: the loop values entering each iteration (their
+    shapes may differ from one iteration to the next). A JAX pytree."""
+
+    def __init__(self, steps: tuple):
+        self.steps = steps
+
+    def tree_flatten(self):
+        return (self.steps,), None
+
+    @classmethod
+    def tree_unflatten(cls, aux, children):
+        return cls(*children)
+
+
+def _unrolled(low: Lowering, op, env: dict, why: str) -> tuple:
+    """The loop run out while tracing, one body after another: possible when its condition
+    is known while tracing (a counter from a constant), as each iteration may then have its
+    own shapes (a tensor array one row longer). Returns the outputs and the trajectory."""
+    n = op.attrs["num_loop_vars"]
+    carry = [read(env, x) for x in op.inputs[:n]]
+    cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
+    steps = []
+    for _ in range(UNROLL_LIMIT + 1):
+        inner = _scoped(env, cond_params, carry)
+        (pred,) = low.nested(op.attrs["cond_block"], inner, [op.attrs["cond_output"]])
+        if type(pred) in low.traced:
+            raise Unlowerable(op, f"{why} and its iteration count depends on values")
+        if not bool(np.reshape(np.asarray(pred), ())):
+            return carry, Unrolled(tuple(steps))
+        steps.append(tuple(carry))
+        inner = _scoped(env, body_params, carry)
+        carry = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
+    raise Unlowerable(op, f"{why} and it runs more than {UNROLL_LIMIT} iterations")
+
+
+def lower_while_grad(low: Lowering, op, env: dict) -> None:
+    """The forward trajectory walked backwards: one replayed, differentiated iteration per
+    row; gradients of outer variables summed over the iterations (zero for none)."""
+    jnp, lax = low.jnp, low.lax
+    n, nfree = op.attrs["num_loop_vars"], op.attrs["num_free"]
+    history = read(env, op.inputs[0])
+    if isinstance(history, Unrolled):
+        _unrolled_grad(low, op, env, history)
+        return
+    rows, count = history
+    seeds = tuple(low.strong(read(env, x)) for x in op.inputs[1 : 1 + n])
+    outer = [read(env, x) for x in op.inputs[1 + n + nfree :]]
+    names = list(op.attrs["body_params"]) + list(op.attrs["seed_params"])
+    block, wanted = op.attrs["body_grad_block"], list(op.attrs["grad_outputs"])
+
+    def body_fn(state):
+        k, carried, summed = state
+        step = [lax.dynamic_index_in_dim(r, k, 0, keepdims=False) for r in rows]
+        results = low.nested(block, _scoped(env, names, step + list(carried)), wanted)
+        carried = tuple(low.like(r, c) for r, c in zip(results[:n], carried))
+        summed = tuple(low.like(s + r, s) for s, r in zip(summed, results[n:]))
+        return k - 1, carried, summed
+
+    zeros = tuple(low.strong(jnp.zeros_like(jnp.asarray(o))) for o in outer)
+    _, carried, summed = lax.while_loop(
+        lambda s: s[0] >= 0, low.loop_body(body_fn), (count - 1, seeds, zeros)
+    )
+    for var, value in zip(op.outputs, carried + summed):
+        env[var.name] = value
+
+
+def _unrolled_grad(low: Lowering, op, env: dict, history: Unrolled) -> None:
+    """``while_grad`` over an unrolled loop's trajectory, unrolled too."""
+    n, nfree = op.attrs["num_loop_vars"], op.attrs["num_free"]
+    carried = [read(env, x) for x in op.inputs[1 : 1 + n]]
+    outer = [read(env, x) for x in op.inputs[1 + n + nfree :]]
+    names = list(op.attrs["body_params"]) + list(op.attrs["seed_params"])
+    block, wanted = op.attrs["body_grad_block"], list(op.attrs["grad_outputs"])
+    summed = [None] * len(outer)
+    for step in reversed(history.steps):
+        results = low.nested(block, _scoped(env, names, list(step) + carried), wanted)
+        carried = results[:n]
+        summed = [r if s is None else s + r for s, r in zip(summed, results[n:])]
+    summed = [low.jnp.zeros_like(o) if s is None else s for s, o in zip(summed, outer)]
+    for var, value in zip(op.outputs, carried + summed):
+        env[var.name] = value
+
+
+LOWERINGS: dict[str, Callable] = {
+    "cond": lower_cond,
+    "while": lower_while,
+    "while_grad": lower_while_grad,
+}
+
+
+def sub_block_writes(block: Block) -> Any:
+    """The first op inside a sub-block of ``block`` that writes a persistable variable (a
+    compiled branch or loop body cannot store into the scope), or None."""
+    for op in block.ops:
+        for sub in op.sub_blocks():
+            for inner in sub.ops:
+                if any(v.persistable for v in inner.outputs):
+                    return inner
+            found = sub_block_writes(sub)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,189 @@
+"""Static programs on ``Executor(compiler="xla")``: nested control flow, gradients, training
+with an optimizer, dtypes, and the fallback to the default executor."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+import autostatic_runtime as rt  # noqa: E402
+from autostatic_runtime import static  # noqa: E402
+from autostatic_runtime.static.xla import XlaFallbackWarning  # noqa: E402
+
+cond, while_loop = static.nn.cond, static.nn.while_loop
+
+
+def build(fn, specs):
+    main, startup = static.Program(), static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main, startup):
+            args = [static.data(n, s, d) for n, s, d in specs]
+            for a in args:
+                a.stop_gradient = not a.dtype.is_floating
+            outs = fn(*args)
+    finally:
+        rt.disable_static()
+    return main, startup, outs
+
+
+def run_both(main, feed, fetch, startup=None, steps=1):
+    """Fetches of ``steps`` runs on the default executor and on XLA (fresh scopes); XLA must
+    not fall back."""
+    results = []
+    for compiler in (None, "xla"):
+        scope, exe = static.Scope(), static.Executor(compiler=compiler)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", XlaFallbackWarning)
+            if startup is not None:
+                exe.run(startup, scope=scope)
+            results.append([exe.run(main, feed, fetch, scope=scope) for _ in range(steps)])
+    return results
+
+
+def assert_same(expected, got, rtol=1e-5):
+    for e_step, g_step in zip(expected, got, strict=True):
+        for e, g in zip(e_step, g_step, strict=True):
+            assert e.dtype == g.dtype and e.shape == g.shape
+            assert g.flags.writeable  # the caller's own array, as the default executor gives
+            np.testing.assert_allclose(g, e, rtol=rtol, atol=1e-6)
+
+
+def nested(x, y):
+    """A while whose body holds a cond, inside a cond; gradients need no while_grad here
+    because the loop only reads ``x`` through a cond taken after it."""
+
+    def loop(i, acc):
+        step = cond(rt.sum(acc) > 0, lambda: acc * 0.5 + y, lambda: acc - y * 0.25)
+        return i + 1, step
+
+    def outer_true():
+        _, acc = while_loop(lambda i, acc: i < 5, loop, [rt.full([], 0, "int64"), y])
+        return acc
+
+    z = cond(rt.mean(x) > 0, outer_true, lambda: y * 3.0)
+    w = cond(
+        rt.max(x) > 1.0,
+        lambda: rt.tanh(x * z),
+        lambda: cond(rt.min(x) < -1.0, lambda: x * x, lambda: rt.exp(x) * z),
+    )
+    return [z, w, rt.sum(w * x)]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nested_cond_and_while(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(3, 4)) * (1.0 if seed else -1.0)
+    y = rng.normal(size=(3, 4))
+    main, _, outs = build(nested, [("x", [3, 4], "float64"), ("y", [3, 4], "float64")])
+    expected, got = run_both(main, {"x": x, "y": y}, outs)
+    assert_same(expected, got, rtol=1e-10)
+
+
+def test_gradients_through_nested_cond():
+    def fn(x, y):
+        z = cond(
+            rt.mean(x) > 0,
+            lambda: cond(rt.sum(y) > 0, lambda: x * y, lambda: x - y),
+            lambda: rt.sin(x) * y,
+        )
+        loss = rt.sum(z * z)
+        return [loss, *static.gradients(loss, [x, y])]
+
+    rng = np.random.default_rng(3)
+    for sign in (1.0, -1.0):
+        feed = {"x": sign * np.abs(rng.normal(size=(2, 5))), "y": rng.normal(size=(2, 5))}
+        main, _, outs = build(fn, [("x", [2, 5], "float64"), ("y", [2, 5], "float64")])
+        expected, got = run_both(main, feed, outs)
+        assert_same(expected, got, rtol=1e-10)
+
+
+@pytest.mark.parametrize("keep_on_device", [None, True], ids=["cpu-policy", "device-cache"])
+def test_training_with_an_optimizer_matches_over_steps(keep_on_device, monkeypatch):
+    from autostatic_runtime.static.xla import compiler
+
+    monkeypatch.setattr(compiler, "KEEP_ON_DEVICE", keep_on_device)
+    rt.seed(5)
+    net = rt.nn.Sequential(rt.nn.Linear(6, 8), rt.nn.Tanh(), rt.nn.Linear(8, 2))
+
+    def fn(x, label):
+        h = net(x)
+        h = cond(rt.mean(h) > 0, lambda: h * 2.0, lambda: h - 1.0)
+        loss = rt.nn.functional.cross_entropy(h, label)
+        rt.optimizer.Adam(0.05).minimize(loss)
+        return [loss, h]
+
+    main, startup, outs = build(fn, [("x", [4, 6], "float32"), ("label", [4], "int64")])
+    rng = np.random.default_rng(0)
+    feed = {"x": rng.normal(size=(4, 6)).astype("float32"), "label": np.array([0, 1, 1, 0])}
+    expected, got = run_both(main, feed, outs, startup=startup, steps=4)
+    assert_same(expected, got, rtol=1e-4)
+    assert not np.allclose(got[0][0], got[-1][0])  # the parameters moved
+
+
+def test_int64_and_float64_keep_their_dtypes():
+    def fn(n, v):
+        _, total, out = while_loop(
+            lambda i, t, v: i < n,
+            lambda i, t, v: (i + 1, t + i * 3_000_000_000, v * 1.000000001),
+            [rt.full([], 0, "int64"), rt.full([], 0, "int64"), v],
+        )
+        return [total, out]
+
+    main, _, outs = build(fn, [("n", [], "int64"), ("v", [3], "float64")])
+    expected, got = run_both(main, {"n": np.array(4), "v": np.array([1.0, 2.0, 3.0])}, outs)
+    assert got[0][0].dtype == np.int64 and int(got[0][0]) == 18_000_000_000
+    assert got[0][1].dtype == np.float64
+    assert_same(expected, got, rtol=1e-15)
+
+
+def test_executor_spellings_and_errors():
+    main, _, out = build(lambda x: x * 2.0, [("x", [2], "float32")])
+    a = static.Executor(backend="xla").run(main, {"x": np.ones(2, "float32")}, [out])
+    b = static.Executor(compiler="xla").run(main, {"x": np.ones(2, "float32")}, [out])
+    np.testing.assert_array_equal(a[0], b[0])
+    with pytest.raises(ValueError, match="no block compiler 'tpu'"):
+        static.Executor(compiler="tpu")
+
+
+def test_an_unlowerable_op_falls_back_once_naming_op_and_line():
+    def fn(x):
+        y = x[x > 0]  # the output shape depends on the values
+        return [rt.sum(y * 2.0)]
+
+    main, _, outs = build(fn, [("x", [3, 4], "float32")])
+    line = fn.__code__.co_firstlineno + 1
+    feed = {"x": np.random.default_rng(0).normal(size=(3, 4)).astype("float32")}
+    exe = static.Executor(compiler="xla")
+    with pytest.warns(XlaFallbackWarning) as caught:
+        got = [exe.run(main, feed, outs) for _ in range(3)]
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert "'getitem'" in message and f"{__file__}:{line}" in message
+    assert caught[0].filename == __file__ and caught[0].lineno == line
+    expected = static.Executor().run(main, feed, outs)
+    for g in got:
+        np.testing.assert_allclose(g[0], expected[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("steps", [0, 3, 200])
+def test_gradient_through_a_while(steps):
+    """The trajectory buffers start at 64 rows; 200 iterations make the compiler grow them."""
+
+    def fn(x, n):
+        _, y = while_loop(
+            lambda i, y: i < n,
+            lambda i, y: (i + 1, rt.sin(y) * x + 0.1),
+            [rt.full([], 0, "int64"), x],
+        )
+        loss = rt.sum(y * y)
+        return [loss, *static.gradients(loss, [x])]
+
+    main, _, outs = build(fn, [("x", [4], "float64"), ("n", [], "int64")])
+    feed = {"x": np.linspace(-1, 1, 4), "n": np.array(steps)}
+    expected, got = run_both(main, feed, outs, steps=2)
+    assert_same(expected, got, rtol=1e-12)

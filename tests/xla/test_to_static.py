@@ -1,0 +1,295 @@
+"""``to_static(..., backend="xla")``: results and training equal eager, parameters stay on
+the device until an update, ``load(backend="xla")``, and the fallback with ``explain()``."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+import autostatic  # noqa: E402
+import autostatic_runtime as rt  # noqa: E402
+from autostatic import InputSpec  # noqa: E402
+from autostatic_runtime import nn  # noqa: E402
+from autostatic_runtime.errors import AssertionFailedError  # noqa: E402
+from autostatic_runtime.jit.run_program import compiled_functions  # noqa: E402
+from autostatic_runtime.static.xla import XlaFallbackWarning, XlaFunction  # noqa: E402
+
+
+class BranchNet(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 3)
+
+    def forward(self, x):
+        h = rt.tanh(self.fc1(x))
+        if rt.mean(h) > 0.0:
+            h = rt.nn.functional.relu(h) * 2.0
+        else:
+            h = rt.sigmoid(h)
+        i = rt.zeros([], "int64")
+        while i < 3:  # a tensor while: its gradient walks the recorded trajectory
+            h = h * 0.9 + rt.tanh(h) * 0.05
+            i += 1
+        return self.fc2(h)
+
+
+class Unrolled(nn.Layer):
+    """A list appended to in a tensor loop with a constant bound: unrolled while tracing."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(8, 3)
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        outs = []
+        i = rt.zeros([], "int64")
+        h = self.inp(x)
+        while i < 3:
+            h = rt.tanh(self.fc(h))
+            outs.append(h)
+            i += 1
+        return rt.stack(outs).sum(axis=0)
+
+
+def train(model, steps=4):
+    opt = rt.optimizer.Momentum(0.1, parameters=model.parameters())
+    rng = np.random.default_rng(0)
+    x = rt.to_tensor(rng.normal(size=(5, 8)).astype("float32"))
+    label = rt.to_tensor(rng.integers(0, 3, 5))
+    losses = []
+    for _ in range(steps):
+        loss = rt.nn.functional.cross_entropy(model(x), label)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses, [p.numpy() for p in model.parameters()]
+
+
+@contextlib.contextmanager
+def no_fallback():
+    """Make an XlaFallbackWarning an error: the block must compile."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", XlaFallbackWarning)
+        yield
+
+
+@pytest.mark.parametrize("keep_on_device", [None, True], ids=["cpu-policy", "device-cache"])
+@pytest.mark.parametrize("model", [BranchNet, Unrolled])
+def test_training_equals_eager(model, keep_on_device, monkeypatch):
+    from autostatic_runtime.static.xla import compiler
+
+    monkeypatch.setattr(compiler, "KEEP_ON_DEVICE", keep_on_device)
+    rt.seed(1)
+    eager = model()
+    compiled = autostatic.to_static(copy.deepcopy(eager), backend="xla")
+    with no_fallback():
+        got_losses, got_params = train(compiled)
+    want_losses, want_params = train(eager)
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5)
+    for g, w in zip(got_params, want_params, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    functions = compiled_functions(compiled.forward.concrete_program.runner)
+    assert functions and all(isinstance(f, XlaFunction) and f.fallback is None for f in functions)
+
+
+def test_parameters_stay_on_the_device_until_an_update(monkeypatch):
+    """The accelerator policy (on JAX's CPU device, NumPy arrays go in without a copy)."""
+    from autostatic_runtime.static.xla import compiler
+
+    monkeypatch.setattr(compiler, "KEEP_ON_DEVICE", True)
+    rt.seed(2)
+    layer = nn.Linear(4, 2)
+    f = autostatic.to_static(layer, backend="xla")
+    x = rt.to_tensor(np.ones((3, 4), "float32"))
+    with rt.no_grad():
+        f(x)  # first sight: copied by the call
+        (fn,) = compiled_functions(f.forward.concrete_program.runner)
+        assert fn._device[layer.weight.name][1] is None
+        f(x)  # second sight: moved to the device to stay
+        device = {name: entry[1] for name, entry in fn._device.items()}
+        assert all(d is not None for d in device.values())
+        f(x)
+        assert all(fn._device[n][1] is d for n, d in device.items())  # reused, not copied
+        layer.weight.set_value(layer.weight.numpy() * 2.0)
+        got = f(x)
+    assert fn._device[layer.weight.name][1] is None  # replaced: not the old copy
+    np.testing.assert_allclose(got.numpy(), x.numpy() @ layer.weight.numpy() + layer.bias.numpy())
+
+
+def test_decorator_form_and_float64():
+    @autostatic.to_static(backend="xla")
+    def f(x, n):
+        i = rt.zeros([], "int64")
+        while i < n:
+            x = rt.sin(x) + 0.5
+            i += 1
+        return x
+
+    x = rt.to_tensor(np.linspace(-1, 1, 6))
+    n = rt.to_tensor(7)
+    got = f(x, n)
+    want = x.numpy()
+    for _ in range(7):
+        want = np.sin(want) + 0.5
+    assert got.dtype == rt.float64
+    got.numpy()[0] = 0.0  # writable, as an eager or default-executor result
+    np.testing.assert_allclose(got.numpy()[1:], want[1:], rtol=1e-14)
+    assert f.explain() == [
+        "program 1 (x: [6] float64, n: [] int64): compiled by XLA (one jax.jit computation "
+        "per block)"
+    ]
+
+
+def test_fallback_warns_once_and_explain_says_why():
+    @autostatic.to_static(backend="xla")
+    def f(x):
+        return rt.sum(x[x > 0]) * 2.0  # the selection's size depends on the values
+
+    x = rt.to_tensor(np.array([1.0, -2.0, 3.0]))
+    with pytest.warns(XlaFallbackWarning) as caught:
+        got = [float(f(x)) for _ in range(3)]
+    assert len(caught) == 1
+    line = f.dygraph_function.__code__.co_firstlineno + 2
+    assert f"{__file__}:{line}" in str(caught[0].message)
+    assert got == [8.0, 8.0, 8.0]
+    (text,) = f.explain()
+    assert "backend='xla' fell back to the default executor" in text
+    assert "'getitem'" in text and f"{__file__}:{line}" in text
+
+
+def test_random_ops_draw_a_new_stream_at_every_call_and_train():
+    @autostatic.to_static(backend="xla")
+    def f(x):
+        return rt.nn.functional.dropout(x, p=0.5, training=True)
+
+    x = rt.to_tensor(np.full((16, 32), 3.0))
+    x.stop_gradient = False
+    with no_fallback():
+        rt.seed(7)
+        first, second = f(x), f(x)
+        rt.seed(7)
+        again = f(x)
+        f(x).sum().backward()
+    kept = first.numpy() != 0
+    assert 0.35 < kept.mean() < 0.65
+    np.testing.assert_array_equal(first.numpy()[kept], 6.0)  # scaled by 1/(1-p)
+    assert not np.array_equal(first.numpy(), second.numpy())
+    np.testing.assert_array_equal(again.numpy(), first.numpy())  # rt.seed reproduces
+    assert set(np.unique(x.grad.numpy())) <= {0.0, 2.0}  # the mask of that call
+
+
+def test_a_random_op_inside_a_tensor_loop_falls_back():
+    @autostatic.to_static(backend="xla")
+    def f(x, n):
+        i = rt.zeros([], "int64")
+        while i < n:
+            x = x + rt.rand([2])
+            i += 1
+        return x
+
+    with pytest.warns(XlaFallbackWarning, match="random numbers inside a loop"):
+        got = f(rt.to_tensor(np.zeros(2, "float32")), rt.to_tensor(3))
+    assert got.shape == [2]
+
+
+def test_load_with_the_xla_backend(tmp_path):
+    rt.seed(3)
+    model = BranchNet()
+    model.eval()
+    path = str(tmp_path / "model")
+    autostatic.save(
+        autostatic.to_static(model, input_spec=[InputSpec([None, 8], "float32", "x")]), path
+    )
+    x = rt.to_tensor(np.random.default_rng(4).normal(size=(3, 8)).astype("float32"))
+    with no_fallback(), rt.no_grad():
+        got = autostatic.load(path, backend="xla")(x)
+    with rt.no_grad():
+        want = autostatic.load(path)(x)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(autostatic.jit.ToStaticError, match="backend must be None or 'xla'"):
+        autostatic.to_static(lambda x: x, backend="cinn")
+
+
+def test_shapes_from_an_unknown_batch_dim_are_static_in_each_compilation():
+    @autostatic.to_static(input_spec=[InputSpec([None, 4], "float32")], backend="xla")
+    def f(x):
+        z = rt.zeros([x.shape[0], 3])
+        y = rt.reshape(x, [x.shape[0] * 2, -1])
+        return z, y, rt.arange(x.shape[0])
+
+    with no_fallback():
+        for batch in (2, 5):
+            z, y, n = f(rt.to_tensor(np.ones((batch, 4), "float32")))
+            assert z.shape == [batch, 3] and y.shape == [2 * batch, 2]
+            np.testing.assert_array_equal(n.numpy(), np.arange(batch))
+
+
+def test_print_and_assert_run_at_every_call_in_order(capsys):
+    @autostatic.to_static(backend="xla")
+    def f(x):
+        i = rt.zeros([], "int64")
+        while i < 2:
+            print("step", i, rt.sum(x))
+            x = x * 2.0
+            i += 1
+        assert rt.sum(x) < 100.0, "too big"
+        return x
+
+    with no_fallback():
+        for _ in range(2):
+            np.testing.assert_array_equal(f(rt.to_tensor(np.ones(2))).numpy(), [4.0, 4.0])
+        printed = capsys.readouterr().out
+        assert printed.count("step") == 4
+        assert printed.index("2.") < printed.index("4.")  # program order
+        with pytest.raises(AssertionFailedError, match="too big") as failed:
+            f(rt.to_tensor(np.full(2, 40.0)))
+    line = f.dygraph_function.__code__.co_firstlineno + 7
+    assert f"{__file__}:{line}" in str(failed.value)
+
+
+def test_a_list_growing_for_a_data_dependent_count_falls_back():
+    @autostatic.to_static(backend="xla")
+    def f(x, n):
+        outs = []
+        i = rt.zeros([], "int64")
+        while i < n:
+            outs.append(x * 2.0)
+            i += 1
+        return rt.stack(outs)
+
+    with pytest.warns(XlaFallbackWarning, match="change shape and its iteration count depends"):
+        got = f(rt.to_tensor(np.ones(2)), rt.to_tensor(3))
+    assert got.shape == [3, 2]
+
+
+def test_training_through_a_fallback_warns_once():
+    class Masked(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return rt.sum(self.fc(x)[x > 0.5])  # the selection's size depends on the values
+
+    layer = Masked()
+    f = autostatic.to_static(layer, backend="xla")
+    x = rt.to_tensor(np.ones((8, 4), "float32"))
+    with pytest.warns(XlaFallbackWarning) as caught:
+        for _ in range(2):
+            f(x).sum().backward()  # a training forward and a backward: two functions
+        with rt.no_grad():
+            f(x)  # and an inference one
+    assert len(caught) == 1
+    assert layer.fc.weight.grad is not None
