@@ -2,12 +2,15 @@
 
     python benchmarks/bench_convert.py
 
-Goals (issue 4): converting a 50-line function with nested control flow in under 5 ms;
-converted code at most 1.05x the original's time on Python values.
+Goals (issues 4 and 13): converting a 50-line function with nested control flow in under
+5 ms; any function's converted code at most 4x its lines (non-blank) and converted in at most
+50 ms (the catalogue of tests/programs.py, the 50-line function, and a function with twelve
+sequential early returns); converted code at most 1.05x the original's time on Python values.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import statistics
 import sys
@@ -83,6 +86,56 @@ def conversion_ms(fn, rounds: int = 30) -> float:
     return statistics.median(times) * 1e3
 
 
+def nonblank(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+DISPATCH = (
+    """
+def dispatch(kind, x, scale=1.0, *extra, **options):
+    \"\"\"Twelve sequential early returns (the issue's example).\"\"\"
+"""
+    + "".join(
+        f"    if kind == {j}:\n        y = x * scale + {j}\n        return y - len(extra)\n"
+        + ("    elif options.get('strict'):\n        raise ValueError(kind)\n" * (j % 4 == 3))
+        for j in range(12)
+    )
+    + "    return x\n"
+)
+
+
+def size_report(functions) -> None:
+    """Converted lines per source line (non-blank) and conversion time, per function."""
+    from autostatic import lazy
+
+    rows = []
+    for fn in functions:
+        src = nonblank(inspect.getsource(fn))
+        out = nonblank(lazy.tracing_source(fn))
+        rows.append((out / src, fn.__name__, src, out, conversion_ms(fn, rounds=5)))
+    rows.sort()
+    ratios = [r[0] for r in rows]
+    median = statistics.median(ratios)
+    print(f"converted code size over {len(rows)} functions: median {median:.2f}x")
+    for ratio, name_, src, out, ms in rows[-5:]:
+        print(f"  {name_:36s} {src:4d} -> {out:4d} lines  {ratio:5.2f}x  {ms:6.2f} ms")
+    slowest = max(rows, key=lambda r: r[4])
+    print(f"  slowest conversion: {slowest[1]} {slowest[4]:.2f} ms")
+
+
+def load_dispatch():
+    import importlib.util
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="autostatic_bench_"), "dispatch_bench.py")
+    with open(path, "w") as f:
+        f.write(DISPATCH)
+    spec = importlib.util.spec_from_file_location("dispatch_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.dispatch
+
+
 def workload(fn):
     def run():
         for a in range(-6, 7):
@@ -100,8 +153,9 @@ def main() -> None:
 
     print(
         f"conversion of a 50-line function: {conversion_ms(fifty_lines):.2f} ms "
-        "(parse + analysis + transformers + compile; median)"
+        "(parse + analysis + transformers; median)"
     )
+    size_report([*PROGRAMS, fifty_lines, load_dispatch()])
     ratios = []
     print(f"{'python workload':34s} {'original':>10s} {'converted':>10s} {'ratio':>7s}")
     for fn in PROGRAMS:
