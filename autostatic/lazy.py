@@ -104,17 +104,18 @@ def traced(target: Any, frame: types.FrameType) -> Any:
     """The tracing function of the function ``frame`` is running (see the docstring)."""
     code = frame.f_code
     f_globals = frame.f_globals
-    if type(target) is tuple and target != CONVERTED:
-        found = _functions.get(code)
-        if found is not None and found[0] is f_globals:
-            return found[1]
-        values = frame.f_locals if code.co_freevars else {}
+    if type(target) is not tuple:  # convert's, with free variables: the function itself
         del frame
-        return _hook_tracing_function(target, code, f_globals, values)
-    del frame
-    if type(target) is tuple:
+        return _convert_tracing_function(target.__code__, target.__globals__, target.__closure__)
+    if target == CONVERTED:  # convert's, without free variables: found by its code
+        del frame
         return _convert_tracing_function(code, f_globals, None)
-    return _convert_tracing_function(target.__code__, target.__globals__, target.__closure__)
+    found = _functions.get(code)
+    if found is not None and found[0] is f_globals:
+        return found[1]
+    values = frame.f_locals if code.co_freevars else {}
+    del frame
+    return _hook_tracing_function(target, code, f_globals, values)
 
 
 def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:

@@ -26,6 +26,7 @@ partial file; an unwritable directory or ``sys.dont_write_bytecode`` just skips 
 
 from __future__ import annotations
 
+import array
 import importlib.util
 import marshal
 import os
@@ -141,12 +142,11 @@ def word_sum(payload) -> int:
     if np is not None:
         words = np.frombuffer(payload, dtype="<u8", count=whole // 8)
         return (int(words.sum(dtype=np.uint64)) + total) & _WORDS
-    view = memoryview(payload)[:whole].cast("B")
-    if sys.byteorder == "little":
-        return (sum(view.cast("Q")) + total) & _WORDS
-    return (
-        sum(int.from_bytes(view[i : i + 8], "little") for i in range(0, whole, 8)) + total
-    ) & _WORDS
+    words = array.array("Q")  # in the machine's byte order
+    words.frombytes(memoryview(payload)[:whole])
+    if sys.byteorder == "big":
+        words.byteswap()
+    return (sum(words) + total) & _WORDS
 
 
 def _stat_bytes(stat: tuple[int, int] | None) -> bytes:
