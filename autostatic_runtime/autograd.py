@@ -14,6 +14,7 @@ same functions on Variables.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,26 +25,51 @@ from autostatic_runtime.tensor import CONST, STATIC_HOOKS, Tensor
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
 
-_grad_enabled = [True]
 _counter = itertools.count()
-_needs: list[tuple | None] = [None]  # which inputs of the op being differentiated need a gradient
+
+
+class _ThreadState(threading.local):
+    """Gradient mode belongs to a thread (as in PyTorch): ``no_grad`` in one thread, e.g. a
+    layer's parameter initializers, never stops another thread's training step recording."""
+
+    recording = True  # class defaults: a new thread records
+    needs: tuple | None = None  # which inputs of the op being differentiated need a gradient
+
+
+_local = _ThreadState()
+_lock = threading.Lock()
+_off = [0]  # threads whose recording is off
+# The hot path's test: True while no thread has recording off (a plain list read); only
+# when it is False does ``is_grad_enabled()`` read the thread-local flag.
+_all_recording = [True]
+
+
+def _set_recording(flag: bool) -> bool:
+    """Turn the calling thread's recording on or off; returns what it was."""
+    prev = _local.recording
+    if flag != prev:
+        with _lock:
+            _local.recording = flag
+            _off[0] += -1 if flag else 1
+            _all_recording[0] = _off[0] == 0
+    return prev
 
 
 def needs_grad(i: int) -> bool:
     """Inside a ``grad`` rule: does input ``i`` need its gradient? (Skip costly unused ones.)"""
-    n = _needs[0]
+    n = _local.needs
     return n is None or (i < len(n) and n[i])
 
 
 @contextmanager
 def computing_grads_for(needs: tuple):
     """Set what ``needs_grad`` answers while one grad rule runs."""
-    saved = _needs[0]
-    _needs[0] = needs
+    saved = _local.needs
+    _local.needs = needs
     try:
         yield
     finally:
-        _needs[0] = saved
+        _local.needs = saved
 
 
 class Node:
@@ -65,15 +91,15 @@ class Node:
 
 
 def is_grad_enabled() -> bool:
-    """True when ops record gradients (outside ``no_grad``)."""
-    return _grad_enabled[0]
+    """True when the calling thread's ops record gradients (outside ``no_grad``)."""
+    return _all_recording[0] or _local.recording
 
 
 def _building() -> bool:
     """True when the calling thread builds a static program. Its ops append Operators and
     record nothing on the tape, so gradient-mode switches there (``no_grad`` in a layer's
-    forward, e.g. batch norm's running statistics) are skipped: the flag is process-wide, and
-    flipping it would stop other threads' eager ops from recording."""
+    forward, e.g. batch norm's running statistics) are skipped: they would change what the
+    thread records after the trace, and a program has no tape to switch."""
     return _mode._static[0] and _mode._local.static
 
 
@@ -81,32 +107,30 @@ class set_grad_enabled:
     """Context manager (and plain call) that turns gradient recording on or off."""
 
     def __init__(self, mode: bool):
-        self.prev = _grad_enabled[0]
         self.changed = not _building()
         if self.changed:
-            _grad_enabled[0] = bool(mode)
+            self.prev = _set_recording(bool(mode))
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         if self.changed:
-            _grad_enabled[0] = self.prev
+            _set_recording(self.prev)
 
 
 class no_grad:
     """``with rt.no_grad():`` or ``@rt.no_grad()``: run without recording gradients."""
 
     def __enter__(self):
-        self.prev = _grad_enabled[0]
         self.changed = not _building()
         if self.changed:
-            _grad_enabled[0] = False
+            self.prev = _set_recording(False)
         return self
 
     def __exit__(self, *exc):
         if self.changed:
-            _grad_enabled[0] = self.prev
+            _set_recording(self.prev)
 
     def __call__(self, fn):
         import functools
@@ -125,12 +149,11 @@ def enable_grad():
     if _building():  # see _building
         yield
         return
-    prev = _grad_enabled[0]
-    _grad_enabled[0] = True
+    prev = _set_recording(True)
     try:
         yield
     finally:
-        _grad_enabled[0] = prev
+        _set_recording(prev)
 
 
 # ---- the engine ---------------------------------------------------------------------------
@@ -174,8 +197,7 @@ def _run(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | No
         elif not t.stop_gradient:
             entry = leaves.setdefault(id(t), [t, None])
             entry[1] = g if entry[1] is None else entry[1] + g
-    prev = _grad_enabled[0]
-    _grad_enabled[0] = create_graph
+    prev = _set_recording(create_graph)
     try:
         for node in _collect(t._node for t, _ in roots):
             grads_out = pending.pop(id(node), None)
@@ -203,11 +225,11 @@ def _run(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | No
                 g_arg, out_arg = grads_out[0], outs[0]
                 if g_arg is None:
                     continue
-            _needs[0] = tuple([e is not None and e is not CONST for e in node.in_edges])
+            _local.needs = tuple([e is not None and e is not CONST for e in node.in_edges])
             try:
                 in_grads = node.op.grad(g_arg, out_arg, *ins, **node.attrs)
             finally:
-                _needs[0] = None
+                _local.needs = None
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
             for edge, ig in zip(node.in_edges, in_grads):
@@ -221,7 +243,7 @@ def _run(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | No
                     entry = leaves.setdefault(id(edge), [edge, None])
                     entry[1] = ig if entry[1] is None else entry[1] + ig
     finally:
-        _grad_enabled[0] = prev
+        _set_recording(prev)
     return captured, leaves
 
 

@@ -13,7 +13,8 @@ from autostatic_runtime.errors import DeviceError, OpError, user_location
 from autostatic_runtime.ops import registry
 from autostatic_runtime.tensor import CONST, Tensor
 
-_grad_enabled = autograd._grad_enabled
+_all_recording = autograd._all_recording
+_local = autograd._local
 _Node = autograd.Node
 _rebuild = Tensor._rebuild
 _new_tensor = object.__new__
@@ -49,7 +50,7 @@ def eager_apply(op, inputs, attrs):
     except Exception as exc:
         raise _explain(op, inputs, attrs, exc) from exc
 
-    record = requires and _grad_enabled[0] and op.grad is not None
+    record = requires and (_all_recording[0] or _local.recording) and op.grad is not None
     if not op.multi_output:
         if type(out) not in backend.array_types:
             out = backend.ns.asarray(out)  # NumPy reductions return scalars, not 0-d arrays

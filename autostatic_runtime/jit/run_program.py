@@ -32,7 +32,7 @@ __all__ = ["ProgramRunner"]
 
 _rebuild = Tensor._rebuild
 _by_array_type = backends._by_array_type
-_grad_enabled = autograd._grad_enabled
+_recording = autograd.is_grad_enabled
 
 
 class _RunProgramOp:
@@ -94,7 +94,7 @@ class ProgramRunner:
         params = self.param_tensors
         scope = {name: t._data for name, t in zip(self.param_names, params)}
         mask = None
-        if _grad_enabled[0] and (
+        if _recording() and (
             any([not t.stop_gradient for t in params])
             or any([isinstance(t, Tensor) and not t.stop_gradient for t in inputs])
         ):

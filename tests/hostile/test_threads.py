@@ -314,3 +314,44 @@ def test_a_trace_entering_no_grad_does_not_stop_other_threads_recording():
     assert not stats["errors"], stats["errors"][:3]
     assert stats["missed"] == 0, f"{stats['missed']} of {stats['steps']} steps lost gradients"
     assert rt.is_grad_enabled()
+
+
+def test_no_grad_in_one_thread_leaves_the_others_recording():
+    """Gradient mode belongs to a thread: an eager ``no_grad`` held open in one thread (a
+    layer's initializers, an evaluation loop) must not stop another thread's backward."""
+    entered, done = threading.Event(), threading.Event()
+    seen = {}
+
+    def evaluator():
+        with rt.no_grad():
+            seen["inside"] = rt.is_grad_enabled()
+            entered.set()
+            done.wait(30)
+        seen["after"] = rt.is_grad_enabled()
+
+    t = threading.Thread(target=evaluator)
+    t.start()
+    try:
+        assert entered.wait(30)
+        assert rt.is_grad_enabled()
+        w = rt.to_tensor(np.ones([4], np.float32), stop_gradient=False)
+        y = (w * 3.0).sum()
+        assert not y.stop_gradient
+        y.backward()
+        assert np.array_equal(w.grad.numpy(), np.full(4, 3.0))
+        with rt.no_grad():  # and this thread's own switch still works while the other is off
+            assert (w * 2.0).stop_gradient
+        assert not (w * 2.0).stop_gradient
+    finally:
+        done.set()
+        t.join(30)
+    assert seen == {"inside": False, "after": True}
+
+
+def test_a_thread_ending_inside_no_grad_does_not_turn_recording_off_elsewhere():
+    t = threading.Thread(target=lambda: rt.set_grad_enabled(False))  # never switched back
+    t.start()
+    t.join(30)
+    w = rt.to_tensor(np.ones([2], np.float32), stop_gradient=False)
+    (w * w).sum().backward()
+    assert np.array_equal(w.grad.numpy(), np.full(2, 2.0))
