@@ -111,7 +111,7 @@ def show(target: str, level: int | None = None, diff: bool = False) -> str:
 _OPS = {
     "convert_ifelse": "a 'cond' op",
     "convert_while_loop": "a 'while' op",
-    "loop_length": "a 'while' op when it iterates over a tensor (or range/enumerate/zip of "
+    "convert_for_loop": "a 'while' op when it iterates over a tensor (or range/enumerate/zip of "
     "one); other iterables run as Python",
 }
 
@@ -144,7 +144,7 @@ def _outcomes(converted: ast.AST, jst: str) -> dict:
 _CALLS_FOR = {
     ast.If: ("unsupported", "convert_ifelse"),
     ast.While: ("unsupported", "convert_while_loop"),
-    ast.For: ("unsupported", "loop_length"),
+    ast.For: ("unsupported", "convert_for_loop"),
 }
 
 

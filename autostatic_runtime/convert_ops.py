@@ -46,7 +46,7 @@ from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
     "tracing", "traces_here", "traced", "convert_call", "is_symbolic", "convert_ifelse",
-    "convert_while_loop", "logical_and", "logical_or", "logical_not", "select", "convert_and",
+    "convert_while_loop", "convert_for_loop", "logical_and", "logical_or", "logical_not", "select", "convert_and",
     "convert_or", "convert_ifexp", "passthrough", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
@@ -381,6 +381,36 @@ def convert_while_loop(
                 "times, so it has no value after the loop; set it before the loop",
             )
     return tuple(out)
+
+
+def convert_for_loop(
+    iterable: Any,
+    body_fn: Callable,
+    loop_vars: tuple,
+    consts: tuple,
+    names: tuple,
+    location: tuple | None = None,
+    arrays: tuple = (),
+    breaks: int = -1,
+) -> tuple:
+    """The symbolic path of ``for item in iterable: loop_vars = body_fn(item, *loop_vars,
+    *consts)`` over a symbolic iterable (see ``is_symbolic_iterable``): a ``while`` op stepping
+    an int64 index to ``loop_length``; ``breaks`` is the position of the lowered ``break``
+    flag among the loop variables (the loop also stops once it is set), or -1."""
+    length = loop_length(iterable, location)
+
+    def cond_fn(index, *state):
+        if breaks < 0:
+            return index < length
+        return loop_continues(state[breaks], index, length)
+
+    def body_fn_indexed(index, *state):  # state: the loop variables, then the constants
+        return (index + 1, *body_fn(loop_item(iterable, index), *state))
+
+    body_fn_indexed.__wrapped__ = body_fn  # errors name the body's own lines
+    state = (0, *loop_vars)
+    names = ("__index", *names)
+    return convert_while_loop(cond_fn, body_fn_indexed, state, consts, names, location, arrays)[1:]
 
 
 def _first_iteration(pred, body_fn, loop_vars, consts, names, arrays, location) -> tuple:

@@ -1,6 +1,6 @@
 """Converter costs: conversion time per function, and converted vs original on Python values.
 
-    python benchmarks/bench_convert.py
+    python benchmarks/bench_convert.py [--size]   (--size: conversion time and size only)
 
 Goals (issues 4 and 13): converting a 50-line function with nested control flow in under
 5 ms; any function's converted code at most 4x its lines (non-blank) and converted in at most
@@ -156,6 +156,8 @@ def main() -> None:
         "(parse + analysis + transformers; median)"
     )
     size_report([*PROGRAMS, fifty_lines, load_dispatch()])
+    if "--size" in sys.argv[1:]:
+        return
     ratios = []
     print(f"{'python workload':34s} {'original':>10s} {'converted':>10s} {'ratio':>7s}")
     for fn in PROGRAMS:

@@ -23,7 +23,8 @@ After (the converted body; the original body is untouched)::
         return __retval_1
 
 Statements after one that may return run under ``if not <flag>``; inside a loop a
-``return`` also ``break``s (and an inner loop that returned breaks the outer one too), so the
+``return`` also ``break``s (and after an inner loop that returned, ``if <flag>: break``
+leaves the outer one too), so the
 ``if``/``while`` transformers that run later see only assignments and ``break``. Falling off
 the end is ``return None``. Applied only to functions with a ``return`` below their top
 level, and not to generators, coroutines or functions with a ``return`` in a ``finally``
@@ -167,8 +168,9 @@ class ReturnTransformer(Transformer):
                 out.append(self._lower(stmt, in_loop))
                 return out  # the rest moved into the branch that falls through
             out.append(self._lower(stmt, in_loop))
-            if in_loop:  # an inner loop or block returned: leave this loop too
-                out += replace("if flag:\n    break", stmt, flag=self.flag)
+            if in_loop:  # a return below already breaks this loop, except from an inner loop
+                if isinstance(stmt, _LOOPS):
+                    out += replace("if flag:\n    break", stmt, flag=self.flag)
                 out += self._block(rest, in_loop) if rest else []
             elif rest:
                 guarded = self._block(rest, in_loop)

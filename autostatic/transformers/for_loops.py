@@ -7,24 +7,25 @@ Before::
     else:
         done = True
 
-After (the ``while`` is then made dual-path by ``WhileTransformer``)::
+After::
 
+    def __loop_body_3(i, row, s):          # i, row: the item; s: a loop variable
+        s = s + row * i
+        return (s,)
+    ...
     __iter_0 = _jst.convert_enumerate(enumerate, x)   # the iterable, evaluated once
     if _jst.is_symbolic_iterable(__iter_0):           # a tensor, or enumerate/zip/range of one
-        __len_1 = _jst.loop_length(__iter_0, where)   # an int64 Variable
-        __index_2 = 0
-        while __index_2 < __len_1:                    # symbolic test: a while op
-            i, row = _jst.loop_item(__iter_0, __index_2)
-            __index_2 = __index_2 + 1                 # before the body: `continue` still steps
-            s = s + row * i
-        else:
-            done = True
+        (s,) = _jst.convert_for_loop(__iter_0, __loop_body_3, (s,), (), ('s',), where)
+        done = True                                   # a while op over an int64 index
     else:
         for i, row in __iter_0:                       # exactly the user's loop
             s = s + row * i
         else:
             done = True
 
+(a tuple target is unpacked from an ``__item`` parameter; a name target the loop carries
+too, because it is read after the loop, likewise). A lowered ``break`` flag is passed as
+``breaks=<its position>``: the loop stops once it is set.
 ``range``/``enumerate``/``zip`` are routed only where the name is not a local of the
 function; the runtime also checks that the name still means the builtin. A loop over an
 iterable that is never symbolic (a list display, a comprehension, ``range(3)``...) is left
@@ -82,49 +83,14 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
         node.body, node.orelse = body_d, orelse_d
         func.body, func.orelse = body_f, orelse_f
         return [node], [func]
-    namer = self.ctx.namer
-    it, length, index = namer.new("iter"), namer.new("len"), namer.new("index")
+    it = self.ctx.namer.new("iter")
     head = replace("it = iterable", node, it=it, iterable=_route(self, node.iter))
-    step = replace(
-        """
-        target = jst.loop_item(it, index)
-        index = index + 1
-        """,
-        node,
-        target=node.target,
-        jst=self.ctx.jst,
-        it=it,
-        index=index,
-    )
-    test = replace("index < length", node, index=index, length=length)[0].value
-    body_loop = list(body_f)
+    body_loop, flag = list(body_f), None
     for stmt in [s for s in body_loop if anno.get(s, anno.BREAK_CHECK, None)]:
-        body_loop.remove(stmt)  # a lowered `break`: the while's test stops at the flag
-        test = replace(
-            "jst.loop_continues(flag, index, length)",
-            node,
-            jst=self.ctx.jst,
-            flag=anno.get(stmt, anno.BREAK_CHECK),
-            index=index,
-            length=length,
-        )[0].value
-    targets = _store_names(node.target)
-    extra = ([index], targets + [index], [it, length], step)
-    call, ok = loop_call(self, node, test, body_loop, extra)
-    symbolic = (
-        replace(
-            "length = jst.loop_length(it, where)",
-            node,
-            length=length,
-            jst=self.ctx.jst,
-            it=it,
-            where=self.location(node),
-        )
-        + _init_target(self, node, it)
-        + _list_checks(self, node)
-        + replace("index = 0", node, index=index)
-        + call
-    )
+        body_loop.remove(stmt)  # a lowered `break`: convert_for_loop stops at the flag
+        flag = anno.get(stmt, anno.BREAK_CHECK)
+    call, ok = loop_call(self, node, None, body_loop, (it, flag))
+    symbolic = _init_target(self, node, it) + _list_checks(self, node) + call
     symbolic = [copy_location_deep(s, node) for s in symbolic]
     func_for = copy.copy(node)
     node.iter = gast.copy_location(name(it), node.iter)

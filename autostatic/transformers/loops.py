@@ -17,19 +17,13 @@ After (``__cond_2``/``__body_3`` are defined once, at the top of the converted b
         i = i + 1
         return (i, s)
     ...
-    __else_0 = False
-    while True:                            # the test evaluated once per iteration:
-        if (__pred_1 := i < n).__class__ is _jst_Variable:   # from here on: a while op
+    while (__pred_1 := i < n).__class__ is not _jst_Variable and __pred_1:
+        s = s + i                          # the user's body: break/continue keep their
+        i = i + 1                          # meaning; the test is evaluated once per iteration
+    else:                                  # the test failed: a Python false, or a Variable
+        if __pred_1.__class__ is _jst_Variable:   # from here on: a while op
             (i, s) = _jst.convert_while_loop(__cond_2, __body_3, (i, s), (n,),
                                              ('i', 's'), where)
-            __else_0 = True
-            break
-        if not __pred_1:
-            __else_0 = True
-            break
-        s = s + i                          # the user's body: break/continue keep their
-        i = i + 1                          # meaning (they leave this while True)
-    if __else_0:
         done = True
 
 Inside another statement's branch function only the ``convert_while_loop`` call (then the
@@ -44,13 +38,15 @@ unbound; ``convert_while_loop`` gives it a placeholder shaped like the body's va
 
 from __future__ import annotations
 
+import copy
+
 import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import bare, names_in
-from autostatic.transformers.for_loops import appended_lists
+from autostatic.transformers.for_loops import _store_names, appended_lists
 from autostatic.transformers.ifelse import (
     _attribute,
     assign_results,
@@ -66,59 +62,56 @@ def build_while(self, node: gast.While) -> tuple[list, list]:
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
     symbolic, ok = loop_call(self, node, node.test, body_f)
-    if ok:
-        func = copy_location_deep_all(symbolic, node) + orelse_f
-    namer = self.ctx.namer
-    pred = namer.new("pred")
-    flag = namer.new("else") if node.orelse else None
-    if flag:
-        symbolic = symbolic + replace("flag = True", node, flag=flag)
-    exit_ = replace("flag = True", node, flag=flag) if flag else []
-    template = """
-        while True:
-            if check:
-                symbolic
-                break
-            if not pred:
-                exit_
-                break
-            body
-    """
-
-    def loop_over(body: list) -> list:
-        bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
-        return replace(
-            template, node, pred=pred, check=self.is_symbolic(bind), symbolic=symbolic,
-            exit_=exit_, body=body,
-        )  # fmt: skip
-
-    loop = loop_over(body_d)
+    pred = self.ctx.namer.new("pred")
+    dual = _python_loop(self, node, pred, symbolic, body_d, orelse_d)
     if not ok:  # an error on the symbolic path: the functional form keeps the Python loop
-        func = loop_over(body_f)
-    if flag:
-        head = replace("flag = False", node, flag=flag)
-        dual = head + loop + replace("if flag:\n    orelse", node, flag=flag, orelse=orelse_d)
-        if not ok:
-            func = head + func
-            func += replace("if flag:\n    orelse", node, flag=flag, orelse=orelse_f)
-        return dual, func
-    return loop, func
+        return dual, _python_loop(self, node, pred, symbolic, body_f, orelse_f)
+    return dual, copy_location_deep_all(symbolic, node) + orelse_f
+
+
+def _python_loop(self, node: gast.While, pred: str, symbolic: list, body: list, orelse: list):
+    """``while (pred := test).__class__ is not Variable and pred: body``, then ``if
+    pred.__class__ is Variable: symbolic`` (in the loop's ``else`` when it has one: both run
+    when the test fails)."""
+    bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
+    test = gast.BoolOp(op=gast.And(), values=[self.is_symbolic(bind, negate=True), name(pred)])
+    switch = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[])
+    loop = gast.While(test=test, body=body, orelse=[])
+    if orelse:
+        loop.orelse = [switch] + orelse
+        return [copy_location_deep(loop, node)]
+    return [copy_location_deep(loop, node), copy_location_deep(switch, node)]
+
+
+def _item_param(self, node: gast.For, params: list, body: list) -> str:
+    """The parameter the item of a ``for`` loop's body function binds: the target when it is
+    a name not among ``params``, else a new name unpacked into the target (inserted into
+    ``body``)."""
+    target = node.target
+    if isinstance(target, gast.Name) and target.id not in params:
+        return target.id
+    item = self.ctx.namer.new("item")
+    unpack = gast.Assign(targets=[copy.deepcopy(target)], value=name(item), type_comment=None)
+    body.insert(0, copy_location_deep(unpack, node))
+    return item
 
 
 def copy_location_deep_all(stmts: list, origin: gast.AST) -> list:
     return [copy_location_deep(s, origin) for s in stmts]
 
 
-def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -> tuple[list, bool]:
+def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[list, bool]:
     """The ``convert_while_loop`` statements for a loop with ``test`` and (functional) body
     ``body_f`` whose dataflow facts are on ``node``, and True; or a clear error and False.
-    ``extra``: (leading statements of each iteration, names they bind, constants, location
-    facts) for a ``for`` loop's index and item."""
+    ``for_loop``: (iterable's name, break flag or None) for a ``for`` loop, stepped by
+    ``convert_for_loop``: its body function takes the item first (and no test function)."""
     body_scope = anno.get(node, anno.BODY_SCOPE)
     test_scope = anno.get(node, anno.TEST_SCOPE, None)
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(test_scope, "modified")) - temps
-    extra_vars, bound, extra_consts, step = extra or ((), (), (), [])
+    it, flag = for_loop or (None, None)
+    bound = _store_names(node.target) if for_loop else []
+    extra_vars = [flag] if flag else []
     modified |= set(bound) | self.rebound_by_calls(node.body)
     defined = set(anno.get(node, anno.DEFINED_IN, ())) | set(bound)
     attrs = sorted(
@@ -149,40 +142,39 @@ def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -
     consts = sorted(
         n for n in reads - set(loop_vars) - set(arrays) if self.is_local(n) and n not in modified
     )
-    consts = sorted(set(consts) | set(extra_consts))
     attr_params = [self.ctx.namer.new("attr") for _ in attrs]
     params = loop_vars + attr_params + consts
-    shared = shared_cells(self, loop_vars + consts)
     set_attrs = [
         gast.Assign(targets=[_attribute(a, store=True)], value=name(p), type_comment=None)
         for a, p in zip(attrs, attr_params)
     ]
     set_attrs = copy_location_deep_all(set_attrs, node)
-    cond_fn = function_def(
-        self.ctx.namer.new("loop_cond"),
-        params,
-        set_attrs + [gast.copy_location(gast.Return(value=test), node)],
-        node,
-        shared,
-    )
     results = [name(v) for v in loop_vars] + [_attribute(a) for a in attrs]
     ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
-    body_fn = function_def(
-        self.ctx.namer.new("loop_body"),
-        params,
-        set_attrs + step + list(body_f) + [gast.copy_location(ret, node)],
-        node,
-        shared,
-    )
-    cond_name, body_name = self.hoist(cond_fn), self.hoist(body_fn)
+    body = set_attrs + list(body_f) + [gast.copy_location(ret, node)]
+    if for_loop:  # the item comes first: as the target itself, or unpacked into it
+        item = _item_param(self, node, params, body)
+        shared = shared_cells(self, [item] + params)
+        body_name = self.hoist(
+            function_def(self.ctx.namer.new("loop_body"), [item] + params, body, node, shared)
+        )
+        first = (it,)
+    else:
+        shared = shared_cells(self, params)
+        test_body = set_attrs + [gast.copy_location(gast.Return(value=test), node)]
+        cond_fn = function_def(self.ctx.namer.new("loop_cond"), params, test_body, node, shared)
+        body_fn = function_def(self.ctx.namer.new("loop_body"), params, body, node, shared)
+        first = (self.hoist(cond_fn), self.hoist(body_fn))
+        body_name = None
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
     args += [_attribute(a) for a in attrs]
     call = replace(
-        "jst.convert_while_loop(cond, body, args, consts, names, where)",
+        f"jst.{'convert_for_loop' if for_loop else 'convert_while_loop'}"
+        "(first, body, args, consts, names, where)",
         node,
         jst=self.ctx.jst,
-        cond=cond_name,
-        body=body_name,
+        first=first[0],
+        body=body_name or first[1],
         args=gast.Tuple(elts=args, ctx=gast.Load()),
         consts=gast.Tuple(elts=[name(c) for c in consts], ctx=gast.Load()),
         names=gast.Tuple(elts=[constant(v) for v in loop_vars + attrs], ctx=gast.Load()),
@@ -192,6 +184,9 @@ def loop_call(self, node: gast.AST, test: gast.expr, body_f: list, extra=None) -
         elts = [constant(v) for v in sorted(arrays)]
         value = gast.Tuple(elts=elts, ctx=gast.Load())
         call.value.keywords.append(gast.keyword(arg="arrays", value=value))
+    if flag:
+        value = constant(loop_vars.index(flag))
+        call.value.keywords.append(gast.keyword(arg="breaks", value=value))
     call = assign_results(call, loop_vars, attrs, node)
     release = release_copies(args, loop_vars, defined, node)
     return reads_before + [call] + release, True
