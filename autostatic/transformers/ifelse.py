@@ -30,7 +30,8 @@ the outputs, so an unassigned branch passes them through) that may be bound befo
 possibly-unbound input is passed as ``_jst.UNDEFINED``; a branch that leaves an output unbound
 returns ``_jst.UNDEFINED``, which ``convert_ifelse`` reports with the variable's name.
 Variables a user closure reads are shared with the branch functions through ``nonlocal``, so
-the closure sees the value the branch gives them.
+the closure sees the value the branch gives them; such a variable the branches only read is
+not passed at all (they read the cell).
 """
 
 from __future__ import annotations
@@ -206,6 +207,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     reads |= {c for c in containers if self.is_local(c)}
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
     shared = shared_cells(self, inputs)
+    read_only = {c for c in shared if c not in outputs and c not in containers}
+    if read_only:  # the branch functions read these cells themselves
+        inputs = [n for n in inputs if n not in read_only]
+        shared = tuple(c for c in shared if c not in read_only)
     fns = []
     guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped
     for branch, branch_f, scope, label in (

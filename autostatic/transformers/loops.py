@@ -142,6 +142,8 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     consts = sorted(
         n for n in reads - set(loop_vars) - set(arrays) if self.is_local(n) and n not in modified
     )
+    cells = set(shared_cells(self, consts))  # the loop functions read these cells themselves
+    consts = [c for c in consts if c not in cells]
     attr_params = [self.ctx.namer.new("attr") for _ in attrs]
     params = loop_vars + attr_params + consts
     set_attrs = [

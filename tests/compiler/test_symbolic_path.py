@@ -269,3 +269,53 @@ def test_a_branch_that_raises_raises_when_the_program_takes_it():
     np.testing.assert_allclose(sf(rt.to_tensor(np.ones(2, np.float32))).numpy(), [2.0, 2.0])
     with pytest.raises(AssertionError, match="ValueError: negative input"):
         sf(rt.to_tensor(-np.ones(2, np.float32)))
+
+
+def cells_read_by_tensor_branches_and_loops(x):
+    scale = 3.0
+    bias = x * 0.0
+
+    def shift(v):  # a closure: scale and bias are cells of this function
+        return v * scale + bias
+
+    if x.mean() > 0:
+        y = shift(x) + scale
+    else:
+        y = x - scale
+    i = 0
+    while i < x.shape[0] + rt.full([], 0, "int64"):  # a symbolic test: a while op
+        y = shift(y) - bias
+        i = i + 1
+    for row in x:  # a for over the tensor's rows
+        y = y + row * scale
+    return y
+
+
+def test_cells_the_branches_and_loops_only_read_are_read_from_the_closure():
+    code = autostatic.to_code(cells_read_by_tensor_branches_and_loops)
+    assert "scale__in" not in code and "bias__in" not in code  # not passed, not rebound
+    for value in (np.array([1.0, 2.0], "float32"), np.array([-1.0, -2.0], "float32")):
+        main, outs = trace(cells_read_by_tensor_branches_and_loops, value)
+        assert {"cond", "while"} <= op_types(main)
+        want = eager(cells_read_by_tensor_branches_and_loops, value)
+        np.testing.assert_allclose(run(main, outs, value)[0], want[0], rtol=1e-6)
+
+
+def test_a_cell_a_branch_reads_while_unbound_raises_name_error_as_python_does():
+    def f(flag):
+        if flag:
+            label = "set"
+
+        def show():
+            return label
+
+        if flag > 0:
+            out = show()
+        else:
+            out = label
+        return out
+
+    converted = autostatic.convert(f)
+    assert converted(1) == "set"
+    with pytest.raises(NameError):
+        converted(0)
