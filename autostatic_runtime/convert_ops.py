@@ -292,17 +292,31 @@ _MISSING = object()
 
 
 class passthrough:  # noqa: N801 - used as a function in generated code
-    """The branch function of an empty branch: ``passthrough((1, 0, -1))(a, b)`` is
-    ``(b, a, UNDEFINED)`` (-2 gives ``PLACEHOLDER``)."""
+    """The branch function of a branch that computes nothing: ``passthrough((1, 0, -1))(a, b)``
+    is ``(b, a, UNDEFINED)`` (-2 gives ``PLACEHOLDER``); ``values=((i, v), ...)`` gives output
+    ``i`` the constant ``v`` (a branch of constant assignments: ``__break_0 = True``)."""
 
-    __slots__ = ("positions", "location")
+    __slots__ = ("positions", "location", "values")
 
-    def __init__(self, positions: tuple, location: tuple | None = None):
+    def __init__(self, positions: tuple, location: tuple | None = None, values: tuple = ()):
         self.positions, self.location = positions, location
+        self.values = dict(values)
 
     def __call__(self, *inputs: Any) -> tuple:
-        missing = {-1: UNDEFINED, -2: PLACEHOLDER}
-        return tuple(inputs[i] if i >= 0 else missing[i] for i in self.positions)
+        if self.values:
+            values = self.values
+            return tuple(
+                values[j] if j in values else _passed(inputs, i)
+                for j, i in enumerate(self.positions)
+            )
+        return tuple(inputs[i] if i >= 0 else _MISSING_OUTPUT[i] for i in self.positions)
+
+
+_MISSING_OUTPUT = {-1: UNDEFINED, -2: PLACEHOLDER}
+
+
+def _passed(inputs: tuple, i: int) -> Any:
+    return inputs[i] if i >= 0 else _MISSING_OUTPUT[i]
 
 
 def convert_while_loop(

@@ -158,6 +158,8 @@ def _init_target(self, node: gast.For, it: str) -> list:
     needed = [n for n in names if n in live and n not in defined]
     if not needed:
         return []
+    if isinstance(node.target, gast.Name) and needed[0] not in maybe:  # the common case
+        return replace("n = jst.loop_placeholder(it)", node, n=needed[0], jst=self.ctx.jst, it=it)
     temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
     target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(
         copy.deepcopy(node.target)  # the visitor changes the nodes it visits

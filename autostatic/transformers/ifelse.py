@@ -221,8 +221,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
-        if not branch_f and not attrs:  # nothing runs: pass the inputs on (cells unchanged)
-            fns.append(_passthrough(self, outputs, inputs, unset))
+        values = None if attrs else _constant_assignments(branch_f)
+        if values is not None:  # nothing runs: pass the inputs on, with these constants
+            fns.append(_passthrough(self, outputs, inputs, unset, values))
             continue
         results += [_attribute(a) for a in attrs]
         ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
@@ -261,9 +262,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     return reads_before + [call] + release, True
 
 
-def _passthrough(self, outputs: list, inputs: list, unset: str) -> gast.expr:
-    """``_jst.passthrough((i, ...))``: the branch function of an empty branch, giving each
-    output its input (position ``i``), or -1 for ``UNDEFINED``, -2 for ``PLACEHOLDER``."""
+def _passthrough(self, outputs: list, inputs: list, unset: str, values: dict) -> gast.expr:
+    """``_jst.passthrough((i, ...))``: the branch function of a branch that computes nothing,
+    giving each output its input (position ``i``), or -1 for ``UNDEFINED``, -2 for
+    ``PLACEHOLDER``; ``values=((j, constant), ...)`` for the outputs it sets to constants."""
     missing = -2 if unset == "PLACEHOLDER" else -1
     positions = [constant(inputs.index(o) if o in inputs else missing) for o in outputs]
     call = gast.Call(
@@ -271,7 +273,39 @@ def _passthrough(self, outputs: list, inputs: list, unset: str) -> gast.expr:
         args=[gast.Tuple(elts=positions, ctx=gast.Load())],
         keywords=[],
     )
+    pairs = [
+        gast.Tuple(elts=[constant(j), values[o]], ctx=gast.Load())
+        for j, o in enumerate(outputs)
+        if o in values
+    ]
+    if pairs:
+        value = gast.Tuple(elts=pairs, ctx=gast.Load())
+        call.keywords.append(gast.keyword(arg="values", value=value))
     return call
+
+
+def _constant_assignments(branch: list) -> dict | None:
+    """``{name: constant}`` for a branch of ``name = <constant>`` statements only (no call,
+    nothing that can raise: ``__break_0 = True``, ``__retval_1 = 'done'``); else None."""
+    values = {}
+    for stmt in branch:
+        if not (
+            type(stmt) is gast.Assign
+            and len(stmt.targets) == 1
+            and type(stmt.targets[0]) is gast.Name
+            and _is_constant(stmt.value)
+        ):
+            return None
+        values[stmt.targets[0].id] = copy.deepcopy(stmt.value)
+    return values
+
+
+def _is_constant(node: gast.expr) -> bool:
+    """A constant, or a signed number (``-1``: nothing to evaluate that could raise)."""
+    if type(node) is gast.UnaryOp and type(node.op) in (gast.USub, gast.UAdd):
+        node = node.operand
+        return type(node) is gast.Constant and type(node.value) in (int, float, complex)
+    return type(node) is gast.Constant
 
 
 def _live_into(node: gast.If, live_out: set) -> set | None:

@@ -156,3 +156,35 @@ def test_hundreds_of_sequential_early_returns_convert(tmp_path, monkeypatch):
     assert len(lines) < 12 * source.count("\n")  # linear in the number of returns
     fn = autostatic.convert(many_returns.pick)
     assert [fn(5), fn(299), fn(1000)] == [5, 299, -1]
+
+
+def first_over(x, limit):
+    found = rt.full([], -1, "int64")
+    i = rt.full([], 0, "int64")
+    while i < x.shape[0]:
+        if x[i] > limit:
+            found = i
+            break
+        i = i + 1
+    if found < 0:
+        return -100  # a constant return under a tensor condition
+    return found * 1
+
+
+def test_branches_that_only_set_constants_need_no_function():
+    """``return -100`` under a tensor ``if`` lowers to a branch that only sets constants: a
+    ``passthrough`` with the value, not a generated function; the program takes it."""
+    code = autostatic.to_code(first_over)
+    assert "_jst.passthrough((0,), values=((0, -100),))" in code
+    main, outs = trace(lambda v: first_over(v, 4.0), np.zeros([4], np.float32))
+    assert {"while", "cond"} <= op_types(main)
+    for x, want in (([1.0, 5.0, 7.0, 2.0], 1), ([1.0, 2.0, 3.0, 0.0], -100)):
+        assert int(run(main, outs, np.array(x, np.float32))[0]) == want
+
+
+def test_passthrough_gives_inputs_missing_markers_and_constants():
+    from autostatic_runtime.convert_ops import PLACEHOLDER, UNDEFINED, passthrough
+
+    assert passthrough((1, 0, -1))("a", "b") == ("b", "a", UNDEFINED)
+    branch = passthrough((0, -2, -1), values=((2, "done"),))
+    assert branch("a") == ("a", PLACEHOLDER, "done")
