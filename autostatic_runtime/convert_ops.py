@@ -406,11 +406,14 @@ def convert_for_loop(
     location: tuple | None = None,
     arrays: tuple = (),
     breaks: int = -1,
+    target: int = -1,
 ) -> tuple:
     """The symbolic path of ``for item in iterable: loop_vars = body_fn(item, *loop_vars,
     *consts)`` over a symbolic iterable (see ``is_symbolic_iterable``): a ``while`` op stepping
-    an int64 index to ``loop_length``; ``breaks`` is the position of the lowered ``break``
-    flag among the loop variables (the loop also stops once it is set), or -1."""
+    an int64 index to ``loop_length``. ``breaks``: the position of the lowered ``break`` flag
+    among the loop variables (the loop also stops once it is set), or -1. ``target``: the
+    position of the loop variable that is the loop's target (read after the loop): each item
+    goes there instead of first, and it starts shaped like an item when ``UNDEFINED``."""
     length = loop_length(iterable, location)
 
     def cond_fn(index, *state):
@@ -419,9 +422,14 @@ def convert_for_loop(
         return loop_continues(state[breaks], index, length)
 
     def body_fn_indexed(index, *state):  # state: the loop variables, then the constants
-        return (index + 1, *body_fn(loop_item(iterable, index), *state))
+        item = loop_item(iterable, index)
+        if target < 0:
+            return (index + 1, *body_fn(item, *state))
+        return (index + 1, *body_fn(*state[:target], item, *state[target + 1 :]))
 
     body_fn_indexed.__wrapped__ = body_fn  # errors name the body's own lines
+    if target >= 0 and loop_vars[target] is UNDEFINED:
+        loop_vars = (*loop_vars[:target], loop_placeholder(iterable), *loop_vars[target + 1 :])
     state = (0, *loop_vars)
     names = ("__index", *names)
     return convert_while_loop(cond_fn, body_fn_indexed, state, consts, names, location, arrays)[1:]

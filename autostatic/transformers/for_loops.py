@@ -23,15 +23,16 @@ After::
         else:
             done = True
 
-(a tuple target is unpacked from an ``__item`` parameter; a name target the loop carries
-too, because it is read after the loop, likewise). A lowered ``break`` flag is passed as
-``breaks=<its position>``: the loop stops once it is set.
+(a tuple target is unpacked from an ``__item`` parameter; a name target read after the
+loop is a loop variable, ``target=<its position>``, and each item goes to its place). A
+lowered ``break`` flag is passed as ``breaks=<its position>``: the loop stops once it is set.
 ``range``/``enumerate``/``zip`` are routed only where the name is not a local of the
 function; the runtime also checks that the name still means the builtin. A loop over an
 iterable that is never symbolic (a list display, a comprehension, ``range(3)``...) is left
 as written. A loop target that
 is read after the loop and may be unbound before it starts from ``loop_placeholder`` (a
-value shaped like the items), so it can be a ``while`` loop variable. ``x.extend(...)`` and
+value shaped like the items; ``convert_for_loop`` makes it from an ``UNDEFINED`` start), so
+it can be a ``while`` loop variable. ``x.extend(...)`` and
 other mutators on a list bound before the loop are reported (not supported) instead of
 silently keeping one
 traced iteration's values; on a local list, ``append``/``pop`` are left to
@@ -158,8 +159,8 @@ def _init_target(self, node: gast.For, it: str) -> list:
     needed = [n for n in names if n in live and n not in defined]
     if not needed:
         return []
-    if isinstance(node.target, gast.Name) and needed[0] not in maybe:  # the common case
-        return replace("n = jst.loop_placeholder(it)", node, n=needed[0], jst=self.ctx.jst, it=it)
+    if isinstance(node.target, gast.Name) and needed[0] not in maybe:
+        return []  # convert_for_loop starts the target (passed as UNDEFINED) from a placeholder
     temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
     target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(
         copy.deepcopy(node.target)  # the visitor changes the nodes it visits

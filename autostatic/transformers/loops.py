@@ -83,6 +83,11 @@ def _python_loop(self, node: gast.While, pred: str, symbolic: list, body: list, 
     return [copy_location_deep(loop, node), copy_location_deep(switch, node)]
 
 
+def _unbound_before(node: gast.For, target: str) -> bool:
+    """Whether the loop's target is unbound before the loop on every path."""
+    return target not in set(anno.get(node, anno.MAYBE_DEFINED_IN, ()))
+
+
 def _item_param(self, node: gast.For, params: list, body: list) -> str:
     """The parameter the item of a ``for`` loop's body function binds: the target when it is
     a name not among ``params``, else a new name unpacked into the target (inserted into
@@ -154,7 +159,12 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     results = [name(v) for v in loop_vars] + [_attribute(a) for a in attrs]
     ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
     body = set_attrs + list(body_f) + [gast.copy_location(ret, node)]
-    if for_loop:  # the item comes first: as the target itself, or unpacked into it
+    carried = for_loop and isinstance(node.target, gast.Name) and node.target.id in loop_vars
+    if carried:  # the target is a loop variable: each item goes to its place
+        shared = shared_cells(self, params)
+        body_fn = function_def(self.ctx.namer.new("loop_body"), params, body, node, shared)
+        body_name, first = self.hoist(body_fn), (it,)
+    elif for_loop:  # the item comes first: as the target itself, or unpacked into it
         item = _item_param(self, node, params, body)
         shared = shared_cells(self, [item] + params)
         body_name = self.hoist(
@@ -169,6 +179,8 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         first = (self.hoist(cond_fn), self.hoist(body_fn))
         body_name = None
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
+    if carried and _unbound_before(node, node.target.id):  # starts shaped like an item
+        args[loop_vars.index(node.target.id)] = self.jst("UNDEFINED")
     args += [_attribute(a) for a in attrs]
     call = replace(
         f"jst.{'convert_for_loop' if for_loop else 'convert_while_loop'}"
@@ -189,6 +201,9 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     if flag:
         value = constant(loop_vars.index(flag))
         call.value.keywords.append(gast.keyword(arg="breaks", value=value))
+    if carried:
+        value = constant(loop_vars.index(node.target.id))
+        call.value.keywords.append(gast.keyword(arg="target", value=value))
     call = assign_results(call, loop_vars, attrs, node)
     release = release_copies(args, loop_vars, defined, node)
     return reads_before + [call] + release, True

@@ -631,3 +631,31 @@ def _cached(fn, *specs):
     if key not in _PROGRAMS:
         _PROGRAMS[key] = build(fn, *specs)
     return _PROGRAMS[key]
+
+
+def last_row_and_index(x):
+    total = x[0] * 0.0
+    for i, row in enumerate(x):  # a tuple target read after the loop
+        total = total + row
+    for r in x:  # a name target, unbound before the loop, read after it
+        total = total + r * 0.5
+    return total, i, row, r
+
+
+def last_index_bound_before(n):
+    k = rt.full([], 7, "int64")
+    for k in range(n):  # a name target bound before the loop: kept when it never runs
+        pass
+    return k
+
+
+def test_loop_targets_read_after_a_symbolic_loop_carry_the_last_item():
+    code = autostatic.to_code(last_row_and_index)
+    assert "target=" in code and "_jst.UNDEFINED" in code  # r: its slot, from a placeholder
+    program = build(last_row_and_index, ((None, 3), "float32"))
+    assert op_types(program).count("while") == 2
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    assert_close(run(program, x), eager(last_row_and_index, x))
+    program = build(last_index_bound_before, SCALAR_INT)
+    assert int(run(program, np.array(3, np.int64))[0]) == 2
+    assert int(run(program, np.array(0, np.int64))[0]) == 7  # as Python: the loop never ran
