@@ -55,6 +55,7 @@ JUMPS = "jumps"  # statement: (first jump leaving it, first return/yield/await i
 MUTATED = "mutated"  # statement: the names it changes in place (xs.append, d[k] = v), a cache
 PYTHON_IF = "python_if"  # If the converter made whose test is always a Python value
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
+RETURN_BREAK = "return_break"  # Break the return lowering made (a return in a loop): its flag
 
 
 def set(node: Any, key: str, value: Any) -> None:

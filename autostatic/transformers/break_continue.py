@@ -55,6 +55,36 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
     return found
 
 
+def _return_flag(body: list) -> str | None:
+    """The return flag when every ``break`` leaving this loop was made by the return
+    lowering (``return`` in the loop, or ``if returned: break`` after an inner loop)."""
+    flags = set()
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, gast.Break):
+            flags.add(anno.get(node, anno.RETURN_BREAK, None))
+            continue
+        if isinstance(node, _SCOPES) or isinstance(node, gast.expr):
+            continue
+        if isinstance(node, (gast.While, gast.For, gast.AsyncFor)):
+            stack.extend(node.orelse)  # their bodies' jumps are their own
+            continue
+        stack.extend(child_nodes(node))
+    if len(flags) == 1 and None not in flags:
+        return flags.pop()
+    return None
+
+
+def _breaks_on(stmt: gast.stmt, flag: str) -> bool:
+    """``break`` made by the return lowering, or its ``if <flag>: break`` after a loop."""
+    if isinstance(stmt, gast.If) and len(stmt.body) == 1 and not stmt.orelse:
+        test = stmt.test
+        if isinstance(test, gast.Name) and test.id == flag:
+            stmt = stmt.body[0]
+    return isinstance(stmt, gast.Break) and anno.get(stmt, anno.RETURN_BREAK, None) == flag
+
+
 def _binds_in_test(node: gast.While) -> bool:
     """A ``:=`` in the test, and no jump in the ``else`` (it would change loops below)."""
     if not any(isinstance(n, gast.NamedExpr) for n in walk(node.test)):
@@ -92,12 +122,13 @@ class BreakContinueTransformer(Transformer):
         lowered = self._lowered_body(node)
         if lowered is None:
             return node
-        brk, cont, body = lowered
+        _, cont, body = lowered
+        brk = self.flags[0]
         head = []
         if cont:
             body = replace("flag = False", node, flag=cont) + body
         if brk:
-            head = replace("flag = False", node, flag=brk)
+            head = [] if self.returned else replace("flag = False", node, flag=brk)
             node.test = replace("not flag and test", node, flag=brk, test=node.test)[0].value
         node.body = body
         tail = []
@@ -112,7 +143,8 @@ class BreakContinueTransformer(Transformer):
         lowered = self._lowered_body(node)
         if lowered is None:
             return node
-        brk, cont, body = lowered
+        _, cont, body = lowered
+        brk = self.flags[0]
         if cont:
             body = replace("flag = False", node, flag=cont) + body
         head = tail = []
@@ -122,7 +154,7 @@ class BreakContinueTransformer(Transformer):
             check = replace("if flag is True:\n    break", node, flag=brk)
             anno.set(check[0], anno.BREAK_CHECK, brk)  # a for made a while drops it (below)
             body = guard + check
-            head = replace("flag = False", node, flag=brk)
+            head = [] if self.returned else replace("flag = False", node, flag=brk)
             if node.orelse:
                 tail = replace("if not flag:\n    orelse", node, flag=brk, orelse=node.orelse)
                 node.orelse = []
@@ -131,20 +163,33 @@ class BreakContinueTransformer(Transformer):
 
     def _lowered_body(self, node: gast.AST) -> tuple | None:
         """(break flag, continue flag, lowered body) of a loop with jumps of its own (inner
-        loops lowered first), or None when it has none; a flag is None when unused."""
+        loops lowered first), or None when it has none; a flag is None when unused. A loop
+        whose only ``break``s leave it for a ``return`` breaks on the return flag itself
+        (False whenever the loop runs, set before each of them), so it needs none of its own;
+        the break flag is then returned as None (nothing to initialize)."""
         self.generic_visit(node)
         kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
         if not kinds:
             return None
-        brk = self.ctx.namer.new("break") if gast.Break in kinds else None
+        returned = _return_flag(node.body) if gast.Break in kinds else None
+        brk = returned or (self.ctx.namer.new("break") if gast.Break in kinds else None)
         cont = self.ctx.namer.new("continue") if gast.Continue in kinds else None
         self.flags = (brk, cont)
+        self.returned = returned
         self.ctx.jump_flags.update(f for f in self.flags if f)
-        return brk, cont, self._block(node.body)
+        return (None if returned else brk), cont, self._block(node.body)
 
     def _block(self, stmts: list) -> list:
         out = []
         for i, stmt in enumerate(stmts):
+            if self.returned and _breaks_on(stmt, self.returned):  # set already
+                rest = stmts[i + 1 :]
+                if isinstance(stmt, gast.If) and rest:  # `if returned: break`, then the rest
+                    guarded = gast.If(test=self._not_jumped({gast.Break}, stmt),
+                                      body=self._block(rest), orelse=[])  # fmt: skip
+                    anno.set(guarded, anno.JUMP_GUARD, True)
+                    out.append(gast.copy_location(guarded, stmt))
+                return out
             if isinstance(stmt, (gast.Break, gast.Continue)):
                 flag = self.flags[0] if isinstance(stmt, gast.Break) else self.flags[1]
                 out += replace("flag = True", stmt, flag=flag)

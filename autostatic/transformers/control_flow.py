@@ -147,10 +147,11 @@ class ControlFlowTransformer(Transformer):
             if isinstance(stmt, (gast.FunctionDef, gast.AsyncFunctionDef)):
                 self.visit_FunctionDef(stmt)
 
-    def hoist(self, fn: gast.FunctionDef) -> str:
-        """Define ``fn`` once, at the top of the converted function; returns its name."""
+    def hoist(self, fn: gast.FunctionDef | gast.Assign) -> str:
+        """Define ``fn`` (a ``def``, or ``name = lambda ...``) once, at the top of the
+        converted function; returns its name."""
         self.hoisted.append(fn)
-        return fn.name
+        return fn.name if isinstance(fn, gast.FunctionDef) else fn.targets[0].id
 
 
 def _pass(stmts: list) -> list:

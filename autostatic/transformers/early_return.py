@@ -170,7 +170,9 @@ class ReturnTransformer(Transformer):
             out.append(self._lower(stmt, in_loop))
             if in_loop:  # a return below already breaks this loop, except from an inner loop
                 if isinstance(stmt, _LOOPS):
-                    out += replace("if flag:\n    break", stmt, flag=self.flag)
+                    check = replace("if flag:\n    break", stmt, flag=self.flag)
+                    anno.set(check[0].body[0], anno.RETURN_BREAK, self.flag)
+                    out += check
                 out += self._block(rest, in_loop) if rest else []
             elif rest:
                 guarded = self._block(rest, in_loop)
@@ -186,7 +188,9 @@ class ReturnTransformer(Transformer):
             "retval = value\nflag = True", node, flag=self.flag, retval=self.value, value=value
         )
         if in_loop:
-            stmts.append(gast.copy_location(gast.Break(), node))
+            leave = gast.copy_location(gast.Break(), node)
+            anno.set(leave, anno.RETURN_BREAK, self.flag)  # the flag is set: it can break too
+            stmts.append(leave)
         return stmts
 
     def _lower(self, stmt: gast.stmt, in_loop: bool) -> gast.stmt:

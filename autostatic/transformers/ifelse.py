@@ -90,6 +90,15 @@ def function_def(
     return gast.copy_location(node, origin)
 
 
+def lambda_def(fn_name: str, params: list[str], value: gast.expr, origin: gast.AST) -> gast.Assign:
+    """``fn_name = lambda params: value`` located at ``origin`` (a loop's test function)."""
+    fn = function_def(fn_name, params, [], origin)
+    lam = gast.Lambda(args=fn.args, body=value)
+    anno.set(lam, anno.GENERATED, True)  # not a user closure: its names are not captured
+    assign = gast.Assign(targets=[name(fn_name, store=True)], value=lam, type_comment=None)
+    return copy_location_deep(assign, origin)
+
+
 def guarded_inputs(self: Transformer, names: list[str], defined: set[str], origin: gast.AST):
     """(statements, expressions): read each name, or ``UNDEFINED`` where it may be unbound."""
     stmts, exprs = [], []

@@ -48,6 +48,7 @@ from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import bare, names_in
 from autostatic.transformers.for_loops import _store_names, appended_lists
 from autostatic.transformers.ifelse import (
+    lambda_def,
     _attribute,
     assign_results,
     function_def,
@@ -173,8 +174,12 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         first = (it,)
     else:
         shared = shared_cells(self, params)
-        test_body = set_attrs + [gast.copy_location(gast.Return(value=test), node)]
-        cond_fn = function_def(self.ctx.namer.new("loop_cond"), params, test_body, node, shared)
+        cond_name = self.ctx.namer.new("loop_cond")
+        if set_attrs or shared:
+            test_body = set_attrs + [gast.copy_location(gast.Return(value=test), node)]
+            cond_fn = function_def(cond_name, params, test_body, node, shared)
+        else:  # only the test: a lambda, one line
+            cond_fn = lambda_def(cond_name, params, test, node)
         body_fn = function_def(self.ctx.namer.new("loop_body"), params, body, node, shared)
         first = (self.hoist(cond_fn), self.hoist(body_fn))
         body_name = None

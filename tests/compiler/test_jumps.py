@@ -188,3 +188,26 @@ def test_passthrough_gives_inputs_missing_markers_and_constants():
     assert passthrough((1, 0, -1))("a", "b") == ("b", "a", UNDEFINED)
     branch = passthrough((0, -2, -1), values=((2, "done"),))
     assert branch("a") == ("a", PLACEHOLDER, "done")
+
+
+def first_negative(x):
+    i = rt.full([], 0, "int64")
+    while i < x.shape[0]:
+        for j in range(2):  # an inner loop that returns: the outer one leaves too
+            if x[i] * (j + 1) < -5:
+                return i * 10 + j
+        if x[i] < 0:
+            return i
+        i = i + 1
+    return i * 0 - 1
+
+
+def test_a_loop_left_only_by_returns_breaks_on_the_return_flag():
+    code = autostatic.to_code(first_negative)
+    assert "__break" not in code  # no flag of its own: `not __do_return and <test>`
+    main, outs = trace(first_negative, np.zeros([4], np.float32))
+    assert "while" in op_types(main)
+    for x in ([1.0, 2.0, -1.0, -9.0], [1.0, -6.0, 3.0, 0.0], [1.0, 2.0, 3.0, 4.0]):
+        x = np.array(x, np.float32)
+        want = first_negative(rt.to_tensor(x))
+        assert int(run(main, outs, x)[0]) == int(np.asarray(want))
