@@ -203,9 +203,10 @@ class _Runner:
         ]
 
     def __call__(self, scope: Scope, feed: dict) -> tuple:
-        for name, tensor in self.captured:
-            if name not in scope:
-                scope[name] = tensor._data
+        if self.captured:
+            for name, tensor in self.captured:
+                if name not in scope:
+                    scope[name] = tensor._data
         if self.scheduler is not None:
             scope[self.program.lr_var_name] = self.backend.asarray(
                 float(self.scheduler()), dtypes.get_default_dtype()

@@ -71,6 +71,7 @@ class XlaFunction:
     or why the block runs on the default executor instead."""
 
     _lean = False  # traced, without effects or counted loops: the lean ``__call__``
+    _simple = False  # lean, and returning NumPy results only (no writes, no saved values)
 
     def __init__(
         self,
@@ -162,6 +163,8 @@ class XlaFunction:
                 outs = self._jitted(self._call_key(), *plan[1], *args)
             else:
                 outs = self._jitted(*plan[1], *args)
+        if self._simple:  # results only, all for the caller: NumPy copies (writable)
+            return tuple(map(np.array, outs))
         return self._finish(scope, outs, plan)
 
     def _call(self, scope: dict, args: tuple):
@@ -195,6 +198,8 @@ class XlaFunction:
                 return self._call(scope, args)
             outs = outs[:-1]
         self._lean = not (self._effects or self._counted)
+        self._simple = self._numpy_host and self._plain and not self.writes
+        self._simple = self._simple and self.device_results_from is None
         return self._finish(scope, outs, plan)
 
     def _invoke(self, loaded: tuple, args: tuple):
