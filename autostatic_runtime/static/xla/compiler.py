@@ -14,6 +14,10 @@ and the persistable values it writes; the wrapper moves them between the scope a
 - results come back as host arrays of the caller's backend, writable copies (a NumPy view
   of a device array is read-only).
 
+A call after the first follows a plan: the scope values it read last (checked by identity)
+and the arguments passed for them, one flat tuple given positionally to the jitted function
+(JAX's C++ fast path); the values a call writes become the next call's plan.
+
 Tracing and calls run with JAX's 64-bit mode on (``backends.jax_backend.x64``), so
 float64 and int64 programs keep their dtypes. A block the trace cannot take (an op without a
 lowering, a shape that depends on data) runs on ``PythonCodegen`` instead, after one
