@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,9 @@ class Executor:
         self.place = place
         self.compiler = get_compiler(compiler if backend is None else backend)
         self._cache: dict[tuple, Any] = {}
+        # the last call: (program, version, fetch_list, its items, feed names, backend,
+        # runner); a call with the same objects skips building the cache key
+        self._last: tuple | None = None
 
     def _backend(self):
         if self.place is None:
@@ -95,11 +99,34 @@ class Executor:
         use_program_cache: bool = True,
     ):
         """Run ``program``; returns the fetched values (NumPy arrays, or Tensors)."""
+        scope = _global_scope[0] if scope is None else scope
+        feed = {} if feed is None else feed
+        last = self._last
+        if (  # the call before this one, again: its runner
+            last is not None
+            and program is last[0]
+            and program._version == last[1]
+            and fetch_list is last[2]
+            and use_program_cache
+            and feed.keys() == last[4]
+            and (last[3] is None or _same(fetch_list, last[3]))
+            and self._backend() is last[5]
+        ):
+            backend, runner = last[5], last[6]
+        else:
+            backend, runner = self._runner(program, feed, fetch_list, use_program_cache)
+        results = runner(scope, feed)
+        if return_numpy:
+            to_numpy = backend.to_numpy
+            return [r if type(r) is np.ndarray else to_numpy(r) for r in results]
+        return [Tensor._rebuild(r, None, 0) for r in results]
+
+    def _runner(self, program: Any, feed: dict, fetch_list: Any, use_cache: bool) -> tuple:
+        """The backend and the compiled runner for a call (from the cache, or compiled now)."""
+        given = program
         program = program or default_main_program()
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run expects a Program, got {type(program).__name__}")
-        scope = _global_scope[0] if scope is None else scope
-        feed = feed or {}
         if fetch_list is None:
             fetch_names = ()
         elif isinstance(fetch_list, (Variable, str)):
@@ -108,18 +135,25 @@ class Executor:
             fetch_names = tuple([_name(f) for f in fetch_list])
         backend = self._backend()
         key = (program.id, program.version, tuple(feed), fetch_names, backend.name)
-        runner = self._cache.get(key) if use_program_cache else None
+        runner = self._cache.get(key) if use_cache else None
         if runner is None:
             runner = _Runner(self.compiler, program, list(feed), list(fetch_names), backend)
             self._cache[key] = runner
-        results = runner(scope, feed)
-        if return_numpy:
-            to_numpy = backend.to_numpy
-            return [to_numpy(r) for r in results]
-        return [Tensor._rebuild(r, None, 0) for r in results]
+        if use_cache and given is not None:
+            fixed = fetch_list is None or isinstance(fetch_list, (tuple, str, Variable))
+            items = None if fixed else tuple(fetch_list)  # a list may change between calls
+            self._last = (program, program.version, fetch_list, items, feed.keys() | set(),
+                          backend, runner)  # fmt: skip
+        return backend, runner
 
     def close(self) -> None:
         self._cache.clear()
+        self._last = None
+
+
+def _same(items: Any, before: tuple) -> bool:
+    """Whether a fetch list reused between calls still holds the same objects."""
+    return len(items) == len(before) and all(map(is_, items, before))
 
 
 def _name(f: Any) -> str:
@@ -169,9 +203,10 @@ class _Runner:
         ]
 
     def __call__(self, scope: Scope, feed: dict) -> tuple:
-        for name, tensor in self.captured:
-            if name not in scope:
-                scope[name] = tensor._data
+        if self.captured:
+            for name, tensor in self.captured:
+                if name not in scope:
+                    scope[name] = tensor._data
         if self.scheduler is not None:
             scope[self.program.lr_var_name] = self.backend.asarray(
                 float(self.scheduler()), dtypes.get_default_dtype()

@@ -14,6 +14,10 @@ and the persistable values it writes; the wrapper moves them between the scope a
 - results come back as host arrays of the caller's backend, writable copies (a NumPy view
   of a device array is read-only).
 
+A call after the first follows a plan: the scope values it read last (checked by identity)
+and the arguments passed for them, one flat tuple given positionally to the jitted function
+(JAX's C++ fast path); the values a call writes become the next call's plan.
+
 Tracing and calls run with JAX's 64-bit mode on (``backends.jax_backend.x64``), so
 float64 and int64 programs keep their dtypes. A block the trace cannot take (an op without a
 lowering, a shape that depends on data) runs on ``PythonCodegen`` instead, after one
@@ -23,6 +27,7 @@ lowering, a shape that depends on data) runs on ``PythonCodegen`` instead, after
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +40,7 @@ from autostatic_runtime.static.compiler import PythonCodegen, _load, prune
 from autostatic_runtime.static.program import Block, Variable
 from autostatic_runtime.static.xla.lowering import (
     Lowering,
+    NeedsKey,
     Unlowerable,
     Unrolled,
     sub_block_writes,
@@ -67,6 +73,9 @@ class XlaCompiler:
 class XlaFunction:
     """One compiled block: ``fn(scope, *params) -> tuple(results)``. ``fallback`` is None,
     or why the block runs on the default executor instead."""
+
+    _lean = False  # traced, without effects or counted loops: the lean ``__call__``
+    _simple = False  # lean, and returning NumPy results only (no writes, no saved values)
 
     def __init__(
         self,
@@ -105,44 +114,78 @@ class XlaFunction:
         self._errors: list = []  # (op, exception) of a print/assert that failed in a call
         self._effects = False  # whether the block has print/assert ops (known after a trace)
         self._counted = False  # whether the block has such loops (known after a trace)
-        self._random: bool | None = None  # whether it draws random numbers (after a trace)
-        self._no_key = np.zeros(2, np.uint32)
+        self._random = False  # whether it draws random numbers (a trace that does retraces)
+        self._plain = False  # no result is a loop trajectory (known after a trace)
+        # the call plan: the scope values last read (by identity) and what went into the
+        # call for them (device arrays), one flat tuple passed positionally
+        self._get = _getter(self.reads)
+        self._unknown = (None,) * len(self.reads)  # never a scope value: no plan yet
+        self._plan: tuple = (self._unknown, ())  # (hosts, arguments)
+        self._slots = tuple(self.reads.index(n) if n in self.reads else -1 for n in self.writes)
         self._jit()
 
     def _jit(self) -> None:
         import jax
 
-        self._jitted = jax.jit(functools.partial(self._traced, self.capacity))
+        self._jitted = jax.jit(functools.partial(self._traced, self.capacity, self._random))
 
     # -- the traced function -------------------------------------------------------------
-    def _traced(self, capacity: int, key, *args):
+    def _traced(self, capacity: int, random: bool, *args):
+        key, args = (args[0], args[1:]) if random else (None, args)
         low = Lowering(self.jax, capacity, self._errors, key)
         env = dict(zip(self.reads + self.params, args))
         try:
             outs = low.run_block(self.block, env, self.results + self.writes)
-        except Unlowerable:
+        except (Unlowerable, NeedsKey):
             raise
         except Exception as exc:  # a kernel that needs concrete values or NumPy alone
             raise Unlowerable(low.op, f"{type(exc).__name__}: {_first_line(exc)}") from exc
         outs = tuple(o if isinstance(o, (tuple, Unrolled)) else low.strong(o) for o in outs)
         self._counted = bool(low.counts)
         self._effects = low.effects
-        self._random = bool(low.random_ops)
+        n, keep = self._n, self.device_results_from
+        host = outs[: n if keep is None else keep]
+        self._plain = not any(isinstance(o, (tuple, Unrolled)) for o in host)
         if low.counts:  # the longest recorded loop, to check against the capacity
             outs += (low.jnp.max(low.jnp.stack(low.counts)),)
         return outs
 
     # -- calls ---------------------------------------------------------------------------
     def __call__(self, scope: dict, *args):
+        if not self._lean:
+            return self._call(scope, args)
+        plan = self._plan
+        if self.reads:
+            try:
+                hosts = self._get(scope)
+            except KeyError:  # a value missing from the scope: the full call says which
+                return self._call(scope, args)
+            if not all(map(is_, hosts, plan[0])):
+                plan = self._load(scope, hosts)
+        with self._x64():
+            if self._random:
+                outs = self._jitted(self._call_key(), *plan[1], *args)
+            else:
+                outs = self._jitted(*plan[1], *args)
+        if self._simple:  # results only, all for the caller: NumPy copies (writable)
+            return tuple(map(np.array, outs))
+        return self._finish(scope, outs, plan)
+
+    def _call(self, scope: dict, args: tuple):
+        """A call that may trace, fall back, grow the loop capacity or raise an effect's
+        error; the lean ``__call__`` once none of that can happen."""
         if self.fallback is not None:
             return self._python(scope, *args)
-        loaded = [self._to_device(scope, name) for name in self.reads] if self.reads else ()
+        hosts = tuple([_load(scope, name) for name in self.reads])
+        plan = self._load(scope, hosts) if self.reads else self._plan
         try:
             with self._x64():
-                if self._random is None:  # trace first: draw no key for a block without
-                    self._jitted.trace(self._no_key, *loaded, *args)  # random ops
-                key = self._call_key() if self._random else self._no_key
-                outs = self._jitted(key, *loaded, *args)
+                try:
+                    outs = self._invoke(plan[1], args)
+                except NeedsKey:  # the trace met a random op: trace again with a key
+                    self._random = True
+                    self._jit()
+                    outs = self._invoke(plan[1], args)
         except Unlowerable as exc:
             self._fall_back(exc)
             return self._python(scope, *args)
@@ -156,19 +199,54 @@ class XlaFunction:
             if longest > self.capacity:  # rows were dropped: compile for the longest loop
                 self.capacity = 1 << (longest - 1).bit_length()
                 self._jit()
-                return self(scope, *args)
+                return self._call(scope, args)
             outs = outs[:-1]
+        self._lean = not (self._effects or self._counted)
+        self._simple = self._numpy_host and self._plain and not self.writes
+        self._simple = self._simple and self.device_results_from is None
+        return self._finish(scope, outs, plan)
+
+    def _invoke(self, loaded: tuple, args: tuple):
+        if self._random:
+            return self._jitted(self._call_key(), *loaded, *args)
+        return self._jitted(*loaded, *args)
+
+    def _load(self, scope: dict, hosts: tuple) -> tuple:
+        """The call plan for the scope values ``hosts``: their arguments (``_to_device``),
+        kept for the next call while the scope holds the same values, and when each is
+        final (not a first sight on an accelerator)."""
+        loaded = tuple([self._to_device(scope, n, v) for n, v in zip(self.reads, hosts)])
+        final = not self._keep or all(map(_is_device, loaded))
+        plan = self._plan = (hosts if final else self._unknown, loaded)
+        return plan
+
+    def _finish(self, scope: dict, outs: tuple, plan: tuple) -> tuple:
+        """Store the written persistables (host views in the scope, their device arrays in
+        the call plan) and return the results as the caller's host arrays."""
         n = self._n
         if self.writes:
-            for name, value in zip(self.writes, outs[n:]):
-                host = self._host_array(value)  # a view: the scope is ours
-                scope[name] = host
-                self._device[name] = (host, value)
-        result = self._result
+            self._store(scope, outs[n:], plan)
         keep = self.device_results_from
+        if self._numpy_host and self._plain:
+            if keep is None:
+                return tuple(map(np.array, outs[:n]))
+            return tuple(map(np.array, outs[:keep])) + tuple(outs[keep:n])
+        result = self._result
         if keep is None:
             return tuple([result(v) for v in outs[:n]])
         return tuple([result(v) for v in outs[:keep]]) + tuple(outs[keep:n])
+
+    def _store(self, scope: dict, values: tuple, plan: tuple) -> None:
+        hosts, loaded = list(plan[0]), list(plan[1])
+        device = self._device
+        for name, value, slot in zip(self.writes, values, self._slots):
+            host = self._host_array(value)  # a view: the scope is ours
+            scope[name] = host
+            device[name] = (host, value)
+            if slot >= 0:  # read back by the next call: the plan passes the device array
+                hosts[slot], loaded[slot] = host, value
+        if plan[0] is not self._unknown:
+            self._plan = (tuple(hosts), tuple(loaded))
 
     def _call_key(self) -> np.ndarray:
         """This call's random key (a legacy JAX key: two uint32), from the host generator
@@ -188,14 +266,13 @@ class XlaFunction:
                 raise exc
             raise ExecutionError(op.type, op.location, exc) from exc
 
-    def _to_device(self, scope: dict, name: str) -> Any:
+    def _to_device(self, scope: dict, name: str, value: Any) -> Any:
         """The value of ``name`` for the jitted call: the device array of a value this
         compiler wrote. Otherwise, on JAX's CPU device, the host array itself (the call
         aliases NumPy memory: no copy); on an accelerator, the device copy of the scope's
         array when it was seen before, while a new array goes in as it is (the call copies
         it) and moves to the device to stay when it comes back a second time, so a parameter
         an eager optimizer replaces at every step is never copied twice."""
-        value = scope[name] if name in scope else _load(scope, name)
         cached = self._device.get(name)
         if cached is not None and cached[0] is value and cached[1] is not None:
             return cached[1]  # a value this compiler wrote (or moved): its device array
@@ -265,6 +342,23 @@ def _persistables(block: Block, params: list[str], results: list[str]) -> tuple[
         if name not in defined and block.var(name).persistable:
             reads.setdefault(name)
     return list(reads), list(writes)
+
+
+def _getter(names: list[str]) -> Callable:
+    """``scope -> tuple of the values of names`` in one C call (``operator.itemgetter``)."""
+    if not names:
+        return lambda scope: ()
+    if len(names) == 1:
+        (name,) = names
+        return lambda scope: (scope[name],)
+    return operator.itemgetter(*names)
+
+
+def _is_device(value: Any) -> bool:
+    return not isinstance(value, np.ndarray)
+
+
+is_ = operator.is_
 
 
 def _first_line(exc: BaseException) -> str:

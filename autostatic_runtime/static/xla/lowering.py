@@ -25,8 +25,10 @@ which ``while_grad`` walks back unrolled too.
 
 Random ops draw from a key passed to every call (new each call, from the host generator
 that ``rt.seed`` seeds) folded with a number per random op, so each call and each op has its
-own stream (not NumPy's numbers: the same distribution). Inside a ``lax.while_loop`` body a
-draw would repeat at every iteration, so such an op is unlowerable.
+own stream (not NumPy's numbers: the same distribution). A block is traced without a key
+first; its first random op raises ``NeedsKey`` and the compiler traces it again with one.
+Inside a ``lax.while_loop`` body a draw would repeat at every iteration, so such an op is
+unlowerable.
 
 ``print`` and ``assert`` ops run their own kernels on NumPy from inside the computation
 (``jax.debug.callback``, ordered), so they print and check at every call, in program order.
@@ -51,6 +53,10 @@ SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their in
 UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries change shape)
 
 
+class NeedsKey(Exception):
+    """The block draws random numbers: trace it again with a key argument."""
+
+
 class Unlowerable(Exception):
     """``op`` cannot run inside one XLA computation, for ``reason``."""
 
@@ -70,7 +76,7 @@ class Lowering:
         self.lax = jax.lax
         self.jnp = backend.ns
         self.random = jax.random
-        self.call_key = call_key  # a legacy uint32[2] key, new at every call
+        self.call_key = call_key  # a legacy uint32[2] key, new at every call (None: no key)
         self.random_ops = 0  # random ops lowered so far (each folds its number into the key)
         self.in_loop = False  # inside a lax.while_loop body
         self.xp = self._namespace(backend)
@@ -103,6 +109,8 @@ class Lowering:
             raise Unlowerable(
                 self.op, "it draws random numbers inside a loop, which would repeat one draw"
             )
+        if self.call_key is None:  # traced without a key, as a block without random ops is
+            raise NeedsKey
         self.random_ops += 1
         return self.random.fold_in(self.call_key, self.random_ops)
 
