@@ -4,11 +4,11 @@ A converted function (the hook's, or ``autostatic.convert``'s) starts with an en
 
     def f(a, b=2, *args, c, **kw):
         if __jst__.tracing and __jst__.traces_here():
-            return __jst__.traced(KEY)(a, b, *args, c=c, **kw)
+            return __jst__.traced()(a, b, *args, c=c, **kw)   # convert's: traced(KEY)
         <original body, untouched>
 
 Eagerly it costs two attribute loads. While a program is traced, the runtime's ``traced``
-hands ``KEY`` and the caller's frame to ``traced`` here (registered when ``autostatic`` is
+hands its key (None from the hook) and the caller's frame to ``traced`` here (registered when ``autostatic`` is
 imported; the runtime never imports the compiler), which returns the function's *tracing
 function*; the entry check calls it with its own parameters, so the only extra frame in a
 traceback is the function's own entry (no frame of autostatic's). At entry the frame's locals
@@ -25,7 +25,8 @@ zero-argument ``super()`` included; an unbound free variable is absent), so:
    the tracing function (kept per code object when the function has no free variables).
 
 A function the converter cannot handle traces as written (a ``ConversionWarning`` says why).
-``KEY`` is ``("autostatic.entry", source hash, first line, name)`` for the hook. For
+The hook's check calls ``traced()`` with no key: it is ``("autostatic.entry", source hash,
+first line, name)``, from the caller's code and its module's ``__autostatic_source__``. For
 ``autostatic.convert`` it is ``CONVERTED`` when the function has no free variables (the
 runtime module is then a constant of the entry code: the cheapest check), else the converted
 function itself (a closure cell of its own); the record of the entry code holds the parsed
@@ -46,7 +47,7 @@ from typing import Any
 
 import autostatic_runtime.convert_ops as convert_ops
 from autostatic.hook import cache as hook_cache
-from autostatic.hook.entry import MARK, entry_check, is_checked
+from autostatic.hook.entry import MARK, SOURCE, entry_check, is_checked
 from autostatic_runtime import mode
 from autostatic_runtime.errors import StaticBuildError
 
@@ -104,7 +105,9 @@ def traced(target: Any, frame: types.FrameType) -> Any:
     """The tracing function of the function ``frame`` is running (see the docstring)."""
     code = frame.f_code
     f_globals = frame.f_globals
-    if type(target) is not tuple:  # convert's, with free variables: the function itself
+    if target is None:  # the hook's: keyed by the caller's code and its module's source
+        target = _hook_key(code, f_globals)
+    elif type(target) is not tuple:  # convert's, with free variables: the function itself
         del frame
         return _convert_tracing_function(target.__code__, target.__globals__, target.__closure__)
     if target == CONVERTED:  # convert's, without free variables: found by its code
@@ -116,6 +119,20 @@ def traced(target: Any, frame: types.FrameType) -> Any:
     values = frame.f_locals if code.co_freevars else {}
     del frame
     return _hook_tracing_function(target, code, f_globals, values)
+
+
+def _hook_key(code: types.CodeType, f_globals: dict) -> tuple:
+    """``(MARK, source hash, first line, name)`` of a hook-checked function's code."""
+    digest = f_globals.get(SOURCE)
+    if type(digest) is not str:
+        raise StaticBuildError(
+            f"'{code.co_qualname}' was compiled by autostatic's import hook, but the globals it "
+            f"runs with have no {SOURCE} (the hash of the source it was compiled from), so its "
+            "tracing body cannot be found; call it with its module's globals, or convert it "
+            "with autostatic.convert",
+            (code.co_filename, code.co_firstlineno, ""),
+        )
+    return (MARK, digest, code.co_firstlineno, code.co_name)
 
 
 def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:
@@ -171,6 +188,8 @@ def prepare(fn: Any) -> None:
         if type(const) is tuple and len(const) == 4 and const[0] == MARK:
             hook_factory(const, code, fn.__globals__)
             return
+    if isinstance(fn.__globals__.get(SOURCE), str):  # the hook's check: ``traced()``
+        hook_factory(_hook_key(code, fn.__globals__), code, fn.__globals__)
 
 
 # -- the hook's functions: factory codes from memory, disk or the source -----------------------

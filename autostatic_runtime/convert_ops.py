@@ -93,17 +93,18 @@ mode.on_switch(_follow_mode)
 _traced_caller: list = [None]  # set by the compiler (autostatic) when it is imported
 
 
-def traced(target: Any) -> Callable:
+def traced(target: Any = None) -> Callable:
     """The tracing function of the converted function calling this, from its entry check::
 
         def f(a, b=2, *args, c, **kw):
             if __jst__.tracing and __jst__.traces_here():
-                return __jst__.traced(KEY)(a, b, *args, c=c, **kw)   # same arguments
+                return __jst__.traced()(a, b, *args, c=c, **kw)   # same arguments
             <original body>
 
     The compiler finds (builds on first use) the function's *tracing function* - its body
-    converted - from ``target`` (the key the hook compiled in, or the function
-    ``autostatic.convert`` made) and the caller's frame (its globals and free variables).
+    converted - from the caller's frame (its code, globals and free variables) and
+    ``target``: None for the import hook's checks (the caller's code is the key), else the
+    key ``autostatic.convert`` compiled in, or the function it made.
     """
     finder = _traced_caller[0]
     if finder is None and "autostatic" in sys.modules:  # the compiler is loaded: find its hook

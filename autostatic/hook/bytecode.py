@@ -6,7 +6,7 @@ front of each function's first instruction (after ``RESUME``)::
 
     LOAD_GLOBAL __jst__; LOAD_ATTR tracing; POP_JUMP_FORWARD_IF_FALSE body
     LOAD_GLOBAL __jst__; LOAD_METHOD traces_here; PRECALL 0; CALL 0; POP_JUMP_FORWARD_IF_FALSE body
-    LOAD_GLOBAL __jst__; LOAD_METHOD traced; LOAD_CONST KEY; PRECALL 1; CALL 1
+    LOAD_GLOBAL __jst__; LOAD_METHOD traced; PRECALL 0; CALL 0
     LOAD_FAST a; LOAD_FAST b; ...; CALL n; RETURN_VALUE      # the parameters, passed on
     body: <the function's own instructions, unchanged>
 
@@ -15,7 +15,8 @@ and argument passing are the compiler's; parameters that are cells in the functi
 in the template too); its jumps are relative and land on the first instruction after it. The
 function's own jumps are relative too (CPython 3.11), so only its exception table (absolute
 offsets) and its location table (the check gets the location of ``RESUME``) are rewritten.
-Which functions get a check, and the ``KEY``, are exactly ``entry.instrument``'s.
+Which functions get a check are exactly ``entry.instrument``'s; the module starts with the
+alias import and ``__autostatic_source__ = '<source hash>'``, as there.
 ``instrument_code`` returns ``None`` when it cannot do this (another Python version, a module
 that needs the ``ast`` path: ``@not_to_static``, more than 256 names or constants); the caller
 then uses ``entry``.
@@ -27,7 +28,7 @@ import dis
 import sys
 import types
 
-from autostatic.hook.entry import ALIAS, MARK
+from autostatic.hook.entry import ALIAS, SOURCE
 
 _CO_OPTIMIZED, _CO_NEWLOCALS = 0x1, 0x2
 _UNCHECKED_FLAGS = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
@@ -52,7 +53,10 @@ def _template(source: str, module: bool) -> tuple[bytes, types.CodeType]:
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 if sys.version_info[:2] == (3, 11):
-    _ALIAS_IMPORT = _template(f"import autostatic_runtime.convert_ops as {ALIAS}\n_ = 7\n", True)
+    _ALIAS_IMPORT = _template(
+        f"import autostatic_runtime.convert_ops as {ALIAS}\n{SOURCE} = {_TEMPLATE_KEY!r}\n_ = 7\n",
+        True,
+    )
 else:  # another bytecode: the ast path
     _ALIAS_IMPORT = None
 
@@ -81,7 +85,7 @@ def _check_for(code: types.CodeType) -> tuple[bytes, types.CodeType]:
         source = (
             f"def _t({', '.join(signature)}):\n"
             f"    if {ALIAS}.tracing and {ALIAS}.traces_here():\n"
-            f"        return {ALIAS}.traced({_TEMPLATE_KEY!r})({', '.join(forward)})\n"
+            f"        return {ALIAS}.traced()({', '.join(forward)})\n"
             "    return 7\n" + (f"    lambda: ({', '.join(cells)},)\n" if cells else "")
         )
         found = _checks[shape] = _template(source, module=False)
@@ -95,11 +99,13 @@ def instrument_code(source: bytes, filename: str, digest: bytes) -> types.CodeTy
     """
     if _ALIAS_IMPORT is None or b"not_to_static" in source or ALIAS.encode() in source:
         return None
+    if SOURCE.encode() in source:
+        return None
     code = compile(source, filename, "exec", dont_inherit=True)
     _shared.clear()
     try:
-        code = _instrument(code, digest.hex(), False)
-        return _insert(code, _ALIAS_IMPORT, None)  # the alias, first thing the module does
+        code = _instrument(code, False)
+        return _insert(code, _ALIAS_IMPORT, digest.hex())  # first thing the module does
     except _Unsupported:
         return None
     finally:
@@ -115,18 +121,16 @@ class _Unsupported(Exception):
     pass
 
 
-def _instrument(code: types.CodeType, digest: str, nested: bool) -> types.CodeType:
+def _instrument(code: types.CodeType, nested: bool) -> types.CodeType:
     is_function = code.co_flags & (_CO_OPTIMIZED | _CO_NEWLOCALS) == _CO_OPTIMIZED | _CO_NEWLOCALS
     inner = nested or is_function
     consts = tuple(
-        _instrument(c, digest, inner) if isinstance(c, types.CodeType) else c
-        for c in code.co_consts
+        _instrument(c, inner) if isinstance(c, types.CodeType) else c for c in code.co_consts
     )
     if consts != code.co_consts:
         code = code.replace(co_consts=consts)
     if is_function and _checked(code, nested):
-        key = (MARK, digest, code.co_firstlineno, code.co_name)
-        code = _insert(code, _check_for(code), key)
+        code = _insert(code, _check_for(code), None)
     return code
 
 
@@ -144,8 +148,9 @@ def _checked(code: types.CodeType, nested: bool) -> bool:
 _HASNAME, _HASCONST = set(dis.hasname), set(dis.hasconst)
 
 
-def _insert(code: types.CodeType, template: tuple, key: tuple | None) -> types.CodeType:
-    """``code`` with the template's instructions right after its ``RESUME``."""
+def _insert(code: types.CodeType, template: tuple, constant: object) -> types.CodeType:
+    """``code`` with the template's instructions right after its ``RESUME`` (its constant
+    ``_TEMPLATE_KEY`` becomes ``constant``)."""
     prefix_raw, source = template
     raw = code.co_code
     at = next(i for i in range(0, len(raw), 2) if raw[i] == _RESUME) + 2
@@ -163,7 +168,7 @@ def _insert(code: types.CodeType, template: tuple, key: tuple | None) -> types.C
         elif op in _HASCONST:
             value = source.co_consts[arg]
             if value == _TEMPLATE_KEY:
-                value = key
+                value = constant
             consts.append(value)
             arg = len(consts) - 1
         else:

@@ -11,8 +11,10 @@ corrupt a ``.pyc`` Python itself reads::
 Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (``b"ASTT"`` for tracing factories) (4)
 compiler fingerprint (8) source hash (8) payload length (4, little endian) payload CRC-32 (4,
 little endian) source ``st_mtime_ns`` and ``st_size`` (8 + 8) payload word sum (8, see
-``word_sum``) payload (``marshal`` of ``(warnings, code)``, or of ``{key: (reason, factory
-code)}``). Both checksums change with any single-bit flip, so a damaged payload is a miss,
+``word_sum``) payload (``marshal`` of ``(warnings, code, enabled)`` - ``enabled``: the source
+has ``# autostatic: enable``, so a warm import need not read it -, with the functions' equal
+local-name tuples written once (``shared_names``); or of ``{key: (reason, factory code)}``).
+Both checksums change with any single-bit flip, so a damaged payload is a miss,
 never different code; a read checks the word sum when NumPy is loaded (4 us for 90 KiB) and
 the CRC otherwise (20 us: a sixth of a plain import). An entry is
 used only when every field matches: the interpreter's magic number, this compiler (version and
@@ -35,6 +37,7 @@ import types
 import zlib
 
 from autostatic import __version__
+from autostatic.hook.shared_names import share_local_names
 
 MARK = b"ASTC"  # a module entry: (warnings, module code)
 TRACING_MARK = b"ASTT"  # a module's tracing factories: {key: (reason, code)}
@@ -95,16 +98,20 @@ def source_hash(data: bytes) -> bytes:
     return importlib.util.source_hash(data)
 
 
-def _read(path: str, mark: bytes, digest: bytes | None, stat: tuple[int, int] | None = None):
+def _read(path: str, mark: bytes, digest: bytes | None, stat=None, source: str | None = None):
     """The unmarshalled payload of a valid entry, or ``None``. The entry must be for the
     source hash ``digest`` or, with ``digest=None``, for a source file whose
-    ``(st_mtime_ns, st_size)`` is ``stat``."""
+    ``(st_mtime_ns, st_size)`` is ``stat`` (with ``source``: the file at that path, stated
+    only when the entry exists)."""
     try:  # os-level calls: a third cheaper than open().read() (a short read is a miss below)
         fd = os.open(path, os.O_RDONLY | _BINARY)
     except OSError:
         return None
     try:
         blob = os.read(fd, os.fstat(fd).st_size + 1)
+        if source is not None:
+            st = os.stat(source)
+            stat = (st.st_mtime_ns, st.st_size)
     except OSError:
         return None
     finally:
@@ -158,32 +165,38 @@ def _stat_bytes(stat: tuple[int, int] | None) -> bytes:
     )
 
 
-def read_by_stat(path: str, stat: tuple[int, int]):
-    """``(warnings, code, source hash)`` of the entry written for a source file whose
-    ``(st_mtime_ns, st_size)`` is ``stat`` (the source need not be read: as Python's own
-    ``.pyc``, but to the nanosecond), or ``None``."""
-    found = _read(path, MARK, None, stat)
+def read_by_stat(path: str, stat: tuple[int, int] | None = None, source: str | None = None):
+    """``(warnings, code, source hash, enabled)`` of the entry written for a source file whose
+    ``(st_mtime_ns, st_size)`` is ``stat`` (or, with ``source``, is that file's now; the source
+    need not be read: as Python's own ``.pyc``, but to the nanosecond), or ``None``.
+    ``enabled``: the module enabled itself (its ``# autostatic: enable`` line)."""
+    found = _read(path, MARK, None, stat, source)
     if found is None:
         return None
     digest, value = found
     checked = _module_entry(value)
-    return None if checked is None else (*checked, digest)
+    return None if checked is None else (checked[0], checked[1], digest, checked[2])
 
 
 def _module_entry(found):
-    if not isinstance(found, tuple) or len(found) != 2:
+    if not isinstance(found, tuple) or len(found) != 3:
         return None
-    warnings, code = found
-    if not isinstance(code, types.CodeType) or not isinstance(warnings, tuple):
+    warnings, code, enabled = found
+    if (
+        not isinstance(code, types.CodeType)
+        or not isinstance(warnings, tuple)
+        or type(enabled) is not bool
+    ):
         return None
-    return warnings, code
+    return warnings, code, enabled
 
 
 def read(path: str, data: bytes, digest: bytes | None = None):
     """The cached ``(warnings, code)`` for source bytes ``data`` (whose ``source_hash`` is
     ``digest``, when the caller has it), or ``None`` on any mismatch."""
     found = _read(path, MARK, digest or source_hash(data))
-    return None if found is None else _module_entry(found[1])
+    entry = None if found is None else _module_entry(found[1])
+    return None if entry is None else entry[:2]
 
 
 def read_tracing(path: str, digest: bytes) -> dict | None:
@@ -205,11 +218,18 @@ def read_tracing(path: str, digest: bytes) -> dict | None:
 
 
 def write(
-    path: str, data: bytes, warnings: tuple, code: types.CodeType, digest=None, stat=None
+    path: str,
+    data: bytes,
+    warnings: tuple,
+    code: types.CodeType,
+    digest=None,
+    stat=None,
+    enabled: bool = False,
 ) -> bool:
     """Write a module entry atomically; ``False`` (and no file) when it cannot be written.
-    ``stat``: the source's ``(st_mtime_ns, st_size)`` taken *before* ``data`` was read."""
-    payload = marshal.dumps((warnings, code))
+    ``stat``: the source's ``(st_mtime_ns, st_size)`` taken *before* ``data`` was read;
+    ``enabled``: the source enables itself (a warm import then need not read it at all)."""
+    payload = share_local_names(marshal.dumps((warnings, code, bool(enabled))))
     return _write(path, MARK, digest or source_hash(data), payload, stat)
 
 

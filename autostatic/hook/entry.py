@@ -6,19 +6,24 @@ The import hook and ``python -m autostatic run`` compile marked modules with ``i
     \"""Doc.\"""                                 \"""Doc.\"""
     from __future__ import annotations        from __future__ import annotations
                                               import autostatic_runtime.convert_ops as __jst__
+                                              __autostatic_source__ = '<source hash>'
     import autostatic_runtime as rt           import autostatic_runtime as rt
 
     def f(x):                                 def f(x):
         \"""Doc.\"""                                 \"""Doc.\"""
         if rt.mean(x) > 0: ...                    if __jst__.tracing and __jst__.traces_here():
-                                                      return __jst__.traced(KEY)(x)
+                                                      return __jst__.traced()(x)
                                                   if rt.mean(x) > 0: ...   # untouched
 
-``KEY`` is a constant ``("autostatic.entry", source hash, first line, name)`` of the function
-(its ``co_firstlineno``: the first decorator's line, else the ``def``'s): on a
-trace, ``autostatic.lazy`` re-reads the file, refuses it if its hash changed, finds the ``def``
-there and converts it into the function's *tracing function* (once). The entry check sits on
-the ``def`` line. Every function gets one - module level, methods, functions nested in
+``traced()`` finds the function by its key ``("autostatic.entry", source hash, first line,
+name)``, built from the caller's code (its ``co_firstlineno``: the first decorator's line,
+else the ``def``'s; its ``co_name``) and the module global ``__autostatic_source__`` (the
+hash of the source the module was compiled from, set next to the alias): on a trace,
+``autostatic.lazy`` re-reads the file, refuses it if its hash changed, finds the ``def``
+there and converts it into the function's *tracing function* (once). No constant per
+function: a key tuple in every function's constants made a warm import unmarshal a third
+more (a module that uses the name ``__autostatic_source__`` gets the key as a constant).
+The entry check sits on the ``def`` line. Every function gets one - module level, methods, functions nested in
 functions - except ``@not_to_static`` functions (and the functions inside them), generator
 and ``async`` functions (they always run as written; a generator is iterated in Python even
 while tracing), and nested functions that declare ``nonlocal`` (the entry check can only
@@ -38,6 +43,8 @@ from autostatic.hook.names import free_name, names_used
 #: First item of every entry key: ``autostatic.lazy`` recognizes checked code by it.
 MARK = "autostatic.entry"
 ALIAS = "__jst__"
+#: The module global holding the source hash the module was compiled from (hex).
+SOURCE = "__autostatic_source__"
 _NOT_CHECKED = "not_to_static"
 
 
@@ -79,8 +86,8 @@ def _own_scope_has(node: ast.AST, kinds: tuple) -> bool:
 
 def entry_check(alias, target, node: ast.FunctionDef) -> ast.If:
     """``if ALIAS.tracing and ALIAS.traces_here(): return ALIAS.traced(TARGET)(<params>)``
-    on the ``def`` line; ``alias`` is a name or an expression, ``target`` a key (a constant)
-    or an expression."""
+    on the ``def`` line; ``alias`` is a name or an expression, ``target`` a key (a constant),
+    an expression, or None (``traced()``: the hook's, keyed by the caller's code)."""
 
     def jst(attr: str) -> ast.Attribute:
         value = ast.Name(id=alias, ctx=ast.Load()) if isinstance(alias, str) else alias
@@ -96,9 +103,9 @@ def entry_check(alias, target, node: ast.FunctionDef) -> ast.If:
     keywords = [ast.keyword(arg=a.arg, value=load(a.arg)) for a in args.kwonlyargs]
     if args.kwarg is not None:
         keywords.append(ast.keyword(arg=None, value=load(args.kwarg.arg)))
-    if not isinstance(target, ast.AST):
+    if target is not None and not isinstance(target, ast.AST):
         target = ast.Constant(target)
-    tracing_fn = ast.Call(func=jst("traced"), args=[target], keywords=[])
+    tracing_fn = ast.Call(func=jst("traced"), args=[] if target is None else [target], keywords=[])
     check = ast.If(
         test=ast.BoolOp(
             op=ast.And(),
@@ -145,6 +152,7 @@ def instrument(
     if alias in text:  # rare: the alias is used in the module, pick another
         alias = free_name(ALIAS, names_used(tree))
     has_yield, has_nonlocal = "yield" in text, "nonlocal" in text
+    keyed = SOURCE in text  # the module uses the name: each check carries its key instead
     digest = source_hash.hex()
     result = Instrumented(tree=tree, alias=alias)
     stack = [(tree.body, False)]  # (statements, inside a function)
@@ -160,7 +168,7 @@ def instrument(
                 ):
                     result.unchecked += 1
                 else:
-                    key = (MARK, digest, first_line(stmt), stmt.name)
+                    key = (MARK, digest, first_line(stmt), stmt.name) if keyed else None
                     at = 1 if _is_docstring(stmt.body[0]) else 0
                     stmt.body.insert(at, entry_check(alias, key, stmt))
                     result.checked += 1
@@ -176,10 +184,15 @@ def instrument(
         at = _insert_at_ast(tree)
         line = tree.body[at].lineno if at < len(tree.body) else 1
         imp = ast.Import(names=[ast.alias(name="autostatic_runtime.convert_ops", asname=alias)])
-        for sub in ast.walk(imp):
-            sub.lineno = sub.end_lineno = line
-            sub.col_offset = sub.end_col_offset = 0
-        tree.body.insert(at, imp)
+        head = [imp]
+        if not keyed:
+            target = ast.Name(id=SOURCE, ctx=ast.Store())
+            head.append(ast.Assign(targets=[target], value=ast.Constant(digest)))
+        for stmt in head:
+            for sub in ast.walk(stmt):
+                sub.lineno = sub.end_lineno = line
+                sub.col_offset = sub.end_col_offset = 0
+        tree.body[at:at] = head
     return result
 
 

@@ -312,24 +312,26 @@ class AutostaticLoader(SourceFileLoader):
         super().__init__(fullname, path)
         self.settings = settings
         self._cached: tuple | None = None  # ((path, tag), cache path) found with the spec
+        self._entry: tuple | None = None  # ((path, tag), cache entry) read to find the spec
 
     def get_code(self, fullname: str):
         path = self.get_filename(fullname)
         tag = self.cache_tag + ("-forced" if _forced() else "")
-        where = None
-        if self.settings.cache:
-            known = self._cached
+        where = stat = entry = None
+        known, found = self._cached, self._entry
+        self._entry = None  # once: a reload reads the cache again
+        if found and found[0] == (path, tag):
+            entry = found[1]
+        elif self.settings.cache:
             where = (
                 known[1] if known and known[0] == (path, tag) else hook_cache.cache_path(path, tag)
             )
-        stat = None
-        if where:
             try:
                 st = os.stat(path)
                 stat = (st.st_mtime_ns, st.st_size)
             except OSError:
                 pass
-        entry = _guarded(hook_cache.read_by_stat, where, stat) if stat else None
+            entry = _guarded(hook_cache.read_by_stat, where, stat) if stat else None
         if entry is None:  # read the source: its hash may still match (a touched file)
             data = self.get_data(path)
             if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
@@ -344,9 +346,10 @@ class AutostaticLoader(SourceFileLoader):
             else:
                 notes, code = entry
             if where:
-                _guarded(hook_cache.write, where, data, notes, code, digest, stat)
+                enabled = pragma(data[:_HEAD]) == "enable"
+                _guarded(hook_cache.write, where, data, notes, code, digest, stat, enabled)
         else:
-            notes, code, _ = entry
+            notes, code = entry[:2]
         _warn_or_raise(self.settings, fullname, path, notes)
         _imp._fix_co_filename(code, path)  # as Python's loader: the project may have moved
         return code
@@ -359,15 +362,20 @@ class AutostaticLoader(SourceFileLoader):
         """A hook for other AST rewriters (pytest's assertion rewriting) after conversion."""
 
 
+def _pytest_tag() -> str:
+    """The cache tag of modules pytest's assertion rewriting also compiles."""
+    from _pytest._version import version
+
+    return f"-pytest-{version}"
+
+
 class _AssertRewritingLoader(AutostaticLoader):
     """A marked module pytest also rewrites: converted first, then its asserts rewritten."""
 
     def __init__(self, fullname: str, path: str, settings: Settings, hook):
         super().__init__(fullname, path, settings)
         self.hook = hook
-        from _pytest._version import version
-
-        self.cache_tag = f"-pytest-{version}"
+        self.cache_tag = _pytest_tag()
 
     def rewrite(self, tree, data: bytes, path: str) -> None:
         from _pytest.assertion.rewrite import rewrite_asserts
@@ -427,7 +435,8 @@ class AutostaticFinder:
         else:
             return spec
         try:
-            if not self.marked(fullname, spec.origin):
+            entry = self._warm_entry(fullname, spec.origin, hook)
+            if entry is None and not self.marked(fullname, spec.origin):
                 return spec
             if hook is None:
                 new = AutostaticLoader(fullname, spec.origin, self.settings)
@@ -435,12 +444,36 @@ class AutostaticFinder:
                 new = _AssertRewritingLoader(fullname, spec.origin, self.settings, hook)
             cached = hook_cache.cache_path(spec.origin, new.cache_tag)
             new._cached = ((spec.origin, new.cache_tag), cached)
+            if entry is not None:
+                new._entry = entry
         except Exception:  # finding must never fail because of autostatic
             return spec
         spec.loader = new
         if spec.has_location and self.settings.cache and cached:
             spec.cached = cached
         return spec
+
+    def _warm_entry(self, fullname: str, origin: str, hook) -> tuple | None:
+        """``((origin, tag), entry)`` when the module's cache entry is current and says the
+        module is converted (it enables itself, or the settings include it): a warm import
+        then reads neither the source nor the cache again. ``None`` otherwise (and at once
+        when there is no entry: one failed ``open``)."""
+        settings = self.settings
+        if not settings.cache or _in_stdlib(origin):
+            return None
+        if settings.exclude and matches(fullname, settings.exclude):
+            return None
+        ops = sys.modules.get("autostatic_runtime.convert_ops")
+        if ops is None:  # importing it here would import NumPy from inside another import
+            return None
+        tag = ("" if hook is None else _pytest_tag()) + ("-forced" if ops.FORCE_CONVERTED else "")
+        where = hook_cache.cache_path(origin, tag)
+        entry = _guarded(hook_cache.read_by_stat, where, None, origin) if where else None
+        if entry is None:
+            return None
+        if not entry[3] and not (settings.include and matches(fullname, settings.include)):
+            return None  # converted by settings that no longer include it
+        return (origin, tag), entry
 
     def marked(self, fullname: str, origin: str) -> bool:
         """Whether the module ``fullname`` at ``origin`` is converted."""

@@ -18,7 +18,7 @@ import autostatic
 import autostatic.lazy as lazy
 import autostatic.tracing_factory as tf
 from autostatic.hook.bytecode import instrument_code
-from autostatic.hook.entry import MARK, instrument, is_checked
+from autostatic.hook.entry import MARK, SOURCE, instrument, is_checked
 from autostatic_runtime import convert_ops
 from autostatic_runtime.errors import StaticBuildError
 from tests.hook.conftest import ok, run, write_files
@@ -243,21 +243,44 @@ def test_convert_writes_nothing_into_globals_and_uses_the_real_cells(tracing):
     assert converted.__wrapped__ is add and converted(0) == 5
 
 
-def test_the_entry_check_key_carries_the_source_hash_and_position():
-    source = "def f(x):\n    '''Doc.'''\n    return x\n"
+def test_the_entry_check_is_keyed_by_its_code_and_the_modules_source_hash():
+    """No constant per function (a key tuple in each made a warm import unmarshal a third
+    more): ``traced()`` rebuilds the key from the caller's code and ``__autostatic_source__``."""
+    source = "def f(x):\n    'Doc.'\n    return x\n"
     tree = instrument(source, "m.py", b"\x01" * 8).tree
-    check = tree.body[1].body[1]
-    key = check.body[0].value.func.args[0].value
-    assert key == ("autostatic.entry", "01" * 8, 1, "f")
+    assign = tree.body[1]
+    assert assign.targets[0].id == SOURCE and assign.value.value == "01" * 8
+    check = tree.body[2].body[1]
+    assert check.body[0].value.func.args == []  # traced()
     assert check.lineno == 1  # on the def line: the body's lines are untouched
+    ns = {}
+    exec(compile(tree, "m.py", "exec"), ns)
+    assert lazy._hook_key(ns["f"].__code__, ns) == ("autostatic.entry", "01" * 8, 1, "f")
 
 
-def _keys(code: types.CodeType, out: dict) -> dict:
+def test_a_module_using_the_source_hash_name_keeps_keys_in_its_checks():
+    source = f"{SOURCE} = 1\ndef f(x):\n    return x\n"
+    tree = instrument(source, "m.py", b"\x01" * 8).tree
+    assert instrument_code(source.encode(), "m.py", b"\x01" * 8) is None  # the ast path
+    check = tree.body[2].body[0]
+    assert check.body[0].value.func.args[0].value == ("autostatic.entry", "01" * 8, 2, "f")
+
+
+def test_a_checked_function_run_with_other_globals_says_what_is_missing():
+    code = instrument_code(b"def f(x):\n    return x\n", "/virtual/g.py", b"\x04" * 8)
+    ns = {"__jst__": convert_ops}
+    exec(code, ns)
+    frame = types.SimpleNamespace(f_code=ns["f"].__code__, f_globals={"__jst__": convert_ops})
+    with pytest.raises(StaticBuildError, match=SOURCE):
+        lazy.traced(None, frame)
+
+
+def _keys(code: types.CodeType, out: dict, digest: str) -> dict:
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            _keys(const, out)
-            keys = [c for c in const.co_consts if isinstance(c, tuple) and c[:1] == (MARK,)]
-            out[const.co_qualname] = keys[0] if keys and is_checked(const) else None
+            _keys(const, out, digest)
+            checked = is_checked(const)
+            out[const.co_qualname] = lazy._hook_key(const, {SOURCE: digest}) if checked else None
     return out
 
 
@@ -267,8 +290,12 @@ def test_bytecode_and_ast_entry_checks_agree():
     by_ast = compile(instrument(source, "m.py", digest).tree, "m.py", "exec", dont_inherit=True)
     by_bytecode = instrument_code(source, "m.py", digest)
     assert by_bytecode is not None
-    keys = _keys(by_bytecode, {})
-    assert keys == _keys(by_ast, {})
+    keys = _keys(by_bytecode, {}, "02" * 8)
+    assert keys == _keys(by_ast, {}, "02" * 8)
+    for module in (by_ast, by_bytecode):  # the source hash, set first thing
+        ns = {}
+        exec(module, ns)
+        assert ns[SOURCE] == "02" * 8
     assert keys["decorated"] == (MARK, "02" * 8, source.count(b"\n") - 3, "decorated")
     assert keys["gen"] is None and keys["counter.<locals>.bump"] is None
     assert keys["Net.m"] is not None and keys["make_closure.<locals>.inner"] is not None

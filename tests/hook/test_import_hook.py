@@ -353,3 +353,40 @@ def test_concurrent_processes_share_one_cache(marked_pkg):
     assert not [n for n in os.listdir(pycache) if n.endswith(".tmp")]
     warm = PREAMBLE + "import pkg.mod as m; print('gast' in sys.modules, '__jst__' in vars(m))"
     assert ok(run(warm, marked_pkg)).split() == ["False", "True"]
+
+
+def test_a_warm_import_of_an_enabled_module_reads_neither_its_source_nor_the_cache_twice(
+    marked_pkg,
+):
+    """The cache entry records that the module enables itself: a warm import finds it with
+    one read of the entry (no look at the source's first lines, no second read at load)."""
+    code = PREAMBLE + (
+        "import autostatic.hook.finder as finder, autostatic.hook.cache as cache\n"
+        "import autostatic_runtime.convert_ops\n"  # loaded, as after any traced program
+        "heads, reads = [], []\n"
+        "real_head, real_read = finder._read_head, cache._read\n"
+        "finder._read_head = lambda p: heads.append(p) or real_head(p)\n"
+        "cache._read = lambda *a, **k: reads.append(a[0]) or real_read(*a, **k)\n"
+        "import pkg.mod as m\n"
+        "print(json.dumps(['__jst__' in vars(m), m.sign(-2),\n"
+        "    [h for h in heads if h.endswith('mod.py')], [r for r in reads if 'mod.' in r]]))\n"
+    )
+    ok(run(code, marked_pkg))  # cold: writes the entry
+    converted, sign, heads, reads = json.loads(ok(run(code, marked_pkg)))
+    assert converted and sign == -1
+    assert heads == [] and len(reads) == 1
+
+
+def test_an_entry_written_for_include_settings_is_not_used_without_them(tmp_path):
+    write_files(tmp_path, {"lib/__init__.py": "", "lib/a.py": "def f(x):\n    return x\n"})
+    code = (
+        "import autostatic, sys\n"
+        "import autostatic_runtime.convert_ops\n"
+        "autostatic.install(include=sys.argv[1:])\n"
+        "import lib.a\n"
+        "print('__jst__' in vars(lib.a))\n"
+    )
+    (tmp_path / "imp.py").write_text(code)
+    assert ok(run(["imp.py", "lib"], tmp_path)).strip() == "True"
+    assert glob.glob(str(tmp_path / "lib" / "__pycache__" / "a.*autostatic*.pyc"))
+    assert ok(run(["imp.py"], tmp_path)).strip() == "False"  # the entry is current, unused
