@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import autostatic_runtime.convert_ops as convert_ops
+from autostatic.hook.entry import SOURCE
 from autostatic_runtime.nn.layer.layers import Layer
 
 log = logging.getLogger("autostatic")
@@ -86,9 +87,9 @@ def _wanted(fn: types.FunctionType) -> bool:
 
 
 def _hook_converted(fn: types.FunctionType) -> bool:
-    """Whether ``fn``'s module was converted by the hook (its globals hold the runtime
-    alias the hook imports)."""
-    return any(value is convert_ops for value in fn.__globals__.values())
+    """Whether ``fn``'s module was compiled by the hook (it sets ``__autostatic_source__``;
+    a module that merely imports the runtime's ``convert_ops`` is not)."""
+    return isinstance(fn.__globals__.get(SOURCE), str)
 
 
 def install() -> Callable:

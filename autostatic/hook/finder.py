@@ -265,7 +265,7 @@ def _convert_all(loader: AutostaticLoader, path: str, data: bytes):
     try:
         from autostatic.hook.module_conversion import convert_tree
 
-        result = convert_tree(data, path)
+        result = convert_tree(data, path, source_hash=hook_cache.source_hash(data).hex())
     except SyntaxError:
         code = loader.plain_code(data, path)  # raises Python's own SyntaxError
         return ((1, "module cannot be parsed by the converter; it is imported unconverted"),), code

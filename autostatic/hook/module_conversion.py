@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import gast  # convert_tree only; ``instrument`` needs the standard library alone
 
+from autostatic.hook.entry import SOURCE
 from autostatic.hook.names import free_name, names_used
 from autostatic.pyct.naming import Namer
 
@@ -128,9 +129,13 @@ def _tracing_function(node, filename: str, qualname: str, taken: set, jst: str, 
     return new
 
 
-def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> ModuleConversion:
+def convert_tree(
+    source: str | bytes, filename: str, module_name: str = "", source_hash: str | None = None
+) -> ModuleConversion:
     """Parse ``source`` and replace every function not nested in a function by its tracing
     function (the module as it runs while tracing); returns the converted ``ast.Module``.
+    With ``source_hash`` (the import hook's) the module also sets ``__autostatic_source__``:
+    its functions are then known as the hook's.
 
     Raises ``SyntaxError`` when the source does not parse. Failures of single functions are
     collected in the result, not raised.
@@ -169,6 +174,10 @@ def convert_tree(source: str | bytes, filename: str, module_name: str = "") -> M
     imports = _alias_imports(jst, sym, line)
     if not result.converted:  # no callable of ours in a namespace that needs none
         imports = imports[:1]
+    if source_hash is not None:
+        target = ast.Name(id=SOURCE, ctx=ast.Store())
+        mark = ast.Assign(targets=[target], value=ast.Constant(source_hash))
+        imports.append(ast.copy_location(mark, imports[0]))
     module.body[at:at] = imports
     ast.fix_missing_locations(module)
     result.tree = module

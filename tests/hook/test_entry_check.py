@@ -417,8 +417,15 @@ print(json.dumps([m.sign(2), m.caller_file(), "_jst" in vars(m), autostatic.conv
     assert len(forced) == 1  # cached apart from the entry-checked module
 
 
-def test_lazy_is_registered_with_the_runtime():
-    assert convert_ops._traced_caller[0] is lazy.traced
+def test_lazy_registers_itself_with_the_runtime_on_the_first_trace(load, tracing):
+    m = load()
+    saved, convert_ops._traced_caller[0] = convert_ops._traced_caller[0], None  # a fresh process
+    try:
+        with tracing:
+            assert m.sign(3) == 1
+        assert convert_ops._traced_caller[0] is lazy.traced
+    finally:
+        convert_ops._traced_caller[0] = convert_ops._traced_caller[0] or saved
 
 
 def test_a_function_calling_a_global_of_its_own_name(load, tracing):
@@ -437,3 +444,13 @@ def test_a_function_calling_a_global_of_its_own_name(load, tracing):
 
 def _recursive(n):
     return 0 if n <= 0 else n + _recursive(n - 1)
+
+
+def test_only_modules_the_hook_compiled_count_as_the_hooks(load):
+    """A module that imports ``convert_ops`` itself (as this one does) is not the hook's: with
+    converted bodies forced, ``convert_call`` must still convert its functions."""
+    from autostatic.callables import _hook_converted
+
+    m = load()
+    assert _hook_converted(m.sign)
+    assert not _hook_converted(test_only_modules_the_hook_compiled_count_as_the_hooks)
