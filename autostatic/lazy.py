@@ -8,10 +8,10 @@ A converted function (the hook's, or ``autostatic.convert``'s) starts with an en
         <original body, untouched>
 
 Eagerly it costs two attribute loads. While a program is traced, the runtime's ``traced``
-hands its key (None from the hook) and the caller's frame to ``traced`` here (registered when ``autostatic`` is
-imported; the runtime never imports the compiler), which returns the function's *tracing
-function*; the entry check calls it with its own parameters, so the only extra frame in a
-traceback is the function's own entry (no frame of autostatic's). At entry the frame's locals
+hands its key (None from the hook) and the caller's frame to ``traced`` here (registered on
+the first trace once ``autostatic`` is imported; the runtime never imports the compiler),
+which returns the function's *tracing function*; the entry check calls it with its own
+parameters, so the only extra frame in a traceback is the function's own entry (no frame of autostatic's). At entry the frame's locals
 are exactly the parameters and the values of the free variables (``__class__`` for a
 zero-argument ``super()`` included; an unbound free variable is absent), so:
 

@@ -46,8 +46,8 @@ from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
     "tracing", "traces_here", "traced", "convert_call", "is_symbolic", "convert_ifelse",
-    "convert_while_loop", "convert_for_loop", "logical_and", "logical_or", "logical_not", "select", "convert_and",
-    "convert_or", "convert_ifexp", "passthrough", "UNDEFINED", "Undefined",
+    "convert_while_loop", "convert_for_loop", "logical_and", "logical_or", "logical_not",
+    "select", "convert_and", "convert_or", "convert_ifexp", "passthrough", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
     "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_max", "convert_min",

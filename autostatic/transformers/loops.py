@@ -48,11 +48,11 @@ from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import bare, names_in
 from autostatic.transformers.for_loops import _store_names, appended_lists
 from autostatic.transformers.ifelse import (
-    lambda_def,
     _attribute,
     assign_results,
     function_def,
     guarded_inputs,
+    lambda_def,
     release_copies,
     shared_cells,
 )

@@ -635,7 +635,7 @@ def _cached(fn, *specs):
 
 def last_row_and_index(x):
     total = x[0] * 0.0
-    for i, row in enumerate(x):  # a tuple target read after the loop
+    for i, row in enumerate(x):  # noqa: B007  (a tuple target read after the loop)
         total = total + row
     for r in x:  # a name target, unbound before the loop, read after it
         total = total + r * 0.5
@@ -644,7 +644,7 @@ def last_row_and_index(x):
 
 def last_index_bound_before(n):
     k = rt.full([], 7, "int64")
-    for k in range(n):  # a name target bound before the loop: kept when it never runs
+    for k in range(n):  # noqa: B007  (bound before the loop: kept when it never runs)
         pass
     return k
 
