@@ -11,9 +11,10 @@ Eagerly it costs two attribute loads. While a program is traced, the runtime's `
 hands its key (None from the hook) and the caller's frame to ``traced`` here (registered on
 the first trace once ``autostatic`` is imported; the runtime never imports the compiler),
 which returns the function's *tracing function*; the entry check calls it with its own
-parameters, so the only extra frame in a traceback is the function's own entry (no frame of autostatic's). At entry the frame's locals
-are exactly the parameters and the values of the free variables (``__class__`` for a
-zero-argument ``super()`` included; an unbound free variable is absent), so:
+parameters, so the only extra frame in a traceback is the function's own entry (no frame of
+autostatic's). At entry the frame's locals are exactly the parameters and the values of the
+free variables (``__class__`` for a zero-argument ``super()`` included; an unbound free
+variable is absent), so:
 
 1. find the *factory code* of the function: in memory, else on disk beside the module's
    cache (``<module>...-tracing.pyc``, keyed by the source hash), else re-read the source file,

@@ -22,14 +22,15 @@ hash of the source the module was compiled from, set next to the alias): on a tr
 ``autostatic.lazy`` re-reads the file, refuses it if its hash changed, finds the ``def``
 there and converts it into the function's *tracing function* (once). No constant per
 function: a key tuple in every function's constants made a warm import unmarshal a third
-more (a module that uses the name ``__autostatic_source__`` gets the key as a constant).
-The entry check sits on the ``def`` line. Every function gets one - module level, methods,
+more (a module that uses the name ``__autostatic_source__`` gets the key as a constant). The
+entry check sits on the ``def`` line. Every function gets one - module level, methods,
 functions nested in functions - except ``@not_to_static`` functions (and the functions
 inside them), generator and ``async`` functions (they always run as written; a generator is
-iterated in Python even while tracing), and nested functions that declare ``nonlocal`` (the entry check can only
-pass the values of free variables, not their cells; they are converted with the function
-that contains them). Lambdas get none. The alias is a dunder, so class bodies never mangle
-it. Only the standard library's ``ast`` is used: gast and the converter are not imported.
+iterated in Python even while tracing), and nested functions that declare ``nonlocal`` (the
+entry check can only pass the values of free variables, not their cells; they are converted
+with the function that contains them). Lambdas get none. The alias is a dunder, so class
+bodies never mangle it. Only the standard library's ``ast`` is used: gast and the converter
+are not imported.
 """
 
 from __future__ import annotations
