@@ -161,39 +161,31 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
     body = set_attrs + list(body_f) + [gast.copy_location(ret, node)]
     carried = for_loop and isinstance(node.target, gast.Name) and node.target.id in loop_vars
-    if carried:  # the target is a loop variable: each item goes to its place
-        shared = shared_cells(self, params)
-        body_fn = function_def(self.ctx.namer.new("loop_body"), params, body, node, shared)
-        body_name, first = self.hoist(body_fn), (it,)
-    elif for_loop:  # the item comes first: as the target itself, or unpacked into it
-        item = _item_param(self, node, params, body)
-        shared = shared_cells(self, [item] + params)
-        body_name = self.hoist(
-            function_def(self.ctx.namer.new("loop_body"), [item] + params, body, node, shared)
-        )
-        first = (it,)
-    else:
-        shared = shared_cells(self, params)
-        cond_name = self.ctx.namer.new("loop_cond")
-        if set_attrs or shared:
-            test_body = set_attrs + [gast.copy_location(gast.Return(value=test), node)]
-            cond_fn = function_def(cond_name, params, test_body, node, shared)
-        else:  # only the test: a lambda, one line
-            cond_fn = lambda_def(cond_name, params, test, node)
-        body_fn = function_def(self.ctx.namer.new("loop_body"), params, body, node, shared)
-        first = (self.hoist(cond_fn), self.hoist(body_fn))
-        body_name = None
+    body_params = params  # a carried target: each item goes to its place among them
+    if for_loop and not carried:  # the item comes first: as the target, or unpacked into it
+        body_params = [_item_param(self, node, params, body)] + params
+    shared = shared_cells(self, body_params)
+    if for_loop:
+        head = name(it)
+    elif set_attrs or shared:
+        test_body = set_attrs + [gast.copy_location(gast.Return(value=test), node)]
+        head = name(self.hoist(function_def(self.ctx.namer.new("loop_cond"), params, test_body,
+                                            node, shared)))  # fmt: skip
+    else:  # only the test: a lambda, one line
+        head = name(self.hoist(lambda_def(self.ctx.namer.new("loop_cond"), params, test, node)))
+    body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared)
+    body_name = self.hoist(body_fn)
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
     if carried and _unbound_before(node, node.target.id):  # starts shaped like an item
         args[loop_vars.index(node.target.id)] = self.jst("UNDEFINED")
     args += [_attribute(a) for a in attrs]
     call = replace(
         f"jst.{'convert_for_loop' if for_loop else 'convert_while_loop'}"
-        "(first, body, args, consts, names, where)",
+        "(head, body, args, consts, names, where)",
         node,
         jst=self.ctx.jst,
-        first=first[0],
-        body=body_name or first[1],
+        head=head,
+        body=body_name,
         args=gast.Tuple(elts=args, ctx=gast.Load()),
         consts=gast.Tuple(elts=[name(c) for c in consts], ctx=gast.Load()),
         names=gast.Tuple(elts=[constant(v) for v in loop_vars + attrs], ctx=gast.Load()),
