@@ -23,6 +23,7 @@ import sys
 
 _FLAG_REF = 0x80
 _INT = struct.Struct("<i")
+_SIZES = {"i": 4, "g": 8, "y": 16}  # int32, binary float, binary complex
 
 
 class _Unexpected(Exception):
@@ -74,18 +75,14 @@ class _Rewriter:
         if kind in "0NFTS.":
             self.out += self.data[start : self.pos]
             return None
-        if kind in "iglyfx":
-            size = {"i": 4, "g": 8, "l": None, "y": 16, "f": None, "x": None}[kind]
+        if kind in "iglyfx":  # numbers: fixed sizes, 15-bit digits, or text (complex: two)
             if kind == "l":
-                n = self._int()
-                self._take(2 * abs(n))
-            elif kind == "f":
-                self._take(self._take(1)[0])
-            elif kind == "x":
-                self._take(self._take(1)[0])
-                self._take(self._take(1)[0])
+                self._take(2 * abs(self._int()))
+            elif kind in "fx":
+                for _ in range(1 + (kind == "x")):
+                    self._take(self._take(1)[0])
             else:
-                self._take(size)
+                self._take(_SIZES[kind])
             self._reserve(flagged)
             self.out += self.data[start : self.pos]
             return None
@@ -140,23 +137,19 @@ class _Rewriter:
 
     def _names(self) -> None:
         """Copy a code object's local names, or refer to an equal tuple written before."""
-        at, mark = len(self.out), self.pos
-        count = self.count
+        at, count = len(self.out), self.count
         found = self.copy()
         if not isinstance(found, _Names) or self.count != count:
-            return  # an item defines a reference: keep the tuple as written
+            return  # it (or an item) defines a reference: keep the tuple as written
         index = self.shared.get(found.names)
         if index is not None:  # written before: a reference to it
             del self.out[at:]
             self.out += b"r" + _INT.pack(index)
             return
-        if self.data[mark] & _FLAG_REF:
-            return  # flagged already (and so numbered): leave it
-        # the first of its kind: flag it; it takes the next number, before its items'
+        # the first of its kind: flag it; it takes the next number (its items defined none)
         self.out[at] |= _FLAG_REF
         self.shared[found.names] = count
         self.count += 1
-        # the references this tuple's items made were numbered from ``count``: none (above)
 
 
 class _Ref:
