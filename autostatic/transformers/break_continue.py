@@ -122,8 +122,7 @@ class BreakContinueTransformer(Transformer):
         lowered = self._lowered_body(node)
         if lowered is None:
             return node
-        _, cont, body = lowered
-        brk = self.flags[0]
+        brk, cont, body = lowered
         head = []
         if cont:
             body = replace("flag = False", node, flag=cont) + body
@@ -143,8 +142,7 @@ class BreakContinueTransformer(Transformer):
         lowered = self._lowered_body(node)
         if lowered is None:
             return node
-        _, cont, body = lowered
-        brk = self.flags[0]
+        brk, cont, body = lowered
         if cont:
             body = replace("flag = False", node, flag=cont) + body
         head = tail = []
@@ -165,8 +163,8 @@ class BreakContinueTransformer(Transformer):
         """(break flag, continue flag, lowered body) of a loop with jumps of its own (inner
         loops lowered first), or None when it has none; a flag is None when unused. A loop
         whose only ``break``s leave it for a ``return`` breaks on the return flag itself
-        (False whenever the loop runs, set before each of them), so it needs none of its own;
-        the break flag is then returned as None (nothing to initialize)."""
+        (False whenever the loop runs, set before each of them), so it needs none of its own
+        (``self.returned``: nothing to initialize)."""
         self.generic_visit(node)
         kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
         if not kinds:
@@ -177,7 +175,7 @@ class BreakContinueTransformer(Transformer):
         self.flags = (brk, cont)
         self.returned = returned
         self.ctx.jump_flags.update(f for f in self.flags if f)
-        return (None if returned else brk), cont, self._block(node.body)
+        return brk, cont, self._block(node.body)
 
     def _block(self, stmts: list) -> list:
         out = []
