@@ -22,6 +22,7 @@ import gast
 
 from autostatic import pyct
 from autostatic.pyct import parser
+from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
 from autostatic.pyct.nodes import walk
 from autostatic.transformers import PIPELINE
@@ -63,10 +64,13 @@ def convert_code(fn: types.FunctionType) -> Converted:
     node = src.node
     if isinstance(node, gast.Lambda):
         node = _lambda_as_def(node)
-    namer = Namer.for_function(node, set(fn.__globals__) | set(fn.__code__.co_freevars))
+    census = Census.of(node)
+    namer = Namer.for_function(census, set(fn.__globals__) | set(fn.__code__.co_freevars))
     jst = namer.reserve("_jst")
     sym = namer.reserve("_jst_Variable")
-    node, stages = transform_function(node, namer, src.filename, jst, sym, fn.__qualname__)
+    node, stages = transform_function(
+        node, namer, src.filename, jst, sym, fn.__qualname__, census=census
+    )
     node.decorator_list = []
     converted = Converted(node=node, jst=jst, sym=sym, stages=stages)
     _cache[fn.__code__] = converted
@@ -88,6 +92,7 @@ def transform_function(
     sym: str = "_jst_Variable",
     qualname: str | None = None,
     passes: int | None = None,
+    census: Census | None = None,
 ) -> tuple[gast.FunctionDef, list]:
     """Convert one function node into its *tracing function*; returns the new node and the
     transformer names run. The node is changed in place.
@@ -100,9 +105,11 @@ def transform_function(
     ``namer`` must know every name of the enclosing module (or function globals); ``jst``
     and ``sym`` are the names bound to ``convert_ops`` and ``Variable``. With ``passes``, only
     the first ``passes`` transformers run (for showing the code after each stage).
+    ``census`` is ``Census.of(node)`` when the caller has it already.
     """
     with _deep_recursion():
-        return _transform(node, namer, filename, jst, sym, qualname, passes)
+        census = census or Census.of(node)
+        return _transform(node, namer, filename, jst, sym, qualname, passes, census)
 
 
 @contextlib.contextmanager
@@ -117,14 +124,15 @@ def _deep_recursion(limit: int = 20000):
         sys.setrecursionlimit(old)
 
 
-def _transform(node, namer, filename, jst, sym, qualname, passes):
-    ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym)
+def _transform(node, namer, filename, jst, sym, qualname, passes, census):
+    ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym, census=census)
     stages = []
     level = _settings["code_level"]
     for i, transformer in enumerate(PIPELINE[:passes], start=1):
         if transformer.needs_analysis and ctx.info is None:  # after the lowering passes
             ctx.info = _analyze(node)
-        node = transformer.transform(node, ctx)
+        if transformer.has_work(census):
+            node = transformer.transform(node, ctx)
         if level and (i == level or level >= len(PIPELINE) and i == len(PIPELINE)):
             print(f"# autostatic: {qualname or node.name} after {transformer.__name__}")
             print(_unparse(node))

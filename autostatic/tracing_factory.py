@@ -24,6 +24,7 @@ import types
 import gast
 
 from autostatic.conversion import _deep_recursion, transform_function
+from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
 from autostatic.transformers.base import clone
 
@@ -53,10 +54,11 @@ def tracing_node(
         from autostatic.conversion import _lambda_as_def
 
         node = _lambda_as_def(node)
-    namer = Namer.for_function(node, set(taken))
+    census = Census.of(node)
+    namer = Namer.for_function(census, set(taken))
     jst = namer.reserve("_jst")
     sym = namer.reserve("_jst_Variable")
-    new, _ = transform_function(node, namer, filename, jst, sym, qualname, passes)
+    new, _ = transform_function(node, namer, filename, jst, sym, qualname, passes, census)
     new.decorator_list = []
     return new, jst, sym
 

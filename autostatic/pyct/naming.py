@@ -5,9 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-import gast
-
-from autostatic.pyct.nodes import walk
+from autostatic.pyct.census import Census
 
 
 class Namer:
@@ -18,11 +16,9 @@ class Namer:
         self._counter = itertools.count()
 
     @classmethod
-    def for_function(cls, node: gast.AST, global_names: Iterable[str]) -> Namer:
-        every = walk(node)
-        names = {n.id for n in every if isinstance(n, gast.Name)}
-        names |= {getattr(n, "name", "") for n in every}
-        return cls(names | set(global_names))
+    def for_function(cls, census: Census, global_names: Iterable[str]) -> Namer:
+        """A namer avoiding the names of a function (its ``Census``) and of its globals."""
+        return cls(census.names | set(global_names))
 
     def new(self, prefix: str) -> str:
         while True:

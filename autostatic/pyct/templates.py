@@ -99,9 +99,15 @@ def replace_expr(template: str, origin: Any = None, **replacements: Any) -> gast
     return stmt.value
 
 
+_Name = gast.Name
+
+
 def name(id: str, store: bool = False) -> gast.Name:
-    ctx = gast.Store() if store else gast.Load()
-    return gast.Name(id=id, ctx=ctx, annotation=None, type_comment=None)
+    node = _Name.__new__(_Name)  # ``gast.Name(...)`` without its generic constructor
+    node.__dict__.update(
+        id=id, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None
+    )
+    return node
 
 
 def tuple_of(names: list[str], store: bool = False) -> gast.Tuple:

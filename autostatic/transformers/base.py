@@ -21,7 +21,9 @@ class Context:
     filename: str
     jst: str  # the module alias of autostatic_runtime.convert_ops in generated code
     sym: str  # the global bound to the Variable class (the symbolic-value check)
+    census: Any = None  # pyct Census of the function (what its source holds)
     info: Any = None  # pyct FunctionInfo
+    calls: list | None = None  # the calls the call pass saw (None: it has not run)
     notes: list = field(default_factory=list)
     jump_flags: set = field(default_factory=set)  # flags the lowering passes set on a jump
     temporaries: set = field(default_factory=set)  # walrus temporaries: set, then read at once
@@ -105,6 +107,11 @@ class Transformer(gast.NodeTransformer):
     def transform(cls, node: gast.AST, ctx: Context) -> gast.AST:
         return cls(ctx).visit(node)
 
+    @classmethod
+    def has_work(cls, census) -> bool:
+        """Whether the function (its ``Census``) holds anything this pass rewrites."""
+        return True
+
     def visit_FunctionDef(self, node: gast.FunctionDef):
         """Nested functions are converted too, with their own analysis."""
         info = anno.get(node, anno.FUNCTION_INFO, None)
@@ -123,6 +130,9 @@ class Transformer(gast.NodeTransformer):
     def captured(self) -> tuple[set[str], set[str]]:
         """(names the current function's closures use, names they rebind): see
         ``captured_names``."""
+        census = self.ctx.census
+        if census is not None and not census.closures:
+            return (set(), set())
         if self._captured is None and self.function is not None:
             self._captured = anno.get(self.function, anno.CAPTURED, None)
             if self._captured is None:  # user closures do not change between passes

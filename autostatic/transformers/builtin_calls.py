@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gast
 
+from autostatic.pyct.census import Census
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import name
@@ -43,49 +44,28 @@ CONVERTED = {
 }
 
 
-def _binds(node: gast.AST) -> tuple:
-    """The names ``node`` itself binds (not its children)."""
-    if isinstance(node, gast.Name):
-        return () if isinstance(node.ctx, gast.Load) else (node.id,)
-    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
-        return (node.name,)
-    if isinstance(node, gast.alias):
-        return ((node.asname or node.name).partition(".")[0],)
-    if isinstance(node, (gast.Global, gast.Nonlocal)):
-        return tuple(node.names)
-    if isinstance(node, (gast.MatchAs, gast.MatchStar)) and node.name:
-        return (node.name,)
-    if isinstance(node, gast.MatchMapping) and node.rest:
-        return (node.rest,)
-    return ()
-
-
-def bound_names(tree: gast.AST) -> set[str]:
-    """Every name ``tree`` binds anywhere (any scope in it): shadows of builtins."""
-    return {n for node in walk(tree) for n in _binds(node)}
-
-
 class BuiltinCallTransformer(Transformer):
     """Routes calls of the builtins in ``CONVERTED`` to ``_jst`` (see the module docstring).
 
-    Only a call's callee changes, in place, so one walk over the tree finds both the calls
-    and the names the function binds (cheaper than a NodeTransformer pass).
+    Only a call's callee changes, in place: the calls are the ones the call pass saw (or
+    found in one walk), the names the function binds are its census's; no NodeTransformer
+    pass.
     """
+
+    @classmethod
+    def has_work(cls, census) -> bool:
+        return not census.names.isdisjoint(CONVERTED)
 
     @classmethod
     def transform(cls, node: gast.AST, ctx) -> gast.AST:
         self = cls(ctx)
-        shadowed: set[str] = set()
-        calls = []
-        for sub in walk(node):
-            if isinstance(sub, gast.Call):
-                builtin = self._builtin_of(sub.func)
-                if builtin is not None:
-                    calls.append((sub, builtin))
-            else:
-                shadowed.update(_binds(sub))
-        for call, builtin in calls:
-            if builtin not in shadowed:
+        calls = ctx.calls
+        if calls is None:  # the call pass has not run
+            calls = [sub for sub in walk(node) if isinstance(sub, gast.Call)]
+        shadowed = (ctx.census or Census.of(node)).bound
+        for call in calls:
+            builtin = self._builtin_of(call.func)
+            if builtin is not None and builtin not in shadowed:
                 self._route(call, builtin)
         return node
 

@@ -32,8 +32,14 @@ FRAME_BUILTINS = frozenset(
 class CallTransformer(Transformer):
     """Routes calls through ``convert_call`` (see the module docstring)."""
 
+    @classmethod
+    def transform(cls, node: gast.AST, ctx) -> gast.AST:
+        ctx.calls = []
+        return super().transform(node, ctx)
+
     def visit_Call(self, node: gast.Call):
         self.generic_visit(node)
+        self.ctx.calls.append(node)
         func = node.func
         if isinstance(func, gast.Name) and (
             func.id in FRAME_BUILTINS or func.id in (self.ctx.jst, self.ctx.sym)

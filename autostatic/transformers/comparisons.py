@@ -34,6 +34,10 @@ class ComparisonTransformer(Transformer):
         super().__init__(ctx)
         self._no_walrus = 0  # > 0 where ``:=`` is a syntax error
 
+    @classmethod
+    def has_work(cls, census) -> bool:
+        return census.chained
+
     def visit_comprehension(self, node: gast.comprehension):
         self._no_walrus += 1
         node.iter = self.visit(node.iter)

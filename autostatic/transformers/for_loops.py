@@ -56,7 +56,7 @@ from autostatic.pyct import anno
 from autostatic.pyct.nodes import child_nodes, walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import _BLOCKS
+from autostatic.transformers.base import _BLOCKS, clone
 from autostatic.transformers.containers import callee
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
@@ -163,7 +163,7 @@ def _init_target(self, node: gast.For, it: str) -> list:
         return []  # convert_for_loop starts the target (passed as UNDEFINED) from a placeholder
     temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
     target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(
-        copy.deepcopy(node.target)  # the visitor changes the nodes it visits
+        clone(node.target)  # the visitor changes the nodes it visits
     )
     stmts = replace(
         "target = jst.loop_placeholder(it)", node, target=target, jst=self.ctx.jst, it=it

@@ -43,7 +43,7 @@ import gast
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import Transformer, bare, names_in
+from autostatic.transformers.base import Transformer, bare, clone, names_in
 from autostatic.transformers.containers import mutated_containers
 
 
@@ -305,7 +305,7 @@ def _constant_assignments(branch: list) -> dict | None:
             and _is_constant(stmt.value)
         ):
             return None
-        values[stmt.targets[0].id] = copy.deepcopy(stmt.value)
+        values[stmt.targets[0].id] = clone(stmt.value)
     return values
 
 

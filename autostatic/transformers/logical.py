@@ -27,7 +27,7 @@ import gast
 
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import name
-from autostatic.transformers.base import Transformer
+from autostatic.transformers.base import Transformer, clone
 
 
 class LogicalTransformer(Transformer):
@@ -99,7 +99,7 @@ class LogicalTransformer(Transformer):
         if sum(_size(arm) for arm in arms) > _COPY_LIMIT:  # one copy: Python calls it too
             symbolic.args[0] = walrus
             return copy_location_deep(symbolic, node)
-        python = gast.IfExp(test=name(tmp), body=_copy(node.body), orelse=_copy(node.orelse))
+        python = gast.IfExp(test=name(tmp), body=clone(node.body), orelse=clone(node.orelse))
         return self._dual(tmp, walrus, python, symbolic, node)
 
     def visit_FunctionDef(self, node: gast.FunctionDef):
@@ -139,9 +139,3 @@ def _lambda(body: gast.expr) -> gast.Lambda:
         defaults=[],
     )  # fmt: skip
     return gast.Lambda(args=args, body=body)
-
-
-def _copy(node: gast.expr) -> gast.expr:
-    import copy
-
-    return copy.deepcopy(node)

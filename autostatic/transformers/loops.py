@@ -38,14 +38,12 @@ unbound; ``convert_while_loop`` gives it a placeholder shaped like the body's va
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import bare, names_in
+from autostatic.transformers.base import bare, clone, names_in
 from autostatic.transformers.for_loops import _store_names, appended_lists
 from autostatic.transformers.ifelse import (
     _attribute,
@@ -97,7 +95,7 @@ def _item_param(self, node: gast.For, params: list, body: list) -> str:
     if isinstance(target, gast.Name) and target.id not in params:
         return target.id
     item = self.ctx.namer.new("item")
-    unpack = gast.Assign(targets=[copy.deepcopy(target)], value=name(item), type_comment=None)
+    unpack = gast.Assign(targets=[clone(target)], value=name(item), type_comment=None)
     body.insert(0, copy_location_deep(unpack, node))
     return item
 

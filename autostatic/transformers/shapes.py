@@ -27,6 +27,10 @@ from autostatic.transformers.base import Transformer
 class ShapeTransformer(Transformer):
     """Rewrites ``.shape`` loads (see the module docstring)."""
 
+    @classmethod
+    def has_work(cls, census) -> bool:
+        return "shape" in census.attrs
+
     def visit_Call(self, node: gast.Call):
         func = node.func
         if isinstance(func, gast.Attribute) and func.attr == "shape":
