@@ -169,11 +169,9 @@ class Transformer(gast.NodeTransformer):
         op = gast.IsNot() if negate else gast.Is()
         return gast.Compare(left=cls, ops=[op], comparators=[name(self.ctx.sym)])
 
-    def location(self, node: gast.AST) -> gast.Tuple:
-        """``(file, line, '')`` as a constant tuple expression."""
-        return gast.Tuple(
-            elts=[constant(self.ctx.filename), constant(node.lineno), constant("")], ctx=gast.Load()
-        )
+    def location(self, node: gast.AST) -> gast.Constant:
+        """``(file, line, '')``: one constant (a tuple of constants is one node)."""
+        return constant((self.ctx.filename, node.lineno, ""))
 
     def unsupported(self, what: str, node: gast.AST) -> list[gast.stmt]:
         """Statements that raise a clear error when the symbolic path reaches ``node``."""

@@ -249,7 +249,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         true_fn=fns[0],
         false_fn=fns[1],
         args=gast.Tuple(elts=args, ctx=gast.Load()),
-        names=gast.Tuple(elts=[constant(o) for o in outputs + attrs], ctx=gast.Load()),
+        names=constant(tuple(outputs + attrs)),
         where=self.location(node),
     )[0]
     pairs = [
@@ -258,11 +258,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         if c in inputs
     ]
     if pairs:
-        value = gast.Tuple(
-            elts=[gast.Tuple(elts=[constant(i), constant(j)], ctx=gast.Load()) for i, j in pairs],
-            ctx=gast.Load(),
-        )
-        call.value.keywords.append(gast.keyword(arg="containers", value=value))
+        call.value.keywords.append(gast.keyword(arg="containers", value=constant(tuple(pairs))))
     if attrs:
         value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=gast.Load())
         call.value.keywords.append(gast.keyword(arg="attributes", value=value))
@@ -276,12 +272,8 @@ def _passthrough(self, outputs: list, inputs: list, unset: str, values: dict) ->
     giving each output its input (position ``i``), or -1 for ``UNDEFINED``, -2 for
     ``PLACEHOLDER``; ``values=((j, constant), ...)`` for the outputs it sets to constants."""
     missing = -2 if unset == "PLACEHOLDER" else -1
-    positions = [constant(inputs.index(o) if o in inputs else missing) for o in outputs]
-    call = gast.Call(
-        func=self.jst("passthrough"),
-        args=[gast.Tuple(elts=positions, ctx=gast.Load())],
-        keywords=[],
-    )
+    positions = tuple(inputs.index(o) if o in inputs else missing for o in outputs)
+    call = gast.Call(func=self.jst("passthrough"), args=[constant(positions)], keywords=[])
     pairs = [
         gast.Tuple(elts=[constant(j), values[o]], ctx=gast.Load())
         for j, o in enumerate(outputs)

@@ -186,12 +186,11 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         body=body_name,
         args=gast.Tuple(elts=args, ctx=gast.Load()),
         consts=gast.Tuple(elts=[name(c) for c in consts], ctx=gast.Load()),
-        names=gast.Tuple(elts=[constant(v) for v in loop_vars + attrs], ctx=gast.Load()),
+        names=constant(tuple(loop_vars + attrs)),
         where=self.location(node),
     )[0]
     if arrays:
-        elts = [constant(v) for v in sorted(arrays)]
-        value = gast.Tuple(elts=elts, ctx=gast.Load())
+        value = constant(tuple(sorted(arrays)))
         call.value.keywords.append(gast.keyword(arg="arrays", value=value))
     if flag:
         value = constant(loop_vars.index(flag))
