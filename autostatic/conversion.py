@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import gc
 import logging
 import sys
 import types
@@ -51,7 +52,7 @@ _cache: weakref.WeakKeyDictionary | dict = {}
 
 
 def _unparse(node: gast.AST) -> str:
-    with _deep_recursion():
+    with converting():
         return ast.unparse(gast.gast_to_ast(node))
 
 
@@ -60,17 +61,18 @@ def convert_code(fn: types.FunctionType) -> Converted:
     found = _cache.get(fn.__code__)
     if found is not None:
         return found
-    src = parser.parse_function(fn)
-    node = src.node
-    if isinstance(node, gast.Lambda):
-        node = _lambda_as_def(node)
-    census = Census.of(node)
-    namer = Namer.for_function(census, set(fn.__globals__) | set(fn.__code__.co_freevars))
-    jst = namer.reserve("_jst")
-    sym = namer.reserve("_jst_Variable")
-    node, stages = transform_function(
-        node, namer, src.filename, jst, sym, fn.__qualname__, census=census
-    )
+    with converting():
+        src = parser.parse_function(fn)
+        node = src.node
+        if isinstance(node, gast.Lambda):
+            node = _lambda_as_def(node)
+        census = Census.of(node)
+        namer = Namer.for_function(census, set(fn.__globals__) | set(fn.__code__.co_freevars))
+        jst = namer.reserve("_jst")
+        sym = namer.reserve("_jst_Variable")
+        node, stages = transform_function(
+            node, namer, src.filename, jst, sym, fn.__qualname__, census=census
+        )
     node.decorator_list = []
     converted = Converted(node=node, jst=jst, sym=sym, stages=stages)
     _cache[fn.__code__] = converted
@@ -107,21 +109,28 @@ def transform_function(
     the first ``passes`` transformers run (for showing the code after each stage).
     ``census`` is ``Census.of(node)`` when the caller has it already.
     """
-    with _deep_recursion():
+    with converting():
         census = census or Census.of(node)
         return _transform(node, namer, filename, jst, sym, qualname, passes, census)
 
 
 @contextlib.contextmanager
-def _deep_recursion(limit: int = 20000):
+def converting(limit: int = 20000):
     """Room for the recursive walks over deeply nested code (a chain of a few hundred early
-    returns nests as deep as it is long); restored afterwards."""
+    returns nests as deep as it is long), and no cyclic garbage collection meanwhile (a
+    conversion makes thousands of short-lived nodes, sets and lists: the collector would run
+    a dozen times and find almost nothing; it runs once afterwards instead). Both restored
+    afterwards."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old, limit))
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         yield
     finally:
         sys.setrecursionlimit(old)
+        if collecting:
+            gc.enable()
 
 
 def _transform(node, namer, filename, jst, sym, qualname, passes, census):

@@ -23,7 +23,7 @@ import types
 
 import gast
 
-from autostatic.conversion import _deep_recursion, transform_function
+from autostatic.conversion import converting, transform_function
 from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
 from autostatic.transformers.base import clone
@@ -227,7 +227,7 @@ def tracing_factory(
     Variable class) and returns the tracing function: the original's parameters (without
     defaults and annotations: its caller passes every argument),
     body = the converted (dual-path) body, compiled at the user's file and lines."""
-    with _deep_recursion():  # deeply nested code: gast -> ast and compile recurse too
+    with converting():  # deeply nested code: gast -> ast and compile recurse too
         fdef, jst, sym = tracing_node(
             node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
         )
