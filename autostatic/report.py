@@ -128,10 +128,10 @@ def _outcomes(converted: ast.AST, jst: str) -> dict:
             and node.args
         ):
             continue
-        where = node.args[-1]
-        if not (isinstance(where, ast.Tuple) and len(where.elts) >= 2):
+        where = getattr(node.args[-1], "value", None)  # the constant (file, line, '')
+        if not (isinstance(where, tuple) and len(where) >= 2):
             continue
-        line = getattr(where.elts[1], "value", None)
+        line = where[1]
         if node.func.attr in _OPS:
             found.setdefault(line, {})[node.func.attr] = (_OPS[node.func.attr], "")
         elif node.func.attr == "unsupported":
