@@ -9,16 +9,16 @@ functions, defined once each (converted code grows linearly with the source).
 
 from autostatic.transformers.asserts import AssertTransformer
 from autostatic.transformers.break_continue import BreakContinueTransformer
-from autostatic.transformers.builtin_calls import BuiltinCallTransformer
 from autostatic.transformers.calls import CallTransformer
 from autostatic.transformers.comparisons import ComparisonTransformer
 from autostatic.transformers.control_flow import ControlFlowTransformer
 from autostatic.transformers.early_return import ReturnTransformer
+from autostatic.transformers.expressions import ExpressionTransformer
 from autostatic.transformers.logical import LogicalTransformer
 from autostatic.transformers.shapes import ShapeTransformer
 
-# comparisons before logical (it makes their ``and`` dual-path); builtins after calls (they
-# keep its ``convert_call`` as the fallback); asserts before control flow (their ``if`` is
+# comparisons before logical (it makes their ``and`` dual-path); the logical and call
+# rewrites in one walk (ExpressionTransformer); asserts before control flow (their ``if`` is
 # Python's); control flow last: it copies statements into branch functions, so every
 # expression pass has run on them already
 PIPELINE = (
@@ -26,9 +26,7 @@ PIPELINE = (
     BreakContinueTransformer,
     ComparisonTransformer,
     ShapeTransformer,
-    LogicalTransformer,
-    CallTransformer,
-    BuiltinCallTransformer,
+    ExpressionTransformer,
     AssertTransformer,
     ControlFlowTransformer,
 )
@@ -37,10 +35,10 @@ __all__ = [
     "PIPELINE",
     "AssertTransformer",
     "BreakContinueTransformer",
-    "BuiltinCallTransformer",
     "CallTransformer",
     "ComparisonTransformer",
     "ControlFlowTransformer",
+    "ExpressionTransformer",
     "LogicalTransformer",
     "ReturnTransformer",
     "ShapeTransformer",

@@ -23,7 +23,6 @@ class Context:
     sym: str  # the global bound to the Variable class (the symbolic-value check)
     census: Any = None  # pyct Census of the function (what its source holds)
     info: Any = None  # pyct FunctionInfo
-    calls: list | None = None  # the calls the call pass saw (None: it has not run)
     notes: list = field(default_factory=list)
     jump_flags: set = field(default_factory=set)  # flags the lowering passes set on a jump
     temporaries: set = field(default_factory=set)  # walrus temporaries: set, then read at once

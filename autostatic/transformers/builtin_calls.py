@@ -1,5 +1,6 @@
 """Calls of builtins that need a symbolic form: ``print``, ``len``, ``int``, ``float``,
-``bool`` and ``isinstance`` go to ``_jst.convert_<name>`` when the name is Python's builtin.
+``bool``, ``isinstance``, ``max`` and ``min`` go to ``_jst.convert_<name>`` when the name is
+Python's builtin. The call pass routes each call as it rewrites it (``route``).
 
 Before::
 
@@ -16,17 +17,15 @@ an import, a ``def``, a ``global``/``nonlocal`` declaration — is not the built
 are left as written. Whether a module-level name (``from rich import print``, a global
 ``def len``) shadows the builtin is only known when the code runs, hence the identity test,
 which costs one attribute lookup while tracing (the converted body only runs then) and keeps
-Python's order: the callee is evaluated before the arguments. When the call pass has
-already wrapped the callee (``_jst.convert_call(len)(x)``), the wrapped call is the fallback,
-so a user's own ``len`` is still converted.
+Python's order: the callee is evaluated before the arguments. The call pass has wrapped the
+callee already (``_jst.convert_call(len)(x)``): the wrapped call is the fallback, so a user's
+own ``len`` is still converted.
 """
 
 from __future__ import annotations
 
 import gast
 
-from autostatic.pyct.census import Census
-from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import name
 from autostatic.transformers.base import Transformer
@@ -44,53 +43,34 @@ CONVERTED = {
 }
 
 
-class BuiltinCallTransformer(Transformer):
-    """Routes calls of the builtins in ``CONVERTED`` to ``_jst`` (see the module docstring).
+def route(self: Transformer, node: gast.Call) -> None:
+    """Route ``node`` (its callee wrapped by the call pass already, or not) to its
+    ``_jst.convert_<name>`` when it calls a builtin of ``CONVERTED`` that the function does
+    not bind itself (its census's bound names)."""
+    builtin = _builtin_of(self, node.func)
+    if builtin is None or builtin in self.ctx.census.bound:
+        return
+    test = gast.Compare(
+        left=name(builtin),
+        ops=[gast.Is()],
+        comparators=[gast.Attribute(value=self.jst("builtins"), attr=builtin, ctx=gast.Load())],
+    )
+    select = gast.IfExp(test=test, body=self.jst(CONVERTED[builtin]), orelse=node.func)
+    node.func = copy_location_deep(select, node.func)
 
-    Only a call's callee changes, in place: the calls are the ones the call pass saw (or
-    found in one walk), the names the function binds are its census's; no NodeTransformer
-    pass.
-    """
 
-    @classmethod
-    def has_work(cls, census) -> bool:
-        return not census.names.isdisjoint(CONVERTED)
-
-    @classmethod
-    def transform(cls, node: gast.AST, ctx) -> gast.AST:
-        self = cls(ctx)
-        calls = ctx.calls
-        if calls is None:  # the call pass has not run
-            calls = [sub for sub in walk(node) if isinstance(sub, gast.Call)]
-        shadowed = (ctx.census or Census.of(node)).bound
-        for call in calls:
-            builtin = self._builtin_of(call.func)
-            if builtin is not None and builtin not in shadowed:
-                self._route(call, builtin)
-        return node
-
-    def _route(self, node: gast.Call, builtin: str) -> None:
-        test = gast.Compare(
-            left=name(builtin),
-            ops=[gast.Is()],
-            comparators=[gast.Attribute(value=self.jst("builtins"), attr=builtin, ctx=gast.Load())],
-        )
-        select = gast.IfExp(test=test, body=self.jst(CONVERTED[builtin]), orelse=node.func)
-        node.func = copy_location_deep(select, node.func)
-
-    def _builtin_of(self, func: gast.expr) -> str | None:
-        """The builtin a call's callee names: ``len`` or ``_jst.convert_call(len)``."""
-        if self._is_jst(func, "convert_call") and len(func.args) == 1 and not func.keywords:
-            func = func.args[0]
-        if isinstance(func, gast.Name) and func.id in CONVERTED:
-            return func.id
-        return None
-
-    def _is_jst(self, node: gast.expr, attr: str) -> bool:
-        func = node.func if isinstance(node, gast.Call) else None
-        return (
-            isinstance(func, gast.Attribute)
-            and func.attr == attr
-            and isinstance(func.value, gast.Name)
-            and func.value.id == self.ctx.jst
-        )
+def _builtin_of(self: Transformer, func: gast.expr) -> str | None:
+    """The builtin a call's callee names: ``len`` or ``_jst.convert_call(len)``."""
+    if (
+        isinstance(func, gast.Call)
+        and isinstance(func.func, gast.Attribute)
+        and func.func.attr == "convert_call"
+        and isinstance(func.func.value, gast.Name)
+        and func.func.value.id == self.ctx.jst
+        and len(func.args) == 1
+        and not func.keywords
+    ):
+        func = func.args[0]
+    if isinstance(func, gast.Name) and func.id in CONVERTED:
+        return func.id
+    return None

@@ -12,9 +12,10 @@ After::
 
 The converted body runs only while a static program is built, so helpers, methods and
 sublayers called from it are converted too (once each, cached); the callee is evaluated
-before its arguments, as Python does. Calls the converter itself generates (``_jst.*``)
-and builtins that inspect the calling frame (``super()``, ``locals()``, ``eval``...) are
-left as they are.
+before its arguments, as Python does. Calls of builtins with a symbolic form (``len``,
+``print``...) are routed to it as well (``builtin_calls``). Calls the converter itself
+generates (``_jst.*``) and builtins that inspect the calling frame (``super()``,
+``locals()``, ``eval``...) are left as they are.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.transformers.base import Transformer
+from autostatic.transformers.builtin_calls import route
 
 #: Builtins that must run in the caller's own frame.
 FRAME_BUILTINS = frozenset(
@@ -32,14 +34,8 @@ FRAME_BUILTINS = frozenset(
 class CallTransformer(Transformer):
     """Routes calls through ``convert_call`` (see the module docstring)."""
 
-    @classmethod
-    def transform(cls, node: gast.AST, ctx) -> gast.AST:
-        ctx.calls = []
-        return super().transform(node, ctx)
-
     def visit_Call(self, node: gast.Call):
         self.generic_visit(node)
-        self.ctx.calls.append(node)
         func = node.func
         if isinstance(func, gast.Name) and (
             func.id in FRAME_BUILTINS or func.id in (self.ctx.jst, self.ctx.sym)
@@ -53,4 +49,5 @@ class CallTransformer(Transformer):
             return node
         wrapped = gast.Call(func=self.jst("convert_call"), args=[func], keywords=[])
         node.func = gast.copy_location(wrapped, func)
+        route(self, node)
         return node
