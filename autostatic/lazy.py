@@ -284,9 +284,9 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
             f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",
             (filename, line, qualname),
         )
-    import gast
+    from autostatic.pyct.to_gast import to_gast
 
-    return gast.ast_to_gast(node), found[2]
+    return to_gast(node), found[2]
 
 
 # -- building a factory ------------------------------------------------------------------------

@@ -22,6 +22,7 @@ import gast  # convert_tree only; ``instrument`` needs the standard library alon
 from autostatic.hook.entry import SOURCE
 from autostatic.hook.names import free_name, names_used
 from autostatic.pyct.naming import Namer
+from autostatic.pyct.to_gast import to_gast
 
 JST = "_jst"
 #: A dunder name: code that walks its module's namespace for callables (toolz.curried builds
@@ -140,7 +141,7 @@ def convert_tree(
     Raises ``SyntaxError`` when the source does not parse. Failures of single functions are
     collected in the result, not raised.
     """
-    tree = gast.parse(source, filename)
+    tree = to_gast(ast.parse(source, filename))
     namer = Namer(names_used(tree))
     jst = free_name(JST, namer.taken)
     sym = free_name(SYM, namer.taken)
@@ -163,7 +164,7 @@ def convert_tree(
     if failed:  # the transformers may have changed a failed node in place: parse it again
         originals = {
             (n.lineno, n.col_offset): n
-            for n in gast.walk(gast.parse(source))
+            for n in gast.walk(to_gast(ast.parse(source)))
             if isinstance(n, _DEFS)
         }
         for owner, index, lineno, col in failed:

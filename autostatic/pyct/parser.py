@@ -25,6 +25,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.errors import SourceUnavailableError
+from autostatic.pyct.to_gast import to_gast
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -80,7 +81,7 @@ def parse_function(fn: Any) -> FunctionSource:
     node = tree.body[0] if tree.body else None
     if not isinstance(node, _DEFS) or node.name != code.co_name:
         raise SourceUnavailableError(fn, f"{code.co_filename}:{first} does not define it")
-    node = gast.ast_to_gast(node)
+    node = to_gast(node)
     anno.set(node, anno.DECORATORS, tuple(node.decorator_list))
     for d in node.decorator_list:
         anno.set(d, anno.IS_DECORATOR, True)
@@ -187,7 +188,7 @@ def _parse_lambda(fn: Any, code: types.CodeType) -> FunctionSource:
     if node is None:
         raise SourceUnavailableError(fn, f"no lambda found at {code.co_filename}:{line}")
     source = "".join(lines[node.lineno - 1 : node.end_lineno])
-    return FunctionSource(gast.ast_to_gast(node), source, code.co_filename, node.lineno)
+    return FunctionSource(to_gast(node), source, code.co_filename, node.lineno)
 
 
 def _pick_lambda(candidates: list[ast.Lambda], code: types.CodeType) -> ast.Lambda | None:
