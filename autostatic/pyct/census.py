@@ -2,8 +2,9 @@
 
 The converter takes its fresh names from ``names``, and a pass with nothing to rewrite is
 skipped: no chained comparison, no ``.shape``, no call of a converted builtin, no closure
-whose captured names matter. The lowering passes that run first add only flags, loops and
-``if``\\s, never any of these, so the census stays true for the passes after them.
+whose captured names matter; without ``yield`` the return lowering walks statements only.
+The lowering passes that run first add only flags, loops and ``if``\\s, never any of these,
+so the census stays true for the passes after them.
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ class Census:
     bound: set  # every name bound anywhere in it, nested scopes included
     chained: bool  # a chained comparison (``a < b < c``)
     closures: bool  # a nested function, lambda, class or generator expression
+    yields: bool  # a ``yield``/``yield from`` (in it or a nested scope)
 
     @classmethod
     def of(cls, fn: gast.AST) -> Census:
         names: set = set()
         attrs: set = set()
         bound: set = set()
-        chained = closures = False
+        chained = closures = yields = False
         for node in walk(fn):
             kind = node.__class__
             if kind is gast.Name:
@@ -42,6 +44,8 @@ class Census:
                 attrs.add(node.attr)
             elif kind is gast.Compare:
                 chained = chained or len(node.ops) > 1
+            elif kind is gast.Yield or kind is gast.YieldFrom:
+                yields = True
             elif kind is gast.alias:
                 local = node.asname or node.name
                 names.update((node.name, local))
@@ -59,4 +63,4 @@ class Census:
             if isinstance(node, _DEFS):
                 names.add(node.name)
                 bound.add(node.name)
-        return cls(names, attrs, bound, chained, closures)
+        return cls(names, attrs, bound, chained, closures, yields)

@@ -37,7 +37,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.templates import name, replace
-from autostatic.transformers.base import _SCOPES, Transformer
+from autostatic.transformers.base import _BLOCKS, _SCOPES, Transformer
 
 RETURN_FLAG = "do_return"
 RETURN_VALUE = "retval"  # generated names start with "__retval" (see convert_ops.RETURN_VALUE)
@@ -60,18 +60,33 @@ def _walk_own(node: gast.AST):
                 stack.append(value)
 
 
+def _own_statements(node: gast.AST):
+    """The statements of ``node`` (itself included) that belong to its function: its blocks,
+    nested scopes skipped (a ``return`` is always one of them)."""
+    stack = [] if isinstance(node, _SCOPES) else [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for field in _BLOCKS:
+            block = getattr(current, field, None)
+            if type(block) is list:
+                stack.extend(s for s in block if not isinstance(s, _SCOPES))
+
+
 def _has_return(node: gast.AST) -> bool:
-    return any(type(n) is gast.Return for n in _walk_own(node))
+    return any(type(n) is gast.Return for n in _own_statements(node))
 
 
-def _needs_lowering(fn: gast.FunctionDef) -> bool:
+def _needs_lowering(fn: gast.FunctionDef, yields: bool = True) -> bool:
     """A ``return`` below the top level, in a function that is not a generator or coroutine
-    and has no ``return`` in a ``finally`` (one walk over the function)."""
+    and has no ``return`` in a ``finally`` (one walk over the function; over its statements
+    only when it has no ``yield`` anywhere)."""
     if isinstance(fn, gast.AsyncFunctionDef):
         return False
     nested = False
+    walk_own = _walk_own if yields else _own_statements
     for stmt in fn.body:
-        for node in _walk_own(stmt):
+        for node in walk_own(stmt):
             kind = type(node)
             if kind is gast.Yield or kind is gast.YieldFrom:
                 return False
@@ -133,7 +148,8 @@ class ReturnTransformer(Transformer):
 
     def visit_FunctionDef(self, node: gast.FunctionDef):
         self.generic_visit(node)  # nested functions first, each on its own
-        if not _needs_lowering(node):
+        census = self.ctx.census
+        if not _needs_lowering(node, census is None or census.yields):
             return node
         self.flag = self.ctx.namer.new(RETURN_FLAG)
         self.ctx.jump_flags.add(self.flag)
