@@ -279,6 +279,16 @@ _EXITS = (gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
 _CLOSURES = _SCOPES + (gast.GeneratorExp,)  # list/set/dict comprehensions run at once
 
 
+def blocks_of(node: gast.AST) -> list:
+    """The statements (and ``except``/``case`` clauses) directly in ``node``'s blocks."""
+    out = []
+    for block_name in _BLOCKS:
+        block = getattr(node, block_name, None)
+        if type(block) is list:
+            out.extend(block)
+    return out
+
+
 def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
     """(names used inside the nested scopes of ``fn`` that may run later -- functions,
     lambdas, classes, generator expressions --, the names they rebind in ``fn``: ``nonlocal``

@@ -32,9 +32,9 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
-from autostatic.pyct.nodes import child_nodes, walk
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.templates import name, replace
-from autostatic.transformers.base import _SCOPES, Transformer
+from autostatic.transformers.base import _SCOPES, Transformer, blocks_of
 
 
 def _own_jumps(stmt: gast.AST) -> set[type]:
@@ -51,7 +51,7 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
         if isinstance(node, (gast.While, gast.For, gast.AsyncFor)):
             stack.extend(node.orelse)  # their bodies' jumps are their own
             continue
-        stack.extend(child_nodes(node))
+        stack.extend(blocks_of(node))  # jumps are statements
     return found
 
 
@@ -70,7 +70,7 @@ def _return_flag(body: list) -> str | None:
         if isinstance(node, (gast.While, gast.For, gast.AsyncFor)):
             stack.extend(node.orelse)  # their bodies' jumps are their own
             continue
-        stack.extend(child_nodes(node))
+        stack.extend(blocks_of(node))
     if len(flags) == 1 and None not in flags:
         return flags.pop()
     return None

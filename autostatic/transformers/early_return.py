@@ -37,7 +37,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.templates import name, replace
-from autostatic.transformers.base import _BLOCKS, _SCOPES, Transformer
+from autostatic.transformers.base import _SCOPES, Transformer, blocks_of
 
 RETURN_FLAG = "do_return"
 RETURN_VALUE = "retval"  # generated names start with "__retval" (see convert_ops.RETURN_VALUE)
@@ -67,10 +67,7 @@ def _own_statements(node: gast.AST):
     while stack:
         current = stack.pop()
         yield current
-        for field in _BLOCKS:
-            block = getattr(current, field, None)
-            if type(block) is list:
-                stack.extend(s for s in block if not isinstance(s, _SCOPES))
+        stack.extend(s for s in blocks_of(current) if not isinstance(s, _SCOPES))
 
 
 def _has_return(node: gast.AST) -> bool:
