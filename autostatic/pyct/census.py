@@ -2,7 +2,8 @@
 
 The converter takes its fresh names from ``names``, and a pass with nothing to rewrite is
 skipped: no chained comparison, no ``.shape``, no call of a converted builtin, no closure
-whose captured names matter; without ``yield`` the return lowering walks statements only.
+whose captured names matter; without ``yield``/``await`` the walks for returns and jumps
+look at statements only.
 The lowering passes that run first add only flags, loops and ``if``\\s, never any of these,
 so the census stays true for the passes after them.
 """
@@ -26,7 +27,7 @@ class Census:
     bound: set  # every name bound anywhere in it, nested scopes included
     chained: bool  # a chained comparison (``a < b < c``)
     closures: bool  # a nested function, lambda, class or generator expression
-    yields: bool  # a ``yield``/``yield from`` (in it or a nested scope)
+    yields: bool  # a ``yield``, ``yield from`` or ``await`` (in it or a nested scope)
 
     @classmethod
     def of(cls, fn: gast.AST) -> Census:
@@ -44,7 +45,7 @@ class Census:
                 attrs.add(node.attr)
             elif kind is gast.Compare:
                 chained = chained or len(node.ops) > 1
-            elif kind is gast.Yield or kind is gast.YieldFrom:
+            elif kind is gast.Yield or kind is gast.YieldFrom or kind is gast.Await:
                 yields = True
             elif kind is gast.alias:
                 local = node.asname or node.name

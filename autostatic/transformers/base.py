@@ -200,7 +200,8 @@ class Transformer(gast.NodeTransformer):
         """Statements raising a clear error when ``node``'s symbolic path is impossible (a
         jump left in ``jumps``, or an attribute or non-local among ``modified``), else None.
         ``what`` names the statement ("an 'if'"); ``hints`` end the jump and assign errors."""
-        jump = find_jump(jumps)
+        census = self.ctx.census
+        jump = find_jump(jumps, statements_only=census is not None and not census.yields)
         if jump is not None:
             kind = type(jump).__name__.lower()
             return self.unsupported(
@@ -312,30 +313,32 @@ def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
     return used, rebound
 
 
-def find_jump(stmts: list) -> gast.AST | None:
+def find_jump(stmts: list, statements_only: bool = False) -> gast.AST | None:
     """The first node in ``stmts`` that leaves them early: ``return``/``yield``/``await``
     anywhere, or a ``break``/``continue`` not inside a loop of their own (nested function
     bodies excluded). Each statement's answer is remembered on it (nested code is walked
-    once)."""
+    once). ``statements_only``: the function has no ``yield``/``await``, so only statements
+    can jump (expressions are not walked)."""
     for stmt in stmts:
-        found = _jumps_of(stmt)[0]
+        found = _jumps_of(stmt, statements_only)[0]
         if found is not None:
             return found
     return None
 
 
-def _jumps_of(stmt: gast.AST) -> tuple:
+def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
     """(the first jump leaving ``stmt``, the first return/yield/await anywhere in it)."""
     known = anno.get(stmt, anno.JUMPS, None)
     if known is not None:
         return known
     found = [None, None]
+    children = blocks_of if statements_only else child_nodes
 
     def visit(node: gast.AST, loop_depth: int) -> None:
         if isinstance(node, _SCOPES):
             return
         if node is not stmt and isinstance(node, gast.stmt):
-            jump, exit_ = _jumps_of(node)
+            jump, exit_ = _jumps_of(node, statements_only)
             mine = jump if loop_depth == 0 else exit_
             found[0] = found[0] or mine
             found[1] = found[1] or exit_
@@ -349,7 +352,7 @@ def _jumps_of(stmt: gast.AST) -> tuple:
             return
         is_loop = isinstance(node, (gast.While, gast.For, gast.AsyncFor))
         orelse = {id(s) for s in node.orelse} if is_loop else ()
-        for child in child_nodes(node):
+        for child in children(node):
             visit(child, loop_depth + 1 if is_loop and id(child) not in orelse else loop_depth)
 
     visit(stmt, 0)
