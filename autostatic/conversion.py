@@ -139,7 +139,7 @@ def _transform(node, namer, filename, jst, sym, qualname, passes, census):
     level = _settings["code_level"]
     for i, transformer in enumerate(PIPELINE[:passes], start=1):
         if transformer.needs_analysis and ctx.info is None:  # after the lowering passes
-            ctx.info = _analyze(node)
+            ctx.info = _analyze(node, census.closures)
         if transformer.has_work(census):
             node = transformer.transform(node, ctx)
         if level and (i == level or level >= len(PIPELINE) and i == len(PIPELINE)):
@@ -149,8 +149,11 @@ def _transform(node, namer, filename, jst, sym, qualname, passes, census):
     return node, stages
 
 
-def _analyze(node: gast.FunctionDef):
+def _analyze(node: gast.FunctionDef, nested: bool = True):
+    """The analysis of ``node``, and of its nested functions when it may have some."""
     info = pyct.analyze(node)
+    if not nested:
+        return info
     for sub in walk(node):  # nested functions get their own analysis
         if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
             pyct.analyze(sub)
