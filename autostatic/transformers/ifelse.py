@@ -132,6 +132,7 @@ def shared_cells(self: Transformer, params: list[str]) -> tuple:
 
 def build_if(self, node: gast.If) -> tuple[list, list]:
     """(dual form, functional form) of ``node``; its branch functions are hoisted."""
+    mutated_containers(node.body + node.orelse)  # remembered while the branches are the user's
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
     pred = self.ctx.namer.new("pred")
