@@ -52,6 +52,7 @@ GENERATED = "generated"  # FunctionDef the converter made (branch/loop functions
 BREAK_CHECK = "break_check"  # the `if <flag> is True: break` ending a lowered for body: flag
 CAPTURED = "captured"  # user function: names its closures use (see transformers.base)
 JUMPS = "jumps"  # statement: (first jump leaving it, first return/yield/await in it), a cache
+BODY_CALLS = "body_calls"  # While/For: the calls in its body as the user wrote it (a cache)
 MUTATED = "mutated"  # statement: the names it changes in place (xs.append, d[k] = v), a cache
 PYTHON_IF = "python_if"  # If the converter made whose test is always a Python value
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"

@@ -77,6 +77,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     """(dual form, functional form) of ``node``; its loop functions are hoisted."""
     from autostatic.transformers.loops import loop_call
 
+    note_body_calls(node)
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
     if _python_only(_unwrap(node.iter)):
@@ -194,7 +195,7 @@ def _list_checks(self, node: gast.For) -> list:
     rebound = set(getattr(body_scope, "modified", ()))
     defined = set(anno.get(node, anno.DEFINED_IN, ()))
     stmts, seen = [], set()
-    for call in _calls(node.body):
+    for call in anno.get(node, anno.BODY_CALLS):
         func = callee(call)
         if not isinstance(func, gast.Attribute) or func.attr not in MUTATORS:
             continue
@@ -221,12 +222,18 @@ def _list_checks(self, node: gast.For) -> list:
     return stmts
 
 
-def appended_lists(stmts: list) -> list[str]:
-    """Names ``xs`` with ``xs.append(...)``/``xs.pop(...)`` calls in ``stmts`` (outside nested
-    function and class bodies, but inside the branch functions of ``if`` statements, generated
-    as ``__name_N``): lists a symbolic loop carries as tensor arrays."""
+def note_body_calls(node: gast.While | gast.For) -> None:
+    """Remember the calls in a loop's body while its statements are the user's (their
+    rewrite adds only the converter's own calls, and one walk then serves the array and
+    list checks)."""
+    anno.set(node, anno.BODY_CALLS, _calls(node.body))
+
+
+def appended_lists(calls: list) -> list[str]:
+    """Names ``xs`` of ``xs.append(...)``/``xs.pop(...)`` among a loop body's ``calls``:
+    lists a symbolic loop carries as tensor arrays."""
     found = []
-    for call in _calls(stmts, into_generated=True):
+    for call in calls:
         func = callee(call)
         if (
             isinstance(func, gast.Attribute)
@@ -301,15 +308,12 @@ def _store_names(target: gast.AST) -> list[str]:
     return out
 
 
-def _calls(stmts: list, into_generated: bool = False) -> list[gast.Call]:
-    """Calls in ``stmts``, outside nested function and class bodies (except generated
-    functions' with ``into_generated``)."""
+def _calls(stmts: list) -> list[gast.Call]:
+    """Calls in ``stmts``, outside nested function and class bodies."""
     found = []
 
     def visit(node):
-        if isinstance(node, _SCOPES) and not (
-            into_generated and isinstance(node, gast.FunctionDef) and node.name.startswith("__")
-        ):
+        if isinstance(node, _SCOPES):
             return
         if isinstance(node, gast.Call):
             found.append(node)

@@ -44,7 +44,7 @@ from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import bare, clone, names_in
-from autostatic.transformers.for_loops import _store_names, appended_lists
+from autostatic.transformers.for_loops import _store_names, appended_lists, note_body_calls
 from autostatic.transformers.ifelse import (
     _attribute,
     assign_results,
@@ -58,6 +58,7 @@ from autostatic.transformers.ifelse import (
 
 def build_while(self, node: gast.While) -> tuple[list, list]:
     """(dual form, functional form) of ``node``; its loop functions are hoisted."""
+    note_body_calls(node)
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
     symbolic, ok = loop_call(self, node, node.test, body_f)
@@ -138,7 +139,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
     arrays = [
         n
-        for n in appended_lists(node.body)
+        for n in appended_lists(anno.get(node, anno.BODY_CALLS))
         if self.is_local(n) and n not in temps and (n not in modified or n in live)
     ]
     loop_vars = sorted(set(loop_vars) | set(arrays))
