@@ -102,11 +102,19 @@ def replace_expr(template: str, origin: Any = None, **replacements: Any) -> gast
 _Name = gast.Name
 
 
-def name(id: str, store: bool = False) -> gast.Name:
+def name(id: str, store: bool = False, ctx: Any = None, at: Any = None) -> gast.Name:
+    """A ``Name`` (loaded, stored with ``store``, or in ``ctx``), located ``at`` a node."""
     node = _Name.__new__(_Name)  # ``gast.Name(...)`` without its generic constructor
-    node.__dict__.update(
-        id=id, ctx=gast.Store() if store else gast.Load(), annotation=None, type_comment=None
+    values = node.__dict__
+    values.update(
+        id=id,
+        ctx=ctx or (gast.Store() if store else gast.Load()),
+        annotation=None,
+        type_comment=None,
     )
+    if getattr(at, "lineno", None) is not None:
+        values["lineno"] = values["end_lineno"] = at.lineno
+        values["col_offset"] = values["end_col_offset"] = getattr(at, "col_offset", 0)
     return node
 
 

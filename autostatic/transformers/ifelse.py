@@ -62,9 +62,7 @@ def function_def(
             if renamed[p] in params
         ]
     args = gast.arguments(
-        args=[
-            gast.Name(id=p, ctx=gast.Param(), annotation=None, type_comment=None) for p in params
-        ],
+        args=[name(p, ctx=gast.Param(), at=origin) for p in params],
         posonlyargs=[],
         vararg=None,
         kwonlyargs=[],
@@ -86,7 +84,6 @@ def function_def(
         anno.set(node.body[-1], anno.GENERATED, True)
     for stmt in prologue:
         copy_location_deep(stmt, origin)
-    copy_location_deep(args, origin)
     return gast.copy_location(node, origin)
 
 
