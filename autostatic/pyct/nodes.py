@@ -14,12 +14,18 @@ _VALUES = frozenset({"ctx", "id", "attr", "arg", "kind", "type_comment", "level"
                      "conversion", "is_async"})  # fmt: skip
 
 
+def node_fields(kind: type) -> tuple:
+    """The fields of a node class that may hold nodes (``ctx`` and plain values left out)."""
+    fields = _fields.get(kind)
+    if fields is None:
+        fields = _fields[kind] = tuple(f for f in kind._fields if f not in _VALUES)
+    return fields
+
+
 def child_nodes(node: gast.AST) -> list:
     """The nodes directly under ``node`` in field order (``ast.iter_child_nodes`` as a list,
     context nodes left out)."""
-    fields = _fields.get(node.__class__)
-    if fields is None:
-        fields = _fields[node.__class__] = tuple(f for f in node._fields if f not in _VALUES)
+    fields = _fields.get(node.__class__) or node_fields(node.__class__)
     out = []
     for field in fields:
         value = getattr(node, field, None)

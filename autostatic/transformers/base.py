@@ -9,7 +9,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.naming import Namer
-from autostatic.pyct.nodes import child_nodes, walk
+from autostatic.pyct.nodes import child_nodes, node_fields, walk
 from autostatic.pyct.templates import constant, name, replace
 
 
@@ -73,8 +73,9 @@ class Transformer(gast.NodeTransformer):
         return node
 
     def _visit_fields(self, node: gast.AST) -> gast.AST:
-        """``NodeTransformer.generic_visit``, without its generators (the passes' hot loop)."""
-        for name_ in node._fields:
+        """``NodeTransformer.generic_visit``, without its generators (the passes' hot loop),
+        over the fields that may hold nodes (not ``ctx``: no pass rewrites a context)."""
+        for name_ in node_fields(node.__class__):
             old = getattr(node, name_, None)
             if type(old) is list:
                 new_values = []
@@ -105,6 +106,9 @@ class Transformer(gast.NodeTransformer):
     @classmethod
     def transform(cls, node: gast.AST, ctx: Context) -> gast.AST:
         return cls(ctx).visit(node)
+
+    def visit_Constant(self, node: gast.Constant) -> gast.Constant:
+        return node  # nothing under it (and not ``ast.NodeVisitor``'s compatibility shim)
 
     @classmethod
     def has_work(cls, census) -> bool:
