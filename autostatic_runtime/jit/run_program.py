@@ -92,25 +92,33 @@ class ProgramRunner:
         if backend is None:
             backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
         params = self.param_tensors
-        scope = {name: t._data for name, t in zip(self.param_names, params)}
-        mask = None
         if _recording() and (
-            any([not t.stop_gradient for t in params])
-            or any([isinstance(t, Tensor) and not t.stop_gradient for t in inputs])
+            not all([t.stop_gradient for t in params])
+            or not all([t.stop_gradient for t in inputs if isinstance(t, Tensor)])
         ):
-            need = [
-                isinstance(t, Tensor) and not t.stop_gradient and f
-                for t, f in zip(inputs, self._float_inputs)
-            ]
-            need += [not t.stop_gradient for t in params]
-            if any(need):
-                mask = tuple(need)
-        if mask is None:
-            fn = self._infer.get(backend.name) or self.prepare(backend)
-            outs = fn(scope, *arrays)
-            if self.written:
-                self._write_back(scope)
-            return [_rebuild(o, None, 0) for o in outs]
+            mask = self._mask(inputs)
+            if mask is not None:
+                return self._run_training(mask, backend, inputs, arrays)
+        fn = self._infer.get(backend.name) or self.prepare(backend)
+        scope = dict(zip(self.param_names, [t._data for t in params])) if params else {}
+        outs = fn(scope, *arrays)
+        if self.written:
+            self._write_back(scope)
+        return [_rebuild(o, None, 0) for o in outs]
+
+    def _mask(self, inputs: Sequence[Any]) -> tuple | None:
+        """Which inputs and parameters need a gradient (None: none do)."""
+        need = [
+            isinstance(t, Tensor) and not t.stop_gradient and f
+            for t, f in zip(inputs, self._float_inputs)
+        ]
+        need += [not t.stop_gradient for t in self.param_tensors]
+        return tuple(need) if any(need) else None
+
+    def _run_training(self, mask: tuple, backend: Any, inputs: Sequence[Any], arrays: list):
+        """The training forward for ``mask``, recorded on the tape as one op."""
+        params = self.param_tensors
+        scope = {name: t._data for name, t in zip(self.param_names, params)}
         train = self._train.get(mask)
         if train is None:
             train = self._train[mask] = _TrainProgram(self, mask)

@@ -293,3 +293,23 @@ def test_training_through_a_fallback_warns_once():
             f(x)  # and an inference one
     assert len(caught) == 1
     assert layer.fc.weight.grad is not None
+
+
+def test_cached_calls_follow_new_shapes_and_own_their_results():
+    """A cached call with another batch size runs that shape's computation, and a result
+    the caller writes into changes no later result."""
+
+    @autostatic.to_static(input_spec=[InputSpec([None, 3], "float32")], backend="xla")
+    def f(x):
+        return rt.tanh(x) * 2.0
+
+    rng = np.random.default_rng(10)
+    with no_fallback():
+        for batch in (2, 4, 2, 1):
+            x = rng.normal(size=(batch, 3)).astype("float32")
+            got = f(rt.to_tensor(x))
+            np.testing.assert_allclose(got.numpy(), np.tanh(x) * 2.0, rtol=1e-6)
+            got.numpy()[...] = 5.0  # the caller's own array
+            again = f(rt.to_tensor(x))
+            np.testing.assert_allclose(again.numpy(), np.tanh(x) * 2.0, rtol=1e-6)
+
