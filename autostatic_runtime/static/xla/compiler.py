@@ -59,6 +59,10 @@ class XlaCompiler:
     """Compiles a block into one XLA computation (``jax.jit``) over the ops' own kernels."""
 
     name = "xla"
+    # a training step runs faster as one computation than as a forward and a backward
+    # (``run_program`` fuses them once a step's backward is seen to follow its forward)
+    fuse_training = True
+
     def __init__(self) -> None:
         # shared by every function this compiler makes (a runner's forward and backward):
         # persistable name -> (host array, device array), and the programs warned about
@@ -77,6 +81,7 @@ class XlaFunction:
 
     _lean = False  # traced, without effects or counted loops: the lean ``__call__``
     _simple = False  # lean, and returning NumPy results only (no writes, no saved values)
+    _random = False  # whether it draws random numbers (a trace that does retraces)
 
     def __init__(
         self,
@@ -293,6 +298,17 @@ class XlaFunction:
         if cached[1] is None:
             cached = self._device[name] = (value, self.jax.from_numpy(self.host.to_numpy(value)))
         return cached[1]
+
+    @property
+    def random(self) -> bool:
+        """Whether a compiled call draws random numbers (known after the first call; a
+        function that fell back says False, see ``fallback``)."""
+        return self._python is None and self._random
+
+    def to_host(self, values: tuple) -> tuple:
+        """Results kept as device arrays (``device_results_from``) as the caller's own host
+        arrays, as the call would have returned them."""
+        return tuple([self._result(v) for v in values])
 
     def _result(self, value: Any) -> Any:
         """A result for the caller: a writable host array of its own, as the default
