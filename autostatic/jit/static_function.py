@@ -91,6 +91,7 @@ class StaticFunction:
         }
         self._compiler = _block_compiler(backend)
         self._instance = instance
+        self._layer = instance if isinstance(instance, rt.nn.Layer) else None  # its .training
         self._input_spec = _check_specs(input_spec)
         self._full_graph = bool(full_graph)
         self._converted: Callable | None = None
@@ -203,16 +204,16 @@ class StaticFunction:
         return found(feed_values(args, kwargs, key))
 
     def _signature(self, args: tuple) -> tuple | None:
-        """Exact shapes and dtypes of all-tensor arguments (None if any is not a tensor)."""
-        parts = []
+        """Exact shapes and dtypes of all-tensor arguments (None if any is not a tensor),
+        after the layer's ``training`` flag."""
+        layer = self._layer
+        parts = [None if layer is None else layer.training]
         for a in args:
             if not isinstance(a, Tensor):
                 return None
             data = a._data
             parts.append((data.shape, data.dtype))
-        inst = self._instance
-        training = inst.training if isinstance(inst, rt.nn.Layer) else None
-        return (training, *parts)
+        return tuple(parts)
 
     def _call_converted(self, args: tuple, kwargs: dict) -> Any:
         fn = self._converted_function()
@@ -221,8 +222,7 @@ class StaticFunction:
         return fn(*args, **kwargs)
 
     def _key(self, args: tuple, kwargs: dict) -> tuple:
-        inst = self._instance
-        training = inst.training if isinstance(inst, rt.nn.Layer) else None
+        training = None if self._layer is None else self._layer.training
         return build_key(args, kwargs, self._input_spec, self._names, training)
 
     def _trace(self, args: tuple, kwargs: dict, key: tuple) -> Any:

@@ -2,9 +2,10 @@
 
 ``jax.numpy`` follows the array-API standard, so the shared kernels run on it unchanged; the
 extras NumPy does in place (``setitem``, ``update``, ``index_put``, ``index_add``) are
-functional ``.at[...]`` updates here. Arrays are 64-bit only inside ``x64()`` (JAX truncates float64
-and int64 to 32 bits by default); the XLA compiler traces and calls its functions in it, so
-programs keep the dtypes they have on NumPy without changing JAX's default for other code.
+functional ``.at[...]`` updates here. Arrays are 64-bit only inside ``x64()`` (JAX truncates
+float64 and int64 to 32 bits by default); the XLA compiler traces and calls its functions with
+it on (``x64_switch``), so programs keep the dtypes they have on NumPy without changing JAX's
+default for other code.
 
 Random numbers come from the host generator, as on the other backends; a compiled program
 never draws them (the XLA compiler has no lowering for random ops, see ``static/xla``).
@@ -12,7 +13,7 @@ never draws them (the XLA compiler has no lowering for random ops, see ``static/
 
 from __future__ import annotations
 
-import threading
+import functools
 
 import numpy as np
 
@@ -31,19 +32,32 @@ def x64():
     return scoped(True)
 
 
-_local = threading.local()
+def x64_switch() -> tuple:
+    """``(on, off)``: ``token = on()`` turns JAX's 64-bit mode on for the calling thread and
+    ``off(token)`` restores what was there, as entering and leaving ``x64()`` would, without
+    a context object (~0.1 µs instead of ~0.35 µs around each compiled call). With a JAX
+    whose setting is not a plain thread-local state, both go through ``x64()``."""
+    import jax
 
+    try:
+        from jax._src.config import enable_x64 as state
 
-def call_x64():
-    """``x64()`` reused by the calling thread (half the cost of a new one); for a context
-    that is never entered twice at once, such as around one compiled call."""
-    cm = getattr(_local, "x64", None)
-    if cm is None:
+        swap, restore = state.swap_local, state.set_local
+        plain = getattr(state, "_update_thread_local_hook", None) is None
+    except (ImportError, AttributeError):
+        plain = False
+    if plain and getattr(jax, "enable_x64", None) is not None:
+        return functools.partial(swap, True), restore
+
+    def on_context():
         cm = x64()
-        if not hasattr(cm, "new_val"):  # a one-shot context (JAX before jax.enable_x64)
-            return cm
-        _local.x64 = cm
-    return cm
+        cm.__enter__()
+        return cm
+
+    def off_context(cm):
+        cm.__exit__(None, None, None)
+
+    return on_context, off_context
 
 
 class JaxBackend(Backend):

@@ -13,6 +13,16 @@ block 0 to a new child block 1 (gradients through ``cond``/``while`` included), 
 compiled functions share variable names and nothing is recomputed. One clone is built per
 set of inputs that need gradients (frozen parameters and data inputs cost nothing).
 
+With a compiler for which one computation is cheaper than two (``fuse_training``: XLA), a
+program whose one differentiable output is a scalar (a loss) and that writes no persistable
+is run as a *fused step* once ``FUSE_AFTER`` forwards in a row were followed by their
+``backward()`` with a seed of one: the forward also computes the gradients (the gradient ops
+appended to block 0 of another clone, seeded with ones), which the Node keeps as device
+arrays and its backward hands out as the caller's own host arrays. A backward with another
+seed runs the split forward again on the Node's inputs, then the split backward (so the
+fused step is only for programs without random ops); a forward without a backward switches
+back to the split forward until backwards follow again.
+
 Persistable variables the program writes (batch-norm running statistics) are copied back
 into their eager tensors after each run, as an eager forward would have updated them.
 """
@@ -92,32 +102,38 @@ class ProgramRunner:
         if backend is None:
             backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
         params = self.param_tensors
-        scope = {name: t._data for name, t in zip(self.param_names, params)}
-        mask = None
         if _recording() and (
-            any([not t.stop_gradient for t in params])
-            or any([isinstance(t, Tensor) and not t.stop_gradient for t in inputs])
+            not all([t.stop_gradient for t in params])
+            or not all([t.stop_gradient for t in inputs if isinstance(t, Tensor)])
         ):
-            need = [
-                isinstance(t, Tensor) and not t.stop_gradient and f
-                for t, f in zip(inputs, self._float_inputs)
-            ]
-            need += [not t.stop_gradient for t in params]
-            if any(need):
-                mask = tuple(need)
-        if mask is None:
-            fn = self._infer.get(backend.name) or self.prepare(backend)
-            outs = fn(scope, *arrays)
-            if self.written:
-                self._write_back(scope)
-            return [_rebuild(o, None, 0) for o in outs]
+            mask = self._mask(inputs)
+            if mask is not None:
+                return self._run_training(mask, backend, inputs, arrays)
+        fn = self._infer.get(backend.name) or self.prepare(backend)
+        scope = dict(zip(self.param_names, [t._data for t in params])) if params else {}
+        outs = fn(scope, *arrays)
+        if self.written:
+            self._write_back(scope)
+        return [_rebuild(o, None, 0) for o in outs]
+
+    def _mask(self, inputs: Sequence[Any]) -> tuple | None:
+        """Which inputs and parameters need a gradient (None: none do)."""
+        need = [
+            isinstance(t, Tensor) and not t.stop_gradient and f
+            for t, f in zip(inputs, self._float_inputs)
+        ]
+        need += [not t.stop_gradient for t in self.param_tensors]
+        return tuple(need) if any(need) else None
+
+    def _run_training(self, mask: tuple, backend: Any, inputs: Sequence[Any], arrays: list):
+        """The training forward for ``mask``, recorded on the tape as one op."""
+        params = self.param_tensors
+        scope = {name: t._data for name, t in zip(self.param_names, params)}
         train = self._train.get(mask)
         if train is None:
             train = self._train[mask] = _TrainProgram(self, mask)
-        results = train.forward(backend, scope, arrays)
+        outs, saved = train.forward(backend, scope, arrays)
         self._write_back(scope)
-        n = len(self.outputs)
-        outs, saved = results[:n], results[n:]
         edges = [_edge(t) for t in inputs] + [_edge(t) for t in params]
         node = autograd.Node(
             train.op,
@@ -158,6 +174,7 @@ def compiled_functions(runner: ProgramRunner) -> list:
     found = list(runner._infer.values())
     for train in runner._train.values():
         found += list(train._fwd.values()) + list(train._bwd.values())
+        found += [fn for fn in train._fused.values() if fn is not None]
     return found
 
 
@@ -212,8 +229,38 @@ class _TrainProgram:
         )
         self._fwd: dict[str, Any] = {}
         self._bwd: dict[str, Any] = {}
+        # the fused step (forward + gradients for a seed of one, one compiled function) for a
+        # single scalar differentiable output, a compiler that asks for it and a program that
+        # writes no persistable; used after FUSE_AFTER steps whose backward followed
+        self.mask = mask
+        diff = [n for n, d in zip(runner.outputs, runner.diff_outputs) if d]
+        self._fusable = (
+            getattr(runner.compiler, "fuse_training", False)
+            and len(diff) == 1
+            and tuple(block0.var(diff[0])._shape) == ()
+            and not runner.written
+        )
+        self._fused: dict[str, Any] = {}  # backend name -> fused function (None: not used)
+        self._streak = 0  # steps in a row whose backward followed with a seed of one
+        self._last: _Step | None = None
 
     def forward(self, backend, scope: dict, arrays: list) -> tuple:
+        """``(outputs, saved)``: the outputs for the caller and what the tape Node keeps for
+        the backward (a ``_Step``, then the saved values or the precomputed gradients)."""
+        last = self._last
+        if last is not None and not last.used:
+            self._streak = 0  # a step without a backward: compute no gradients ahead
+        step = self._last = _Step()
+        n = len(self.runner.outputs)
+        if self._streak >= FUSE_AFTER and self._fusable:
+            fused = self._fused_fn(backend)
+            if fused is not None:
+                results = fused(scope, *arrays)
+                return results[:n], (step, _Precomputed(fused, results[n:]))
+        results = self._forward_fn(backend)(scope, *arrays)
+        return results[:n], (step, *results[n:])
+
+    def _forward_fn(self, backend) -> Any:
         fn = self._fwd.get(backend.name)
         if fn is None:  # compile both halves now, so a bad program fails in the forward call
             fn = self._fwd[backend.name] = self.runner.compiler.compile(
@@ -224,7 +271,29 @@ class _TrainProgram:
             )
             fn.device_results_from = len(self.runner.outputs)  # saved: only for the backward
             self._backward_fn(backend)
-        return fn(scope, *arrays)
+        return fn
+
+    def _fused_fn(self, backend) -> Any:
+        """The fused step for ``backend``, compiled on first use; None when the split
+        forward draws random numbers or fell back (a backward with another seed must be
+        able to run the forward again and get the same values)."""
+        name = backend.name
+        if name in self._fused:
+            return self._fused[name]
+        split = self._fwd.get(name)
+        if split is None or getattr(split, "fallback", None) is not None or split.random:
+            self._fused[name] = None
+            return None
+        program, grads = _fused_program(self.runner, self.mask)
+        fn = self.runner.compiler.compile(
+            program.global_block(),
+            list(self.runner.inputs),
+            self.runner.outputs + grads,
+            backend,
+        )
+        fn.device_results_from = len(self.runner.outputs)  # the gradients wait for backward
+        self._fused[name] = fn
+        return fn
 
     def _backward_fn(self, backend) -> Any:
         fn = self._bwd.get(backend.name)
@@ -237,16 +306,81 @@ class _TrainProgram:
 
     def backward(self, gs, ins, saved) -> tuple:
         runner = self.runner
+        step, *saved = saved
+        step.used = True
         n_in = len(runner.inputs)
         params = ins[n_in:]
         scope = {name: t._data for name, t in zip(runner.param_names, params)}
         seeds = [g._data for g, d in zip(gs, runner.diff_outputs) if d]
+        one = len(seeds) == 1 and _is_one(seeds[0])
+        self._streak = self._streak + 1 if one else 0
         first = seeds[0] if seeds else (saved[0] if saved else None)
         backend = backends.backend_of(first) if first is not None else backends.current_backend()
-        results = iter(self._backward_fn(backend)(scope, *saved, *seeds))
-        return tuple(
-            None if n is None else _rebuild(next(results), None, 0) for n in self.grad_names
-        )
+        if saved and type(saved[0]) is _Precomputed:
+            if one:  # what the fused step computed: the caller's own copies
+                return self._gradients(saved[0].fn.to_host(saved[0].grads))
+            # another seed: the split forward again on the same values, then its backward
+            arrays = [t._data for t in ins[:n_in]]
+            forward = self._forward_fn(backend)
+            saved = forward(dict(scope), *arrays)[len(runner.outputs) :]
+        return self._gradients(self._backward_fn(backend)(scope, *saved, *seeds))
+
+    def _gradients(self, results: tuple) -> tuple:
+        """One Tensor (or None) per input and parameter, from the computed gradients."""
+        found = iter(results)
+        return tuple(None if n is None else _rebuild(next(found), None, 0) for n in self.grad_names)
+
+
+FUSE_AFTER = 2  # steps in a row with a backward (seed one) before the fused step is used
+
+
+class _Step:
+    """One training forward, marked when its backward runs."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = False
+
+
+class _Precomputed:
+    """The gradients a fused step computed for a seed of one (device arrays of ``fn``)."""
+
+    __slots__ = ("fn", "grads")
+
+    def __init__(self, fn: Any, grads: tuple):
+        self.fn, self.grads = fn, grads
+
+
+def _is_one(seed: Any) -> bool:
+    """Whether a scalar output's gradient is exactly one (``loss.backward()``)."""
+    try:
+        return tuple(seed.shape) == () and float(seed) == 1.0
+    except (TypeError, ValueError, AttributeError):
+        return False
+
+
+def _fused_program(runner: ProgramRunner, mask: tuple) -> tuple[Program, list[str]]:
+    """A clone of the forward program with the gradients of its one differentiable output
+    (seeded with one) appended to block 0: ``(program, gradient names)``, the names of the
+    inputs and parameters that need one, in order."""
+    from autostatic_runtime.creation import ones_like
+    from autostatic_runtime.static.backward import backward_block, op_role
+    from autostatic_runtime.static.builder import program_guard, static_guard
+
+    program = runner.program.clone()
+    program.source_id = runner.program.id  # the same program, for a compiler's reports
+    _advance_names(program)
+    block0 = program.global_block()
+    names = runner.inputs + runner.param_names
+    for name, need in zip(names, mask):
+        v = block0.var(name)
+        v.stop_gradient = not need or not v.dtype.is_floating
+    (out,) = [n for n, d in zip(runner.outputs, runner.diff_outputs) if d]
+    with program_guard(program), static_guard(), op_role("backward"):
+        grads = backward_block(block0, {out: ones_like(block0.var(out))})
+    wanted = [grads[n].name for n, need in zip(names, mask) if need and n in grads]
+    return program, wanted
 
 
 def _written_persistables(program: Program) -> set[str]:

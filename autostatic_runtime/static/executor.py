@@ -16,6 +16,8 @@ from autostatic_runtime.tensor import Tensor
 
 __all__ = ["Executor", "Scope", "global_scope", "scope_guard"]
 
+_current = backends._current  # the current backend (a list changed in place), for run()
+
 
 class Scope(dict):
     """Name -> backend array for the persistable variables (parameters, optimizer state)."""
@@ -105,12 +107,12 @@ class Executor:
         if (  # the call before this one, again: its runner
             last is not None
             and program is last[0]
-            and program._version == last[1]
             and fetch_list is last[2]
+            and program._version == last[1]
             and use_program_cache
             and feed.keys() == last[4]
             and (last[3] is None or _same(fetch_list, last[3]))
-            and self._backend() is last[5]
+            and (_current[0] if self.place is None and _current else self._backend()) is last[5]
         ):
             backend, runner = last[5], last[6]
         else:
@@ -211,11 +213,12 @@ class _Runner:
             scope[self.program.lr_var_name] = self.backend.asarray(
                 float(self.scheduler()), dtypes.get_default_dtype()
             )
+        array_type = self.array_type
         args = []
         for name, var, dtype, shape in self.checks:
             value = feed[name]
-            if not (
-                type(value) is self.array_type
+            if not (  # the backend's array with the variable's dtype and a shape that fits
+                type(value) is array_type
                 and value.dtype == dtype
                 and (value.shape == shape or _fits(value.shape, var._shape))
             ):

@@ -258,3 +258,23 @@ def test_build_errors_are_static_build_errors():
         build(
             lambda x: static.nn.cond(x.sum() > 0, lambda: x, lambda: (x, x)), ("x", [2], "float32")
         )
+
+
+def test_a_repeated_call_follows_a_device_change():
+    """The Executor's path for a call like the last one checks the current device too."""
+    pytest.importorskip("array_api_strict")
+    main, _, out = build(lambda x: x * 2, ("x", [2], "float32"))
+    exe = static.Executor()
+    feed = {"x": np.ones(2, np.float32)}
+    fetch = [out]
+    exe.run(main, feed, fetch)
+    rt.set_device("array_api_strict")
+    try:
+        (got,) = exe.run(main, feed, fetch, return_numpy=False)
+        strict = rt.backends.get_backend("array_api_strict")
+        assert type(got._data) in strict.array_types
+    finally:
+        rt.set_device("cpu")
+    (again,) = exe.run(main, feed, fetch, return_numpy=False)
+    assert type(again._data) is np.ndarray
+    np.testing.assert_array_equal(again.numpy(), [2.0, 2.0])

@@ -229,3 +229,81 @@ def test_parameters_stay_on_the_device_between_calls_and_user_updates_are_seen()
     (loss,) = exe.run(main, {"x": x}, outs, scope=scope)
     np.testing.assert_allclose(loss, np.mean((x @ new + b) ** 2), rtol=1e-6)
     assert not np.array_equal(scope[weight], new)  # and updated it
+
+
+def test_repeated_calls_with_new_shapes_dtypes_and_feeds_never_reuse_a_stale_call():
+    """The Executor's repeat-call path and the function's call plan key on what was fed:
+    a new batch size, a float64 feed (cast to the variable's float32), a different fetch
+    list in the same list object and a new feed dict each give the default executor's
+    results."""
+
+    def fn(x):
+        return [rt.sum(x * 2.0, axis=1), rt.mean(x)]
+
+    main, _, outs = build(fn, [("x", [-1, 3], "float32")])
+    rng = np.random.default_rng(8)
+    feeds = [rng.normal(size=(n, 3)).astype("float32") for n in (2, 5, 2, 1)]
+    feeds.append(rng.normal(size=(4, 3)))  # float64: cast to float32 as the default does
+    xla, default = static.Executor(compiler="xla"), static.Executor()
+    fetch = list(outs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", XlaFallbackWarning)
+        for x in feeds:
+            got, want = xla.run(main, {"x": x}, fetch), default.run(main, {"x": x}, fetch)
+            assert_same([want], [got], rtol=1e-6)
+        fetch[:] = fetch[::-1]  # the same list object, other items
+        got = xla.run(main, {"x": feeds[0]}, fetch)
+    assert got[0].shape == () and got[1].shape == (2,)
+    np.testing.assert_allclose(got[1], feeds[0].sum(axis=1) * 2.0, rtol=1e-6)
+
+
+def test_a_result_the_caller_mutates_does_not_change_later_calls():
+    """Results are the caller's own arrays: writing into one (or into the fed array
+    afterwards) changes neither the next result nor a persistable in the scope."""
+    rt.seed(9)
+    net = rt.nn.Linear(3, 3)
+
+    def fn(x):
+        return [net(x), x * 1.0]
+
+    main, startup, outs = build(fn, [("x", [2, 3], "float32")])
+    outs = [*outs, net.weight.name]  # a persistable fetched as it is
+    x = np.ones((2, 3), "float32")
+    scope, exe = static.Scope(), static.Executor(compiler="xla")
+    exe.run(startup, scope=scope)
+    first = exe.run(main, {"x": x}, outs, scope=scope)
+    kept = [np.array(r) for r in first]
+    for r in first:
+        assert r.flags.writeable
+        r[...] = -7.0
+    again = exe.run(main, {"x": x}, outs, scope=scope)
+    for want, got in zip(kept, again, strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.asarray(scope[net.weight.name]), kept[2])
+
+
+def test_64_bit_mode_is_on_only_during_the_call():
+    """The compiled call turns JAX's 64-bit mode on for itself and restores the caller's
+    setting afterwards, also when the call raises."""
+    import jax
+    import jax.numpy as jnp
+
+    def fn(x):
+        static.nn.Assert(rt.sum(x) < 10.0, message="too big")
+        return [x * 2.0]
+
+    main, _, outs = build(fn, [("x", [2], "float64")])
+    exe = static.Executor(compiler="xla")
+    got = exe.run(main, {"x": np.ones(2)}, outs)[0]
+    assert got.dtype == np.float64
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # JAX: float64 truncated to float32
+        assert jnp.zeros(1, "float64").dtype == jnp.float32  # off again for other code
+    with pytest.raises(rt.errors.AssertionFailedError, match="too big"):
+        exe.run(main, {"x": np.full(2, 9.0)}, outs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert jnp.zeros(1, "float64").dtype == jnp.float32
+    with jax.enable_x64(True):  # a caller already in 64-bit mode stays in it
+        exe.run(main, {"x": np.ones(2)}, outs)
+        assert jnp.zeros(1, "float64").dtype == jnp.float64

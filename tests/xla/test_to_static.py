@@ -293,3 +293,119 @@ def test_training_through_a_fallback_warns_once():
             f(x)  # and an inference one
     assert len(caught) == 1
     assert layer.fc.weight.grad is not None
+
+
+def test_cached_calls_follow_new_shapes_and_own_their_results():
+    """A cached call with another batch size runs that shape's computation, and a result
+    the caller writes into changes no later result."""
+
+    @autostatic.to_static(input_spec=[InputSpec([None, 3], "float32")], backend="xla")
+    def f(x):
+        return rt.tanh(x) * 2.0
+
+    rng = np.random.default_rng(10)
+    with no_fallback():
+        for batch in (2, 4, 2, 1):
+            x = rng.normal(size=(batch, 3)).astype("float32")
+            got = f(rt.to_tensor(x))
+            np.testing.assert_allclose(got.numpy(), np.tanh(x) * 2.0, rtol=1e-6)
+            got.numpy()[...] = 5.0  # the caller's own array
+            again = f(rt.to_tensor(x))
+            np.testing.assert_allclose(again.numpy(), np.tanh(x) * 2.0, rtol=1e-6)
+
+
+def _fused_functions(layer):
+    runner = layer.forward.concrete_program.runner
+    return [fn for train in runner._train.values() for fn in train._fused.values() if fn]
+
+
+def _eager_grads(model, x, label, scale=1.0):
+    loss = rt.nn.functional.cross_entropy(model(x), label) * scale
+    loss.backward()
+    grads = [p.grad.numpy().copy() for p in model.parameters()]
+    for p in model.parameters():
+        p.clear_gradient(False)
+    return float(loss), grads
+
+
+class LossNet(nn.Layer):
+    """A network returning its scalar loss: the shape the fused training step is for."""
+
+    def __init__(self, inner, scale=1.0):
+        super().__init__()
+        self.inner = inner
+        self.scale = scale
+
+    def forward(self, x, label):
+        return rt.nn.functional.cross_entropy(self.inner(x), label) * self.scale
+
+
+def test_a_training_step_fuses_forward_and_backward_after_steps_with_a_backward():
+    """Once a step's backward (seed one) followed its forward FUSE_AFTER times, the forward
+    computes the gradients too (one computation); the gradients equal eager ones, also for
+    a backward with another seed, a second backward of the same loss, and after a forward
+    without a backward (which stops the fusing until backwards follow again)."""
+    from autostatic_runtime.jit.run_program import FUSE_AFTER
+
+    rt.seed(11)
+    eager = BranchNet()
+    compiled = autostatic.to_static(LossNet(copy.deepcopy(eager)), backend="xla")
+    rng = np.random.default_rng(12)
+    x = rt.to_tensor(rng.normal(size=(5, 8)).astype("float32"))
+    label = rt.to_tensor(rng.integers(0, 3, 5))
+    params = list(compiled.parameters())
+
+    def step(scale=1.0, twice=False):
+        loss = compiled(x, label)
+        (loss * scale if scale != 1.0 else loss).backward(retain_graph=twice)
+        got = [p.grad.numpy().copy() for p in params]
+        if twice:
+            params[0].grad.numpy()[...] = 123.0  # the caller's own array
+            for p in params:
+                p.clear_gradient(False)
+            (loss * scale if scale != 1.0 else loss).backward()
+            again = [p.grad.numpy().copy() for p in params]
+            for g, a in zip(got, again, strict=True):
+                np.testing.assert_array_equal(a, g)
+        for p in params:
+            p.clear_gradient(False)
+        want_loss, want = _eager_grads(eager, x, label, scale)
+        np.testing.assert_allclose(float(loss) * scale, want_loss, rtol=1e-5)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+    with no_fallback():
+        for _ in range(FUSE_AFTER):
+            step()
+        assert not _fused_functions(compiled)
+        step(twice=True)  # fused from here on
+        (fused,) = _fused_functions(compiled)
+        calls = []
+        original = fused._jitted
+        fused._jitted = lambda *a: calls.append(1) or original(*a)
+        step(scale=0.5)  # fused; another seed: its backward runs the split forward again
+        assert len(calls) == 1
+        compiled(x, label)  # a forward without a backward: split again from here
+        for _ in range(FUSE_AFTER):
+            step()
+        assert len(calls) == 1
+        step(twice=True)
+        assert len(calls) == 2
+
+
+def test_a_program_drawing_random_numbers_never_fuses():
+    class Dropped(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return rt.sum(rt.nn.functional.dropout(self.fc(x), p=0.5, training=True))
+
+    layer = autostatic.to_static(Dropped(), backend="xla")
+    x = rt.to_tensor(np.ones((3, 4), "float32"))
+    with no_fallback():
+        for _ in range(4):
+            layer(x).backward()
+            assert layer.fc.weight.grad is not None
+    assert not _fused_functions(layer)

@@ -18,10 +18,12 @@ A call after the first follows a plan: the scope values it read last (checked by
 and the arguments passed for them, one flat tuple given positionally to the jitted function
 (JAX's C++ fast path); the values a call writes become the next call's plan.
 
-Tracing and calls run with JAX's 64-bit mode on (``backends.jax_backend.x64``), so
-float64 and int64 programs keep their dtypes. A block the trace cannot take (an op without a
-lowering, a shape that depends on data) runs on ``PythonCodegen`` instead, after one
-``XlaFallbackWarning`` naming the op and its source line; ``fn.fallback`` says why.
+Tracing and calls run with JAX's 64-bit mode on for the calling thread
+(``backends.jax_backend.x64_switch``: on before, the caller's setting restored after, also
+when the call raises), so float64 and int64 programs keep their dtypes. A block the trace
+cannot take (an op without a lowering, a shape that depends on data) runs on
+``PythonCodegen`` instead, after one ``XlaFallbackWarning`` naming the op and its source
+line; ``fn.fallback`` says why.
 """
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ class XlaCompiler:
     """Compiles a block into one XLA computation (``jax.jit``) over the ops' own kernels."""
 
     name = "xla"
+    # a training step runs faster as one computation than as a forward and a backward
+    # (``run_program`` fuses them once a step's backward is seen to follow its forward)
+    fuse_training = True
 
     def __init__(self) -> None:
         # shared by every function this compiler makes (a runner's forward and backward):
@@ -76,6 +81,7 @@ class XlaFunction:
 
     _lean = False  # traced, without effects or counted loops: the lean ``__call__``
     _simple = False  # lean, and returning NumPy results only (no writes, no saved values)
+    _random = False  # whether it draws random numbers (a trace that does retraces)
 
     def __init__(
         self,
@@ -87,14 +93,14 @@ class XlaFunction:
     ):
         import jax
 
-        from autostatic_runtime.backends.jax_backend import call_x64
+        from autostatic_runtime.backends.jax_backend import x64_switch
 
         self.block, self.params, self.results, self.host = block, params, results, host
         self.fallback: str | None = None
         self._python: Callable | None = None
         self.reads, self.writes = _persistables(block, params, results)
         self.jax = backends.get_backend("jax")
-        self._x64 = call_x64
+        self._x64_on, self._x64_off = x64_switch()  # around traces and calls
         self._n = len(results)
         self._numpy_host = host.name == "numpy"
         # results from this index on only go back into compiled code (a training forward's
@@ -162,11 +168,14 @@ class XlaFunction:
                 return self._call(scope, args)
             if not all(map(is_, hosts, plan[0])):
                 plan = self._load(scope, hosts)
-        with self._x64():
+        token = self._x64_on()
+        try:
             if self._random:
                 outs = self._jitted(self._call_key(), *plan[1], *args)
             else:
                 outs = self._jitted(*plan[1], *args)
+        finally:
+            self._x64_off(token)
         if self._simple:  # results only, all for the caller: NumPy copies (writable)
             return tuple(map(np.array, outs))
         return self._finish(scope, outs, plan)
@@ -179,13 +188,7 @@ class XlaFunction:
         hosts = tuple([_load(scope, name) for name in self.reads])
         plan = self._load(scope, hosts) if self.reads else self._plan
         try:
-            with self._x64():
-                try:
-                    outs = self._invoke(plan[1], args)
-                except NeedsKey:  # the trace met a random op: trace again with a key
-                    self._random = True
-                    self._jit()
-                    outs = self._invoke(plan[1], args)
+            outs = self._invoke(plan[1], args)
         except Unlowerable as exc:
             self._fall_back(exc)
             return self._python(scope, *args)
@@ -207,9 +210,20 @@ class XlaFunction:
         return self._finish(scope, outs, plan)
 
     def _invoke(self, loaded: tuple, args: tuple):
-        if self._random:
-            return self._jitted(self._call_key(), *loaded, *args)
-        return self._jitted(*loaded, *args)
+        """Call (tracing if needed) in 64-bit mode; a trace that meets a random op raises
+        ``NeedsKey``: trace again with a key argument."""
+        token = self._x64_on()
+        try:
+            try:
+                if self._random:
+                    return self._jitted(self._call_key(), *loaded, *args)
+                return self._jitted(*loaded, *args)
+            except NeedsKey:
+                self._random = True
+                self._jit()
+                return self._jitted(self._call_key(), *loaded, *args)
+        finally:
+            self._x64_off(token)
 
     def _load(self, scope: dict, hosts: tuple) -> tuple:
         """The call plan for the scope values ``hosts``: their arguments (``_to_device``),
@@ -284,6 +298,17 @@ class XlaFunction:
         if cached[1] is None:
             cached = self._device[name] = (value, self.jax.from_numpy(self.host.to_numpy(value)))
         return cached[1]
+
+    @property
+    def random(self) -> bool:
+        """Whether a compiled call draws random numbers (known after the first call; a
+        function that fell back says False, see ``fallback``)."""
+        return self._python is None and self._random
+
+    def to_host(self, values: tuple) -> tuple:
+        """Results kept as device arrays (``device_results_from``) as the caller's own host
+        arrays, as the call would have returned them."""
+        return tuple([self._result(v) for v in values])
 
     def _result(self, value: Any) -> Any:
         """A result for the caller: a writable host array of its own, as the default
