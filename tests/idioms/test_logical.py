@@ -211,7 +211,7 @@ def walrus_in_while_and_with_break(x):
 
 
 def walrus_in_python_and_tensor_or(x, eps=0.0):
-    if (e := eps) or (s := rt.sum(x)) > 0:
+    if (e := eps) or (s := rt.sum(x)) > 0:  # noqa: F841 (the idiom: a walrus in an or)
         return x + e
     return x - 1
 

@@ -94,7 +94,7 @@ def loop_index_used_after(x):
 
 
 def enumerate_target_used_after(x):
-    for k, row in enumerate(x):
+    for k, row in enumerate(x):  # noqa: B007 (the idiom: the targets are read after)
         pass
     return row * k
 

@@ -50,7 +50,7 @@ class Seq2Seq(nn.Layer):
         tokens = rt.full([batch_size * self.beam], 1, "int64")
         batch_pos = rt.expand(rt.unsqueeze(rt.arange(batch_size), [1]), [batch_size, self.beam])
         predicted, parents = [], []
-        for step in range(self.max_steps):
+        for _step in range(self.max_steps):
             ctx = self.attention(h, enc_out, enc_mask)
             x = rt.concat([self.tar_emb(tokens), ctx], axis=-1)
             out, (h, c) = self.cell(x, (h, c))

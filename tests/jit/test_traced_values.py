@@ -108,8 +108,8 @@ def test_static_matches_eager_for_every_batch(fn):
 
 
 GRAD_CASES = [
-    _assign_list_float, _expand_batch, _broadcast_to_shape, _tile_batch, _reshape_whole, _arange_batch,
-    _half_batch, _slice_api, _zeros_like_loop, _full_traced_value,
+    _assign_list_float, _expand_batch, _broadcast_to_shape, _tile_batch, _reshape_whole,
+    _arange_batch, _half_batch, _slice_api, _zeros_like_loop, _full_traced_value,
 ]  # fmt: skip
 
 

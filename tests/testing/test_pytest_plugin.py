@@ -133,7 +133,9 @@ def test_ini_settings_and_the_hook_in_initial_conftests(project):
     project.makepyfile(
         mymodel="# autostatic: enable\ndef f(x):\n    if x:\n        return 1\n    return 0\n",
         conftest="import mymodel\n",
-        test_hooked='import mymodel\n\ndef test_converted():\n    assert "__jst__" in vars(mymodel)\n',
+        test_hooked=(
+            'import mymodel\n\ndef test_converted():\n    assert "__jst__" in vars(mymodel)\n'
+        ),
     )
     project.makefile(
         ".ini", pytest="[pytest]\nautostatic_hook = true\nautostatic_max_examples = 3\n"
@@ -213,6 +215,8 @@ def test_include_option_converts_modules_a_conftest_imports(project):
     project.makepyfile(
         unmarked="def f(x):\n    if x:\n        return 1\n    return 0\n",
         conftest="import unmarked\n",
-        test_inc='import unmarked\n\ndef test_converted():\n    assert "__jst__" in vars(unmarked)\n',
+        test_inc=(
+            'import unmarked\n\ndef test_converted():\n    assert "__jst__" in vars(unmarked)\n'
+        ),
     )
     _run(project, "-q", "--autostatic-include", "unmarked").assert_outcomes(passed=1)

@@ -103,8 +103,9 @@ def test_every_syntax():
 def _sources() -> list[str]:
     own = sorted(glob.glob(os.path.join(ROOT, "autostatic", "**", "*.py"), recursive=True))
     own += [os.path.join(ROOT, "tests", "programs.py")]
-    stdlib = [os.path.join(STDLIB, name) for name in ("ast.py", "inspect.py", "argparse.py",
-              "dataclasses.py", "typing.py", "asyncio/base_events.py", "json/decoder.py")]  # fmt: skip
+    names = ("ast.py", "inspect.py", "argparse.py", "dataclasses.py", "typing.py",
+             "asyncio/base_events.py", "json/decoder.py")  # fmt: skip
+    stdlib = [os.path.join(STDLIB, name) for name in names]
     return [p for p in own + stdlib if os.path.exists(p)]
 
 
