@@ -226,9 +226,7 @@ def main() -> None:
         import autostatic.tracing_factory  # noqa: F401  (gast and the transformers)
 
         print(f"loading the converter once per process: {(time.perf_counter() - t0) * 1e3:.0f} ms")
-        bench(
-            directory, "model_first", MODEL_FUNCTION, "model-like module, NumPy not loaded yet"
-        )
+        bench(directory, "model_first", MODEL_FUNCTION, "model-like module, NumPy not loaded yet")
         import numpy  # noqa: F401  (as in a program using the runtime: the cache's word sum)
 
         bench(directory, "model_2k", MODEL_FUNCTION, "model-like module (one 'if' per function)")
