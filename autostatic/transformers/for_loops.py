@@ -56,7 +56,7 @@ from autostatic.pyct import anno
 from autostatic.pyct.nodes import child_nodes, walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import _BLOCKS, clone
+from autostatic.transformers.base import blocks_of, clone
 from autostatic.transformers.containers import callee
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
@@ -343,27 +343,17 @@ def _has_loop(stmts: list) -> bool:
         if isinstance(node, (gast.For, gast.While)):
             return True
         if not isinstance(node, _SCOPES):
-            todo.extend(_statements_in(node))
+            todo.extend(blocks_of(node))
     return False
-
-
-def _statements_in(node: gast.AST) -> list:
-    """The statements (and except/case clauses) directly inside ``node``'s blocks."""
-    found = []
-    for field in _BLOCKS:
-        block = getattr(node, field, None)
-        if type(block) is list:
-            found.extend(block)
-    return found
 
 
 def _has_statement(node: gast.AST, kind: type) -> bool:
     """Whether a ``kind`` statement is anywhere in ``node``'s statement blocks (loops are
     statements, so expressions need not be walked)."""
-    todo = _statements_in(node)
+    todo = blocks_of(node)
     while todo:
         current = todo.pop()
         if type(current) is kind:
             return True
-        todo.extend(_statements_in(current))
+        todo.extend(blocks_of(current))
     return False

@@ -186,14 +186,8 @@ class _TrainProgram:
         from autostatic_runtime.static.builder import program_guard, static_guard
 
         self.runner = runner
-        program = runner.program.clone()
-        program.source_id = runner.program.id  # the same program, for a compiler's reports
-        _advance_names(program)
+        program, names = _differentiable_clone(runner, mask)
         block0 = program.global_block()
-        names = runner.inputs + runner.param_names
-        for name, need in zip(names, mask):
-            v = block0.var(name)
-            v.stop_gradient = not need or not v.dtype.is_floating
         with program_guard(program), static_guard(), op_role("backward"):
             gb = program._create_block(parent_idx=0)
             try:
@@ -368,14 +362,8 @@ def _fused_program(runner: ProgramRunner, mask: tuple) -> tuple[Program, list[st
     from autostatic_runtime.static.backward import backward_block, op_role
     from autostatic_runtime.static.builder import program_guard, static_guard
 
-    program = runner.program.clone()
-    program.source_id = runner.program.id  # the same program, for a compiler's reports
-    _advance_names(program)
+    program, names = _differentiable_clone(runner, mask)
     block0 = program.global_block()
-    names = runner.inputs + runner.param_names
-    for name, need in zip(names, mask):
-        v = block0.var(name)
-        v.stop_gradient = not need or not v.dtype.is_floating
     (out,) = [n for n, d in zip(runner.outputs, runner.diff_outputs) if d]
     with program_guard(program), static_guard(), op_role("backward"):
         grads = backward_block(block0, {out: ones_like(block0.var(out))})
@@ -388,6 +376,20 @@ def _written_persistables(program: Program) -> set[str]:
 
 
 _SUFFIX = re.compile(r"_(\d+)$")
+
+
+def _differentiable_clone(runner: ProgramRunner, mask: tuple) -> tuple[Program, list[str]]:
+    """A clone of the runner's program whose inputs and parameters need gradients where
+    ``mask`` says (and they are floating), and their names in ``mask``'s order."""
+    program = runner.program.clone()
+    program.source_id = runner.program.id  # the same program, for a compiler's reports
+    _advance_names(program)
+    block0 = program.global_block()
+    names = runner.inputs + runner.param_names
+    for name, need in zip(names, mask):
+        v = block0.var(name)
+        v.stop_gradient = not need or not v.dtype.is_floating
+    return program, names
 
 
 def _advance_names(program: Program) -> None:
