@@ -100,6 +100,8 @@ def replace_expr(template: str, origin: Any = None, **replacements: Any) -> gast
 
 
 _Name = gast.Name
+#: the context nodes generated code shares (they hold nothing; Python's parser shares them too)
+LOAD, STORE = gast.Load(), gast.Store()
 
 
 def name(id: str, store: bool = False, ctx: Any = None, at: Any = None) -> gast.Name:
@@ -108,7 +110,7 @@ def name(id: str, store: bool = False, ctx: Any = None, at: Any = None) -> gast.
     values = node.__dict__
     values.update(
         id=id,
-        ctx=ctx or (gast.Store() if store else gast.Load()),
+        ctx=ctx or (STORE if store else LOAD),
         annotation=None,
         type_comment=None,
     )

@@ -10,7 +10,7 @@ import gast
 from autostatic.pyct import anno
 from autostatic.pyct.naming import Namer
 from autostatic.pyct.nodes import child_nodes, node_fields, walk
-from autostatic.pyct.templates import constant, name, replace
+from autostatic.pyct.templates import LOAD, constant, name, replace
 
 
 @dataclass
@@ -164,11 +164,11 @@ class Transformer(gast.NodeTransformer):
         return tmp
 
     def jst(self, attr: str) -> gast.Attribute:
-        return gast.Attribute(value=name(self.ctx.jst), attr=attr, ctx=gast.Load())
+        return gast.Attribute(value=name(self.ctx.jst), attr=attr, ctx=LOAD)
 
     def is_symbolic(self, value: gast.expr, negate: bool = False) -> gast.Compare:
         """``value.__class__ is <Variable>``: the ~20 ns test that picks the path."""
-        cls = gast.Attribute(value=value, attr="__class__", ctx=gast.Load())
+        cls = gast.Attribute(value=value, attr="__class__", ctx=LOAD)
         op = gast.IsNot() if negate else gast.Is()
         return gast.Compare(left=cls, ops=[op], comparators=[name(self.ctx.sym)])
 

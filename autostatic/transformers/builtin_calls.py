@@ -27,7 +27,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import name
+from autostatic.pyct.templates import LOAD, name
 from autostatic.transformers.base import Transformer
 
 #: builtin name -> the convert_ops function that stands for it while tracing
@@ -53,7 +53,7 @@ def route(self: Transformer, node: gast.Call) -> None:
     test = gast.Compare(
         left=name(builtin),
         ops=[gast.Is()],
-        comparators=[gast.Attribute(value=self.jst("builtins"), attr=builtin, ctx=gast.Load())],
+        comparators=[gast.Attribute(value=self.jst("builtins"), attr=builtin, ctx=LOAD)],
     )
     select = gast.IfExp(test=test, body=self.jst(CONVERTED[builtin]), orelse=node.func)
     node.func = copy_location_deep(select, node.func)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import name
+from autostatic.pyct.templates import LOAD, name
 from autostatic.transformers.base import Transformer
 
 
@@ -80,7 +80,7 @@ class ComparisonTransformer(Transformer):
                 left = _copy(right)
             elif i < last:  # a middle operand: evaluate once, reuse in the next link
                 tmp = self.temporary("cmp")
-                target = gast.Name(id=tmp, ctx=gast.Store(), annotation=None, type_comment=None)
+                target = name(tmp, store=True)
                 right_expr = gast.NamedExpr(target=target, value=right)
                 links.append(gast.Compare(left=left, ops=[op], comparators=[right_expr]))
                 left = name(tmp)
@@ -105,7 +105,7 @@ class ComparisonTransformer(Transformer):
 
 def _copy(node: gast.expr) -> gast.expr:
     return (
-        gast.Name(id=node.id, ctx=gast.Load(), annotation=None, type_comment=None)
+        gast.Name(id=node.id, ctx=LOAD, annotation=None, type_comment=None)
         if isinstance(node, gast.Name)
         else gast.Constant(value=node.value, kind=None)
     )

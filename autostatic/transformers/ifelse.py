@@ -42,7 +42,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import constant, name, replace
+from autostatic.pyct.templates import LOAD, constant, name, replace
 from autostatic.transformers.base import Transformer, bare, clone, names_in
 from autostatic.transformers.containers import mutated_containers
 
@@ -233,7 +233,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
             fns.append(_passthrough(self, outputs, inputs, unset, values))
             continue
         results += [_attribute(a) for a in attrs]
-        ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
+        ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
         body = list(branch_f)
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
             body.append(gast.copy_location(ret, node))
@@ -246,7 +246,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         pred=pred,
         true_fn=fns[0],
         false_fn=fns[1],
-        args=gast.Tuple(elts=args, ctx=gast.Load()),
+        args=gast.Tuple(elts=args, ctx=LOAD),
         names=constant(tuple(outputs + attrs)),
         where=self.location(node),
     )[0]
@@ -258,7 +258,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     if pairs:
         call.value.keywords.append(gast.keyword(arg="containers", value=constant(tuple(pairs))))
     if attrs:
-        value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=gast.Load())
+        value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=LOAD)
         call.value.keywords.append(gast.keyword(arg="attributes", value=value))
     call = assign_results(call, outputs, attrs, node)
     release = release_copies(args, inputs, defined, node)
@@ -273,12 +273,12 @@ def _passthrough(self, outputs: list, inputs: list, unset: str, values: dict) ->
     positions = tuple(inputs.index(o) if o in inputs else missing for o in outputs)
     call = gast.Call(func=self.jst("passthrough"), args=[constant(positions)], keywords=[])
     pairs = [
-        gast.Tuple(elts=[constant(j), values[o]], ctx=gast.Load())
+        gast.Tuple(elts=[constant(j), values[o]], ctx=LOAD)
         for j, o in enumerate(outputs)
         if o in values
     ]
     if pairs:
-        value = gast.Tuple(elts=pairs, ctx=gast.Load())
+        value = gast.Tuple(elts=pairs, ctx=LOAD)
         call.keywords.append(gast.keyword(arg="values", value=value))
     return call
 
@@ -337,7 +337,7 @@ def _attribute(dotted: str, store: bool = False) -> gast.expr:
 def _owner(dotted: str) -> gast.Tuple:
     """``(a.b, 'c')`` for ``a.b.c``: the object and the attribute a branch sets."""
     head, _, attr = dotted.rpartition(".")
-    return gast.Tuple(elts=[_attribute(head), constant(attr)], ctx=gast.Load())
+    return gast.Tuple(elts=[_attribute(head), constant(attr)], ctx=LOAD)
 
 
 def assign_results(call: gast.Expr, names: list, attrs: list, origin: gast.AST) -> gast.stmt:

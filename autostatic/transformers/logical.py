@@ -48,7 +48,7 @@ class LogicalTransformer(Transformer):
     def _temp(self, value: gast.expr):
         tmp = self.temporary("v")
         walrus = gast.NamedExpr(
-            target=gast.Name(id=tmp, ctx=gast.Store(), annotation=None, type_comment=None),
+            target=name(tmp, store=True),
             value=value,
         )
         return tmp, walrus

@@ -42,7 +42,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import constant, name, replace
+from autostatic.pyct.templates import LOAD, constant, name, replace
 from autostatic.transformers.base import bare, clone, names_in
 from autostatic.transformers.for_loops import _store_names, appended_lists, note_body_calls
 from autostatic.transformers.ifelse import (
@@ -157,7 +157,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     ]
     set_attrs = copy_location_deep_all(set_attrs, node)
     results = [name(v) for v in loop_vars] + [_attribute(a) for a in attrs]
-    ret = gast.Return(value=gast.Tuple(elts=results, ctx=gast.Load()))
+    ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
     body = set_attrs + list(body_f) + [gast.copy_location(ret, node)]
     carried = for_loop and isinstance(node.target, gast.Name) and node.target.id in loop_vars
     body_params = params  # a carried target: each item goes to its place among them
@@ -185,8 +185,8 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         jst=self.ctx.jst,
         head=head,
         body=body_name,
-        args=gast.Tuple(elts=args, ctx=gast.Load()),
-        consts=gast.Tuple(elts=[name(c) for c in consts], ctx=gast.Load()),
+        args=gast.Tuple(elts=args, ctx=LOAD),
+        consts=gast.Tuple(elts=[name(c) for c in consts], ctx=LOAD),
         names=constant(tuple(loop_vars + attrs)),
         where=self.location(node),
     )[0]
