@@ -228,9 +228,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
-        values = None if attrs else _constant_assignments(branch_f)
-        if values is not None:  # nothing runs: pass the inputs on, with these constants
-            fns.append(_passthrough(self, outputs, inputs, unset, values))
+        simple = None if attrs else _simple_assignments(branch_f, inputs)
+        if simple is not None:  # nothing runs: pass the inputs on, with these constants
+            fns.append(_passthrough(self, outputs, inputs, unset, *simple))
             continue
         results += [_attribute(a) for a in attrs]
         ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
@@ -265,12 +265,17 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     return reads_before + [call] + release, True
 
 
-def _passthrough(self, outputs: list, inputs: list, unset: str, values: dict) -> gast.expr:
+def _passthrough(
+    self, outputs: list, inputs: list, unset: str, values: dict, copies: dict
+) -> gast.expr:
     """``_jst.passthrough((i, ...))``: the branch function of a branch that computes nothing,
-    giving each output its input (position ``i``), or -1 for ``UNDEFINED``, -2 for
-    ``PLACEHOLDER``; ``values=((j, constant), ...)`` for the outputs it sets to constants."""
+    giving each output an input (position ``i``: its own, or the one ``copies`` names), or -1
+    for ``UNDEFINED``, -2 for ``PLACEHOLDER``; ``values=((j, constant), ...)`` for the
+    outputs it sets to constants."""
     missing = -2 if unset == "PLACEHOLDER" else -1
-    positions = tuple(inputs.index(o) if o in inputs else missing for o in outputs)
+    positions = tuple(
+        inputs.index(copies.get(o, o)) if copies.get(o, o) in inputs else missing for o in outputs
+    )
     call = gast.Call(func=self.jst("passthrough"), args=[constant(positions)], keywords=[])
     pairs = [
         gast.Tuple(elts=[constant(j), values[o]], ctx=LOAD)
@@ -283,20 +288,33 @@ def _passthrough(self, outputs: list, inputs: list, unset: str, values: dict) ->
     return call
 
 
-def _constant_assignments(branch: list) -> dict | None:
-    """``{name: constant}`` for a branch of ``name = <constant>`` statements only (no call,
-    nothing that can raise: ``__break_0 = True``, ``__retval_1 = 'done'``); else None."""
-    values = {}
+def _simple_assignments(branch: list, inputs: list) -> tuple[dict, dict] | None:
+    """``({name: constant}, {name: input name})`` for a branch of ``name = <constant>`` and
+    ``name = <input>`` statements only (nothing that can raise: ``__break_0 = True``,
+    ``__retval_1 = i``), an input not assigned before it is read; else None."""
+    values, copies = {}, {}
     for stmt in branch:
         if not (
             type(stmt) is gast.Assign
             and len(stmt.targets) == 1
             and type(stmt.targets[0]) is gast.Name
-            and _is_constant(stmt.value)
         ):
             return None
-        values[stmt.targets[0].id] = clone(stmt.value)
-    return values
+        target, value = stmt.targets[0].id, stmt.value
+        if _is_constant(value):
+            values[target] = clone(value)
+            copies.pop(target, None)
+        elif (
+            type(value) is gast.Name
+            and value.id in inputs
+            and value.id not in values
+            and value.id not in copies
+        ):
+            copies[target] = value.id
+            values.pop(target, None)
+        else:
+            return None
+    return values, copies
 
 
 def _is_constant(node: gast.expr) -> bool:

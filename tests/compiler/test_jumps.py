@@ -182,6 +182,42 @@ def test_branches_that_only_set_constants_need_no_function():
         assert int(run(main, outs, np.array(x, np.float32))[0]) == want
 
 
+def first_index_over(x, limit):
+    for i in range(x.shape[0]):
+        if x[i] > limit:
+            return i  # a returned variable: the branch copies an input
+    return -1
+
+
+def swap_or_keep(x, y):
+    if x.sum() > y.sum():
+        x, y = y, x  # a tuple assignment computes: a function, not a passthrough
+    if x.mean() > 0:
+        z = y  # copies only
+    else:
+        z = x
+        w = z  # read after its own assignment in the branch: not the input z
+    return z
+
+
+def test_branches_that_only_copy_inputs_need_no_function():
+    """``return i`` under a tensor ``if`` lowers to ``__retval = i; __do_return = True``: a
+    ``passthrough`` that gives the return value the input ``i``; the programs take it."""
+    code = autostatic.to_code(first_index_over)
+    assert "_jst.passthrough((0, 2), values=((0, True),))" in code  # __retval = i (input 2)
+    main, outs = trace(lambda v: first_index_over(v, 4.0), np.zeros([4], np.float32))
+    assert "cond" in op_types(main)
+    for x, want in (([1.0, 5.0, 7.0, 2.0], 1), ([1.0, 2.0, 3.0, 0.0], -1)):
+        assert int(run(main, outs, np.array(x, np.float32))[0]) == want
+    code = autostatic.to_code(swap_or_keep)
+    assert code.count("_jst.passthrough(") == 2  # `z = y`, and the else of the swap
+    main, outs = trace(swap_or_keep, np.zeros([3], np.float32), np.zeros([3], np.float32))
+    for x, y in (([1.0, 2.0, 3.0], [0.0, -1.0, -5.0]), ([-1.0, -2.0, 0.0], [1.0, 1.0, 1.0])):
+        x, y = np.array(x, np.float32), np.array(y, np.float32)
+        want = swap_or_keep(rt.to_tensor(x), rt.to_tensor(y))
+        np.testing.assert_array_equal(run(main, outs, x, y)[0], np.asarray(want))
+
+
 def test_passthrough_gives_inputs_missing_markers_and_constants():
     from autostatic_runtime.convert_ops import PLACEHOLDER, UNDEFINED, passthrough
 
