@@ -13,8 +13,8 @@ After::
         s = s + row * i
         return (s,)
     ...
-    __iter_0 = _jst.convert_enumerate(enumerate, x)   # the iterable, evaluated once
-    if _jst.is_symbolic_iterable(__iter_0):           # a tensor, or enumerate/zip/range of one
+    # the iterable, evaluated once; symbolic: a tensor, or enumerate/zip/range of one
+    if _jst.is_symbolic_iterable((__iter_0 := _jst.convert_enumerate(enumerate, x))):
         (s,) = _jst.convert_for_loop(__iter_0, __loop_body_3, (s,), (), ('s',), where)
         done = True                                   # a while op over an int64 index
     else:
@@ -55,7 +55,7 @@ from autostatic import pyct
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import child_nodes, walk
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import constant, name, replace
+from autostatic.pyct.templates import constant, name, replace, replace_expr
 from autostatic.transformers.base import blocks_of, clone
 from autostatic.transformers.containers import callee
 
@@ -86,7 +86,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
         func.body, func.orelse = body_f, orelse_f
         return [node], [func]
     it = self.ctx.namer.new("iter")
-    head = replace("it = iterable", node, it=it, iterable=_route(self, node.iter))
+    iterable = _route(self, node.iter)
     body_loop, flag = list(body_f), None
     for stmt in [s for s in body_loop if anno.get(s, anno.BREAK_CHECK, None)]:
         body_loop.remove(stmt)  # a lowered `break`: convert_for_loop stops at the flag
@@ -99,11 +99,13 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     node.body, node.orelse = body_d, orelse_d
     func_for.iter = gast.copy_location(name(it), func_for.iter)
     func_for.body, func_for.orelse = body_f, orelse_f
-    is_symbolic = replace("jst.is_symbolic_iterable(it)", node, jst=self.ctx.jst, it=it)[0].value
+    is_symbolic = replace_expr(  # the iterable evaluated once, as the statement does
+        "jst.is_symbolic_iterable(it := iterable)", node, jst=self.ctx.jst, it=it, iterable=iterable
+    )
     tail = orelse_f if ok else []
     dual = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[node])
     func = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[func_for])
-    return head + [gast.copy_location(dual, node)], head + [gast.copy_location(func, node)]
+    return [gast.copy_location(dual, node)], [gast.copy_location(func, node)]
 
 
 def _unwrap(expr: gast.expr) -> gast.expr:

@@ -86,7 +86,7 @@ def range_sum(n):
 def test_generated_code_keeps_the_users_loop_and_adds_a_while():
     code = autostatic.to_code(range_sum)
     assert "_jst.convert_range(range, n)" in code
-    assert "if _jst.is_symbolic_iterable(__iter_" in code
+    assert "if _jst.is_symbolic_iterable((__iter_0 := _jst.convert_range(range, n))):" in code
     assert "def __loop_body_1(i, s):" in code  # the item comes first, as the target
     assert "_jst.convert_for_loop(__iter_0, __loop_body_1, (s,), (), ('s',)" in code
     assert "for i in __iter_" in code  # the Python path: the user's loop over the temporary
