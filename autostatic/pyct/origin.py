@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import gast
+
 from autostatic.pyct.nodes import child_nodes
 
 
@@ -20,11 +22,17 @@ def copy_location_deep(node: Any, origin: Any) -> Any:
         values = sub.__dict__
         if values.get("lineno") is not None:
             continue
-        if "lineno" in sub._attributes:
+        kind = sub.__class__
+        if "lineno" in kind._attributes:
             values["lineno"] = values["end_lineno"] = line
             values["col_offset"] = values["end_col_offset"] = col
+        if kind is _CONSTANT or (kind is _NAME and values.get("annotation") is None):
+            continue  # a leaf: nothing under it
         stack.extend(child_nodes(sub))
     return node
+
+
+_NAME, _CONSTANT = gast.Name, gast.Constant
 
 
 def location(node: Any, filename: str) -> tuple[str, int, str]:
