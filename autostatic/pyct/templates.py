@@ -24,9 +24,8 @@ from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 
 
-def _expr(value: Any, ctx: Any) -> gast.expr:
-    if isinstance(value, str):
-        return gast.Name(id=value, ctx=ctx, annotation=None, type_comment=None)
+def _expr(value: gast.expr, ctx: Any) -> gast.expr:
+    """A shallow copy of the node ``value`` in context ``ctx``."""
     kind = value.__class__
     node = kind.__new__(kind)  # a shallow copy (``copy.copy`` without its protocol)
     node.__dict__.update(value.__dict__)
@@ -39,7 +38,7 @@ def _instantiate(node: Any, replacements: dict[str, Any], origin: Any) -> Any:
     """A copy of the template ``node`` with placeholders replaced, its new nodes located at
     ``origin`` as they are made (one walk: the template's nodes carry no locations or
     annotations, so a plain copy is enough); replacement nodes without a location get it
-    too."""
+    too. Context nodes (``Load``...) hold nothing and are shared."""
     if type(node) is list:
         out = []
         for item in node:
@@ -49,11 +48,11 @@ def _instantiate(node: Any, replacements: dict[str, Any], origin: Any) -> Any:
             else:
                 out.append(new)
         return out
-    if not isinstance(node, gast.AST):
-        return node
     kind = type(node)
     if kind is gast.Name and node.id in replacements:
         value = replacements[node.id]
+        if type(value) is str:  # a name, made located
+            return name(value, ctx=node.ctx, at=origin)
         if isinstance(value, list):
             raise ValueError(f"placeholder {node.id!r} takes statements, not an expression")
         return copy_location_deep(_expr(value, node.ctx), origin)
@@ -65,8 +64,10 @@ def _instantiate(node: Any, replacements: dict[str, Any], origin: Any) -> Any:
         return [copy_location_deep(s, origin) for s in replacements[node.value.id]]
     new = kind.__new__(kind)
     values = new.__dict__
-    for field in node._fields:
-        values[field] = _instantiate(getattr(node, field, None), replacements, origin)
+    for field, value in node.__dict__.items():  # the template's fields (no locations)
+        if type(value) is list or (isinstance(value, gast.AST) and field != "ctx"):
+            value = _instantiate(value, replacements, origin)
+        values[field] = value
     if kind is gast.FunctionDef and node.name in replacements:
         values["name"] = replacements[node.name]
     if origin is not None and "lineno" in kind._attributes:
