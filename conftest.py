@@ -12,6 +12,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )  # fmt: skip
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(  # random search (README); tests/conftest.py loads it for the suite
+    "explore", derandomize=False, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 

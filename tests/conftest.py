@@ -9,5 +9,4 @@ import os
 from hypothesis import settings
 
 settings.register_profile("autostatic-suite", derandomize=True, deadline=None, database=None)
-settings.register_profile("explore", derandomize=False, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "autostatic-suite"))
