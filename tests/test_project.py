@@ -41,3 +41,15 @@ def test_runtime_does_not_import_the_compiler_or_gast():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_readmes_random_search_profile_loads():
+    """``HYPOTHESIS_PROFILE=explore python -m pytest ...`` (README) starts and searches at
+    random: the profile is registered before the first conftest loads it."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:xdist",
+         os.path.join(ROOT, "tests", "compiler", "pyct", "test_anno_symbols.py")],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, "HYPOTHESIS_PROFILE": "explore"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
