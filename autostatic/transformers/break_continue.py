@@ -181,12 +181,10 @@ class BreakContinueTransformer(Transformer):
         out = []
         for i, stmt in enumerate(stmts):
             if self.returned and _breaks_on(stmt, self.returned):  # set already
-                rest = stmts[i + 1 :]
-                if isinstance(stmt, gast.If) and rest:  # `if returned: break`, then the rest
-                    guarded = gast.If(test=self._not_jumped({gast.Break}, stmt),
-                                      body=self._block(rest), orelse=[])  # fmt: skip
-                    anno.set(guarded, anno.JUMP_GUARD, True)
-                    out.append(gast.copy_location(guarded, stmt))
+                # `if returned: break`, then the rest (after a bare `break` it is unreachable)
+                rest = self._block(stmts[i + 1 :]) if isinstance(stmt, gast.If) else []
+                if rest:
+                    out.append(self._guard(rest, {gast.Break}, stmt))
                 return out
             if isinstance(stmt, (gast.Break, gast.Continue)):
                 flag = self.flags[0] if isinstance(stmt, gast.Break) else self.flags[1]
@@ -197,14 +195,17 @@ class BreakContinueTransformer(Transformer):
                 out.append(stmt)
                 continue
             out.append(self._lower(stmt))
-            rest = stmts[i + 1 :]
-            if rest:
-                test = self._not_jumped(kinds, stmt)
-                guarded = gast.If(test=test, body=self._block(rest), orelse=[])
-                anno.set(guarded, anno.JUMP_GUARD, True)
-                out.append(gast.copy_location(guarded, stmt))
+            rest = self._block(stmts[i + 1 :])
+            if rest:  # (a rest of dropped `if returned: break` checks is nothing to guard)
+                out.append(self._guard(rest, kinds, stmt))
             return out
         return out
+
+    def _guard(self, stmts: list, kinds: set, origin: gast.AST) -> gast.If:
+        """``if not <flag>: stmts``: what runs only when no jump of ``kinds`` happened."""
+        guarded = gast.If(test=self._not_jumped(kinds, origin), body=stmts, orelse=[])
+        anno.set(guarded, anno.JUMP_GUARD, True)
+        return gast.copy_location(guarded, origin)
 
     def _not_jumped(self, kinds: set, origin: gast.AST) -> gast.expr:
         flags = [f for f, k in zip(self.flags, (gast.Break, gast.Continue)) if k in kinds and f]

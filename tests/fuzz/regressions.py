@@ -3,7 +3,31 @@
 from __future__ import annotations
 
 #: ``(source, (a, b, xs))`` checked original == converted on both bodies.
-PYTHON_CASES: list = []
+PYTHON_CASES: list = [
+    # a `return` in a `for`'s else inside a loop: the break/continue lowering guarded an
+    # empty rest (`if not __do_return: <nothing>`, which does not compile)
+    (
+        "def f(a, b, xs):\n    v0 = 0\n    v1 = 1\n    fl = 0.5\n"
+        "    for t0 in range((0 + 0) % 5):\n        v0 += t0\n        k1 = 0\n"
+        "        while k1 < 0:\n            k1 += 1\n            v0 = ((0 + 0) + (0 + 0))\n"
+        "        else:\n            return (v0, v1, fl)\n    return (v0, v1, fl)\n",
+        (0, 0, []),
+    ),
+]
 
 #: ``(source, (a, b))``: eager == static on int64 tensors of shape [1].
-TENSOR_CASES: list = []
+TENSOR_CASES: list = [
+    (  # the same, with a tensor-dependent outer loop
+        "def f(a, b):\n    v0 = a\n    v1 = b\n    k0 = 0\n"
+        "    while k0 < 0 and (0 < 0 and 0 < 0):\n        k0 += 1\n"
+        "        for t1 in range(0):\n            v0 += t1\n            v0 = 0\n"
+        "        else:\n            return v0\n    return v0\n",
+        (0, 0),
+    ),
+    (  # and a tensor loop whose inner for-else returns on the first pass
+        "def f(a, b):\n    v0 = a\n    k0 = b * 0\n    while k0 < b:\n        k0 += 1\n"
+        "        for t1 in range(0):\n            v0 += t1\n        else:\n"
+        "            return v0 + k0\n    return v0\n",
+        (3, 2),
+    ),
+]
