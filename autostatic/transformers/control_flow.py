@@ -104,9 +104,13 @@ class ControlFlowTransformer(Transformer):
 
     def _dead_flag(self, stmt: gast.Assign) -> bool:
         """Whether ``stmt`` sets a return/break/continue flag nothing reads afterwards (the
-        early-return lowering moved the code it guarded into the other branch)."""
+        early-return lowering moved the code it guarded into the other branch). Only a jump
+        (``flag = True``): a flag's ``= False`` binds it, and the functional forms may pass
+        it on where the analysis saw it bound even when Python never reads that value."""
         (target,) = stmt.targets if len(stmt.targets) == 1 else (None,)
         if type(target) is not gast.Name or target.id not in self.ctx.jump_flags:
+            return False
+        if not (type(stmt.value) is gast.Constant and stmt.value.value is True):
             return False
         live = anno.get(stmt, anno.LIVE_OUT, None)
         return live is not None and target.id not in live

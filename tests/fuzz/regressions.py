@@ -24,6 +24,20 @@ TENSOR_CASES: list = [
         "        else:\n            return v0\n    return v0\n",
         (0, 0),
     ),
+    (  # a loop's `else` assigns v0 before any read: v0 is not carried by the while, whose
+        # functional form inside the guard's branch function read it unbound
+        "def f(a, b):\n    v0 = a\n    for t0 in range(4):\n        if not (0 < a):\n"
+        "            break\n        return v0\n    k0 = 0\n    while k0 < 0:\n        v0 = 0\n"
+        "    else:\n        v0 = 0\n    return v0 + b\n",
+        (0, -1),
+    ),
+    (  # a return flag whose `= False` Python never reads (every path sets it) is still
+        # bound: a tensor if passes it on to its branch functions
+        "def f(a, b):\n    for t in range(1):\n        continue\n    else:\n"
+        "        if b >= b:\n            while a != a:\n                b = a\n"
+        "            else:\n                return a\n        else:\n            return b\n",
+        (1, 0),
+    ),
     (  # and a tensor loop whose inner for-else returns on the first pass
         "def f(a, b):\n    v0 = a\n    k0 = b * 0\n    while k0 < b:\n        k0 += 1\n"
         "        for t1 in range(0):\n            v0 += t1\n        else:\n"
