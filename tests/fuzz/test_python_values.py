@@ -33,7 +33,6 @@ def test_converted_equals_original(source, inputs):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(0)
 @pytest.mark.skipif(not EXAMPLES, reason="set AUTOSTATIC_FUZZ_EXAMPLES=N for a long run")
 @settings(max_examples=max(EXAMPLES, 1), derandomize=False, **SETTINGS)
 @given(source=functions(), inputs=st.lists(ARGS, min_size=1, max_size=6))

@@ -90,7 +90,6 @@ def test_static_equals_eager(source, inputs):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(0)
 @pytest.mark.skipif(not EXAMPLES, reason="set AUTOSTATIC_FUZZ_EXAMPLES=N for a long run")
 @settings(max_examples=max(EXAMPLES, 1), derandomize=False, **SETTINGS)
 @given(source=functions(tensor=True), inputs=st.lists(ARGS, min_size=1, max_size=3))
