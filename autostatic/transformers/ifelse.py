@@ -212,6 +212,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         reads &= live
     reads = reads - temps
     reads |= {c for c in containers if self.is_local(c)}
+    # and what the branches change that is bound here: an if or loop inside them may pass
+    # it on (a branch function has only its parameters bound)
+    reads |= {m for m in bare(modified) if m in defined}
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
     shared = shared_cells(self, inputs)
     read_only = {c for c in shared if c not in outputs and c not in containers}

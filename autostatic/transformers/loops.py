@@ -158,6 +158,13 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     consts = sorted(
         n for n in reads - set(loop_vars) - set(arrays) if self.is_local(n) and n not in modified
     )
+    # what the body changes that is bound before the loop and not carried: an if or loop in
+    # the body may pass it on (the body function has only its parameters bound)
+    consts += sorted(
+        m
+        for m in bare(modified) - set(loop_vars) - set(arrays) - set(bound) - set(extra_vars)
+        if m in defined and m not in temps and self.is_local(m)
+    )
     cells = set(shared_cells(self, consts))  # the loop functions read these cells themselves
     consts = [c for c in consts if c not in cells]
     attr_params = [self.ctx.namer.new("attr") for _ in attrs]

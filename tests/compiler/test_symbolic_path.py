@@ -319,3 +319,29 @@ def test_a_cell_a_branch_reads_while_unbound_raises_name_error_as_python_does():
     assert converted(1) == "set"
     with pytest.raises(NameError):
         converted(0)
+
+
+def picks_in_a_loop(x, n):
+    chosen = rt.zeros([1], "float32")  # bound before the loop, set by both branches below
+    total = rt.zeros([1], "float32")
+    k = rt.full([1], 0, "int64")
+    while k < n:
+        if x.sum() > k.astype("float32"):
+            chosen = x * 2.0
+        else:
+            chosen = x - 1.0
+        total = total + chosen
+        k = k + 1
+    return total
+
+
+def test_a_variable_both_branches_set_inside_a_tensor_loop():
+    """The if's symbolic form passes ``chosen`` on; the loop's body function takes it (it
+    has only its parameters bound), so tracing does not read it unbound."""
+    x, n = np.array([1.5], np.float32), np.array([3], np.int64)
+    main, outs = trace(picks_in_a_loop, x, n)
+    assert {"while", "cond"} <= op_types(main)
+    for xv in (1.5, 0.5):
+        x = np.array([xv], np.float32)
+        want = np.asarray(picks_in_a_loop(rt.to_tensor(x), rt.to_tensor(n)))
+        np.testing.assert_allclose(run(main, outs, x, n)[0], want)

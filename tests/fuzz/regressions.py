@@ -38,6 +38,20 @@ TENSOR_CASES: list = [
         "            else:\n                return a\n        else:\n            return b\n",
         (1, 0),
     ),
+    (  # a variable bound before a tensor loop and set in both branches of a tensor if in
+        # its body: the if's symbolic form passes it on, so the body function takes it
+        "def f(a, b):\n    x = 0\n    k = 0\n    s = 0\n    while k < b:\n"
+        "        if a > k:\n            x = 1\n        else:\n            x = 2\n"
+        "        s = s + x\n        k += 1\n    return s\n",
+        (1, 3),
+    ),
+    (  # the same for a return flag inside the guard after a loop that may return
+        "def f(a, b):\n    v0 = a\n    for t0 in range(2):\n        if not (0 < a):\n"
+        "            break\n        return v0\n    k0 = 0\n    while k0 < 0:\n        v0 = 0\n"
+        "    else:\n        if 0 < 0:\n            while k0 < 0:\n                v0 += 0\n"
+        "            else:\n                return v0\n        else:\n            return v0\n",
+        (0, 0),
+    ),
     (  # and a tensor loop whose inner for-else returns on the first pass
         "def f(a, b):\n    v0 = a\n    k0 = b * 0\n    while k0 < b:\n        k0 += 1\n"
         "        for t1 in range(0):\n            v0 += t1\n        else:\n"
