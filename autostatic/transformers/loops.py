@@ -101,17 +101,6 @@ def _item_param(self, node: gast.For, params: list, body: list) -> str:
     return item
 
 
-def _live_after_loop(node: gast.While | gast.For) -> set:
-    """What is live once the loop ends. A loop with an ``else`` and no ``break`` of its own
-    (the lowering moved the ``else`` out of those) always runs it next: what is live at its
-    start, so a variable the ``else`` assigns before reading is not carried (its value from
-    the loop is never read, and a carried variable's first value would be)."""
-    live_in = anno.get(node.orelse[0], anno.LIVE_IN, None) if node.orelse else None
-    if live_in is None:
-        return set(anno.get(node, anno.LIVE_OUT))
-    return set(live_in)
-
-
 def copy_location_deep_all(stmts: list, origin: gast.AST) -> list:
     return [copy_location_deep(s, origin) for s in stmts]
 
@@ -144,7 +133,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     )
     if error is not None:
         return error, False
-    live = _live_after_loop(node) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
+    live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
     loop_vars = sorted(m for m in bare(modified) if m in live or m in extra_vars)
     # lists bound before the loop that the body appends to or pops from are carried (as
     # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
