@@ -96,12 +96,16 @@ def lambda_def(fn_name: str, params: list[str], value: gast.expr, origin: gast.A
     return copy_location_deep(assign, origin)
 
 
-def guarded_inputs(self: Transformer, names: list[str], defined: set[str], origin: gast.AST):
-    """(statements, expressions): read each name, or ``UNDEFINED`` where it may be unbound."""
+def guarded_inputs(
+    self: Transformer, names: list[str], defined: set[str], origin: gast.AST, dead=frozenset()
+):
+    """(statements, expressions): read each name, or ``UNDEFINED`` where it may be unbound.
+    ``dead``: names whose value is never read (only bound for an inner statement to pass on;
+    a symbolic statement before may not have kept them): ``UNDEFINED`` without a read."""
     stmts, exprs = [], []
     for n in names:
-        if n in defined:
-            exprs.append(name(n))
+        if n in dead or n in defined:
+            exprs.append(self.jst("UNDEFINED") if n in dead else name(n))
             continue
         tmp = self.ctx.namer.new(f"in_{n}")
         stmts += replace(
@@ -214,7 +218,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     reads |= {c for c in containers if self.is_local(c)}
     # and what the branches change that is bound here: an if or loop inside them may pass
     # it on (a branch function has only its parameters bound)
-    reads |= {m for m in bare(modified) if m in defined}
+    passed_on = {m for m in bare(modified) if m in defined} - reads
+    reads |= passed_on
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
     shared = shared_cells(self, inputs)
     read_only = {c for c in shared if c not in outputs and c not in containers}
@@ -241,7 +246,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
             body.append(gast.copy_location(ret, node))
         fns.append(self.hoist(function_def(self.ctx.namer.new(label), inputs, body, node, shared)))
-    reads_before, args = guarded_inputs(self, inputs, defined, node)
+    dead = unread(node, passed_on - set(outputs) - tested)
+    reads_before, args = guarded_inputs(self, inputs, defined, node, dead)
     call = replace(
         "jst.convert_ifelse(pred, true_fn, false_fn, args, names, where)",
         node,
@@ -372,10 +378,17 @@ def assign_results(call: gast.Expr, names: list, attrs: list, origin: gast.AST) 
     return gast.copy_location(assign, origin)
 
 
+def unread(node: gast.stmt, names: set) -> set:
+    """Those of ``names`` not live before ``node``: their values are never read from here on.
+    (Empty when ``node`` has no liveness facts: a statement a pass made.)"""
+    live = anno.get(node, anno.LIVE_IN, None)
+    return set() if live is None else {n for n in names if n not in live}
+
+
 def release_copies(args: list, names: list, defined: set, origin: gast.AST) -> list:
     """``del`` the guarded copies of maybe-unbound inputs: they must not keep the old values
     alive (a generator may suspend next)."""
-    copies = [a.id for a, n in zip(args, names) if n not in defined]
+    copies = [a.id for a, n in zip(args, names) if n not in defined and type(a) is gast.Name]
     return [_delete(copies, origin)] if copies else []
 
 

@@ -53,6 +53,7 @@ from autostatic.transformers.ifelse import (
     lambda_def,
     release_copies,
     shared_cells,
+    unread,
 )
 
 
@@ -149,11 +150,14 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     )
     # what the body changes that is bound before the loop and not carried: an if or loop in
     # the body may pass it on (the body function has only its parameters bound)
-    consts += sorted(
+    passed_on = sorted(
         m
         for m in bare(modified) - set(loop_vars) - set(arrays) - set(bound) - set(extra_vars)
         if m in defined and m not in temps and self.is_local(m)
     )
+    consts += passed_on
+    tested = names_in(test_scope, "modified")
+    dead = unread(node, set(passed_on) - tested)  # a statement before may not have kept them
     cells = set(shared_cells(self, consts))  # the loop functions read these cells themselves
     consts = [c for c in consts if c not in cells]
     attr_params = [self.ctx.namer.new("attr") for _ in attrs]
@@ -193,7 +197,9 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         head=head,
         body=body_name,
         args=gast.Tuple(elts=args, ctx=LOAD),
-        consts=gast.Tuple(elts=[name(c) for c in consts], ctx=LOAD),
+        consts=gast.Tuple(
+            elts=[self.jst("UNDEFINED") if c in dead else name(c) for c in consts], ctx=LOAD
+        ),
         names=constant(tuple(loop_vars + attrs)),
         where=self.location(node),
     )[0]

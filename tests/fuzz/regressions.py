@@ -58,4 +58,23 @@ TENSOR_CASES: list = [
         "            return v0 + k0\n    return v0\n",
         (3, 2),
     ),
+    (  # a variable a tensor if does not keep (dead after it), changed again by a later
+        # tensor loop that passes it on: bound in Python, unbound in the converted code
+        "def f(a, b):\n    v0 = a\n    for t0 in range(2):\n        for t1 in range(0):\n"
+        "            v0 = 4\n        else:\n            for t2 in range(0):\n"
+        "                return v0\n            if b >= 2:\n                return v0\n"
+        "    if not (not (0 < 3)):\n        k1 = 0\n    else:\n        k1 += 1\n    k0 = 0\n"
+        "    while k0 < 0:\n        k1 = 0\n    return v0 + b\n",
+        (1, -2),
+    ),
+    (  # the same, by itself
+        "def f(a, b):\n    v0 = a\n    if a > 0:\n        k1 = 1\n    else:\n        k1 = 2\n"
+        "    k0 = b * 0\n    while k0 < b:\n        k1 = 0\n        k0 += 1\n    return v0 + k0\n",
+        (1, 3),
+    ),
+    (  # and with a later tensor if
+        "def f(a, b):\n    if a > 0:\n        k1 = 1\n    else:\n        k1 = 2\n    if b > 0:\n"
+        "        k1 = 3\n        s = a + k1\n    else:\n        s = b\n    return s\n",
+        (1, 3),
+    ),
 ]
