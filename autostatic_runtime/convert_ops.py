@@ -8,6 +8,7 @@ plain Python it stands for.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -414,7 +415,15 @@ def convert_for_loop(
     an int64 index to ``loop_length``. ``breaks``: the position of the lowered ``break`` flag
     among the loop variables (the loop also stops once it is set), or -1. ``target``: the
     position of the loop variable that is the loop's target (read after the loop): each item
-    goes there instead of first, and it starts shaped like an item when ``UNDEFINED``."""
+    goes there instead of first, and it starts shaped like an item when ``UNDEFINED``.
+
+    Over a Python iterable: the loop in Python, one body call per item, leaving once the
+    flag is True; once it is a tensor (a ``break`` under a tensor ``if``), each of the
+    other items' bodies runs under ``if not flag``, a ``cond`` op (the target keeps the item
+    where the loop broke). A converted Python ``for`` hands its other items over so."""
+    if not is_symbolic_iterable(iterable):
+        return _python_items(iterable, body_fn, loop_vars, consts, names, location, arrays,
+                             breaks, target)  # fmt: skip
     length = loop_length(iterable, location)
 
     def cond_fn(index, *state):
@@ -434,6 +443,36 @@ def convert_for_loop(
     state = (0, *loop_vars)
     names = ("__index", *names)
     return convert_while_loop(cond_fn, body_fn_indexed, state, consts, names, location, arrays)[1:]
+
+
+def _python_items(items, body_fn, loop_vars, consts, names, location, arrays, breaks, target):
+    """``convert_for_loop`` over a Python iterable (above)."""
+    state = tuple(loop_vars)
+    items = iter(items)
+    if target < 0:
+        step = body_fn
+    else:
+
+        def step(item, *s):
+            return body_fn(*s[:target], item, *s[target + 1 :])
+
+        step.__wrapped__ = body_fn  # errors name the body's own lines
+    if breaks < 0 or state[breaks] is False:
+        for item in items:
+            state = tuple(step(item, *state, *consts))
+            if breaks >= 0 and state[breaks] is not False:
+                break
+    if breaks < 0 or state[breaks] is True or state[breaks] is False:
+        return state
+    unchanged = passthrough(tuple(range(len(state))))
+    lists = tuple((names.index(a), names.index(a)) for a in arrays)
+    for item in items:  # after a tensor break: each body under `if not flag`
+        run = functools.partial(step, item)
+        run.__wrapped__ = body_fn
+        not_broken = logical_not(state[breaks])
+        state = convert_ifelse(not_broken, run, unchanged, (*state, *consts), names, location,
+                               containers=lists)  # fmt: skip
+    return state
 
 
 def _first_iteration(pred, body_fn, loop_vars, consts, names, arrays, location) -> tuple:

@@ -56,6 +56,7 @@ BODY_CALLS = "body_calls"  # While/For: the calls in its body as the user wrote 
 MUTATED = "mutated"  # statement: the names it changes in place (xs.append, d[k] = v), a cache
 PYTHON_IF = "python_if"  # If the converter made whose test is always a Python value
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
+#   (a for body's own guard: the break flag)
 RETURN_BREAK = "return_break"  # Break the return lowering made (a return in a loop): its flag
 
 

@@ -22,9 +22,10 @@ After (the converted body; the original body is untouched)::
 
 ``continue`` sets a flag reset at the top of each iteration. Statements after one that may
 jump run under ``if not <flags>``; the test is not evaluated once the loop has broken, and
-the ``else`` runs only when it did not, as in Python. ``for`` loops over Python iterables
-keep iterating once a tensor ``break`` happened, each later body guarded by the flag (a
-``break`` on a Python value still stops them at once, before the next item is fetched).
+the ``else`` runs only when it did not, as in Python. A ``for`` gets ``if not <flag>:``
+around its body and ``if <flag> is True: break`` after it; the control-flow pass takes the
+guard off again (``for_loops._unguard``): a Python ``for`` hands its other items to the
+runtime once a tensor ``break`` set the flag, and a symbolic one stops at the flag.
 """
 
 from __future__ import annotations
@@ -137,8 +138,7 @@ class BreakContinueTransformer(Transformer):
         return head + [node] + tail
 
     def visit_For(self, node: gast.For):
-        """A Python ``for`` keeps iterating once a tensor ``break`` happened, its bodies
-        guarded by the flag (a Python ``break`` still stops it at once)."""
+        """The body under ``if not flag:``, then ``if flag is True: break`` (see above)."""
         lowered = self._lowered_body(node)
         if lowered is None:
             return node
@@ -148,7 +148,7 @@ class BreakContinueTransformer(Transformer):
         head = tail = []
         if brk:
             guard = replace("if not flag:\n    body", node, flag=brk, body=body)
-            anno.set(guard[0], anno.JUMP_GUARD, True)
+            anno.set(guard[0], anno.JUMP_GUARD, brk)  # the body's own guard: its flag
             check = replace("if flag is True:\n    break", node, flag=brk)
             anno.set(check[0], anno.BREAK_CHECK, brk)  # a for made a while drops it (below)
             body = guard + check

@@ -26,6 +26,12 @@ After::
 (a tuple target is unpacked from an ``__item`` parameter; a name target read after the
 loop is a loop variable, ``target=<its position>``, and each item goes to its place). A
 lowered ``break`` flag is passed as ``breaks=<its position>``: the loop stops once it is set.
+Such a loop's Python form steps an iterator of its own (``for t in (__iter_0 :=
+iter(__iter_0)):``) and, after each item, ``if <flag> is not False:`` calls
+``convert_for_loop`` on that iterator and leaves: nothing more runs after a Python ``break``,
+and after a tensor one each remaining item's body runs under ``if not <flag>`` (the target
+keeps the item where it broke). Inside a branch or loop function a ``for`` is the call
+alone, which steps Python iterables too.
 ``range``/``enumerate``/``zip`` are routed only where the name is not a local of the
 function; the runtime also checks that the name still means the builtin. A loop over an
 iterable that is never symbolic (a list display, a comprehension, ``range(3)``...) is left
@@ -78,34 +84,84 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     from autostatic.transformers.loops import loop_call
 
     note_body_calls(node)
+    flag = _unguard(node)
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
-    if _python_only(_unwrap(node.iter)):
+    python_only = _python_only(_unwrap(node.iter))
+    if python_only and flag is None:
         func = copy.copy(node)
         node.body, node.orelse = body_d, orelse_d
         func.body, func.orelse = body_f, orelse_f
         return [node], [func]
     it = self.ctx.namer.new("iter")
     iterable = _route(self, node.iter)
-    body_loop, flag = list(body_f), None
-    for stmt in [s for s in body_loop if anno.get(s, anno.BREAK_CHECK, None)]:
-        body_loop.remove(stmt)  # a lowered `break`: convert_for_loop stops at the flag
-        flag = anno.get(stmt, anno.BREAK_CHECK)
+    body_loop = [s for s in body_f if not anno.get(s, anno.BREAK_CHECK, None)]
     call, ok = loop_call(self, node, None, body_loop, (it, flag))
-    symbolic = _init_target(self, node, it) + _list_checks(self, node) + call
-    symbolic = [copy_location_deep(s, node) for s in symbolic]
+    checks = _init_target(self, node, it) + _list_checks(self, node)
+    symbolic = [copy_location_deep(s, node) for s in checks + call]
+    tail = orelse_f if ok else []
     func_for = copy.copy(node)
-    node.iter = gast.copy_location(name(it), node.iter)
+    source = node.iter if python_only else iterable
+    if flag is not None:  # the rest of the items go to convert_for_loop once a break set it
+        rest = _rest_of_loop(self, node, call if ok else symbolic, flag)
+        body_d = [rest if anno.get(s, anno.BREAK_CHECK, None) else s for s in body_d]
+        body_f = [rest if anno.get(s, anno.BREAK_CHECK, None) else s for s in body_f]
+        own = node.iter if python_only else name(it)  # a loop never symbolic: its own
+        iterator = replace_expr("(it := iter(own))", node, it=it, own=own)
+        node.iter = func_for.iter = gast.copy_location(iterator, node.iter)
+    else:
+        node.iter = func_for.iter = gast.copy_location(name(it), node.iter)
     node.body, node.orelse = body_d, orelse_d
-    func_for.iter = gast.copy_location(name(it), func_for.iter)
     func_for.body, func_for.orelse = body_f, orelse_f
+    one_call = ok and not checks and len(call) == 1  # no inputs read before the iterable
+    if one_call:  # convert_for_loop also steps Python iterables, calling the body function
+        functional = [copy_location_deep(_over(call[0], source), node)] + tail
+    if python_only:
+        return [node], functional if one_call else [func_for]
     is_symbolic = replace_expr(  # the iterable evaluated once, as the statement does
         "jst.is_symbolic_iterable(it := iterable)", node, jst=self.ctx.jst, it=it, iterable=iterable
     )
-    tail = orelse_f if ok else []
     dual = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[node])
-    func = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[func_for])
-    return [gast.copy_location(dual, node)], [gast.copy_location(func, node)]
+    if not one_call:
+        functional = [gast.If(test=is_symbolic, body=symbolic + tail, orelse=[func_for])]
+    return [gast.copy_location(dual, node)], [gast.copy_location(s, node) for s in functional]
+
+
+def _over(call: gast.stmt, iterable: gast.expr) -> gast.stmt:
+    """The ``convert_for_loop`` statement ``call`` stepping ``iterable`` itself."""
+    call = clone(call)
+    call.value.args[0] = clone(iterable)
+    return call
+
+
+def _unguard(node: gast.For) -> str | None:
+    """The flag of a lowered ``break`` (``if not flag: body`` then ``if flag is True:
+    break``), with the body taken out of its guard: the loop stops, or hands its other items
+    to ``convert_for_loop``, once the flag is set, so no body runs with it set."""
+    if len(node.body) != 2 or not anno.get(node.body[1], anno.BREAK_CHECK, None):
+        return None
+    guard, check = node.body
+    flag = anno.get(check, anno.BREAK_CHECK)
+    if type(guard) is not gast.If or anno.get(guard, anno.JUMP_GUARD, None) != flag:
+        return None
+    node.body = guard.body + [check]
+    return flag
+
+
+def _rest_of_loop(self, node: gast.For, call: list, flag: str) -> gast.If:
+    """``if flag is not False: <convert_for_loop over the iterator's other items>; break``:
+    a ``break`` on a Python value leaves at once, one on a tensor hands the rest of the loop
+    to the runtime (each body under ``if not flag``). The target is passed as it is now."""
+    call = [clone(s) for s in call]
+    for stmt in call:
+        value = getattr(stmt, "value", None)
+        keywords = {k.arg: k.value for k in getattr(value, "keywords", ())}
+        if type(value) is gast.Call and "target" in keywords and "breaks" in keywords:
+            args = value.args[2].elts
+            args[keywords["target"].value] = name(node.target.id)
+    test = replace_expr("flag is not False", node, flag=flag)
+    leave = gast.copy_location(gast.Break(), node)
+    return copy_location_deep(gast.If(test=test, body=call + [leave], orelse=[]), node)
 
 
 def _unwrap(expr: gast.expr) -> gast.expr:

@@ -139,7 +139,8 @@ def build_if(self, node: gast.If) -> tuple[list, list]:
     pred = self.ctx.namer.new("pred")
     symbolic, ok = _symbolic_path(self, node, pred, body_f, orelse_f)
     node.body, node.orelse = body_d, orelse_d
-    dual = [_dual(self, pred, node.test, symbolic, body_d, orelse_d, node)]
+    select = ok and _select(self, node, pred, symbolic, body_d, orelse_d)
+    dual = [select or _dual(self, pred, node.test, symbolic, body_d, orelse_d, node)]
     if not ok:  # an error: the functional form keeps the Python path
         return dual, [_dual(self, pred, node.test, symbolic, body_f, orelse_f, node)]
     return dual, [copy_location_deep(s, node) for s in _test_inline(symbolic, pred, node.test)]
@@ -152,6 +153,32 @@ def _dual(self, pred: str, test, symbolic: list, body: list, orelse: list, node)
     python_if = gast.If(test=name(pred), body=body, orelse=orelse)
     check = gast.If(test=self.is_symbolic(bind), body=symbolic, orelse=[python_if])
     return copy_location_deep(check, node)
+
+
+def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: list):
+    """``outs = <convert_ifelse> if (pred := test).__class__ is Variable else ((a, ...) if
+    pred else (b, ...))``: one statement for an ``if`` whose branches only set variables live
+    after it to constants and bound variables (``__retval_0 = i; __do_return_1 = True``);
+    None for any other."""
+    if len(symbolic) != 1 or type(symbolic[0]) is not gast.Assign:
+        return None  # no outputs, or inputs that may be unbound
+    outputs = [t.id if type(t) is gast.Name else None for t in symbolic[0].targets[0].elts]
+    defined = set(anno.get(node, anno.DEFINED_IN))
+    branches = []
+    for branch in (body, orelse):
+        simple = _simple_assignments(branch, defined)
+        if simple is None or None in outputs or not set().union(*simple) <= set(outputs):
+            return None
+        values, copies = simple
+        if not all(o in values or o in copies or o in defined for o in outputs):
+            return None  # an output left unbound on this path
+        elts = [clone(values[o]) if o in values else name(copies.get(o, o)) for o in outputs]
+        branches.append(gast.Tuple(elts=elts, ctx=LOAD))
+    python = gast.IfExp(test=name(pred), body=branches[0], orelse=branches[1])
+    bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
+    value = gast.IfExp(test=self.is_symbolic(bind), body=symbolic[0].value, orelse=python)
+    assign = gast.Assign(targets=symbolic[0].targets, value=value, type_comment=None)
+    return copy_location_deep(assign, node)
 
 
 def _test_inline(symbolic: list, pred: str, test: gast.expr) -> list:

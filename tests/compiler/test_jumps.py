@@ -104,7 +104,7 @@ def test_break_in_tensor_loop_builds_a_while_op_with_a_flag():
     (loop,) = [op for op in main.global_block().ops if op.type == "while"]
     assert "cond" in op_types(main)
     code = autostatic.to_code(search_with_break)
-    assert "__break_0 = True" in code
+    assert "(True,) if __pred_4 else (__break_0,)" in code  # the flag set by the Python path
 
 
 def test_branches_returning_a_tensor_and_none_are_a_clear_error():
@@ -247,3 +247,76 @@ def test_a_loop_left_only_by_returns_breaks_on_the_return_flag():
         x = np.array(x, np.float32)
         want = first_negative(rt.to_tensor(x))
         assert int(run(main, outs, x)[0]) == int(np.asarray(want))
+
+
+def where_it_broke(x, limit):
+    for i in range(4):  # a Python loop: a tensor `break` cannot stop it
+        if x[i] > limit:
+            break
+    return i  # the item where it broke, not the last one
+
+
+def sum_until_over(x, limit):
+    total = x[0] * 0
+    for i in [0, 1, 2, 3]:
+        if i == 2:
+            continue
+        if total > limit:
+            break
+        total = total + x[i]
+    else:
+        total = total - 100
+    return total * 10 + i
+
+
+def nested_search(x, limit):
+    total = x[0] * 0
+    for i in range(3):
+        for j in range(2):
+            if x[i + j] > limit:
+                break
+            total = total + j
+        else:
+            total = total + 100
+        if total > 150:
+            break
+    return total * 10 + i + j
+
+
+@pytest.mark.parametrize("fn", [where_it_broke, sum_until_over, nested_search])
+def test_a_python_loop_after_a_tensor_break(fn):
+    """After a tensor ``break``, the rest of a Python ``for`` runs each body under the flag
+    (``convert_for_loop`` over the iterator's other items): the target keeps the item where
+    it broke and nothing after the break counts, as eagerly."""
+    code = autostatic.to_code(fn)
+    assert ":= iter(" in code and "is not False:" in code
+    main, outs = trace(lambda v: fn(v, 2.0), np.zeros([4], np.float32))
+    assert "cond" in op_types(main)
+    rows = [[0.0, 1.0, 3.0, 1.0], [3.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [5.0, 1.0, 9.0, 9.0]]
+    for x in rows + [[-1.0, 2.5, 1.0, 0.0], [1.0, 1.0, 1.0, 3.0]]:
+        x = np.array(x, np.float32)
+        want = np.asarray(fn(rt.to_tensor(x), 2.0))
+        np.testing.assert_allclose(run(main, outs, x)[0], want)
+
+
+def test_the_rest_of_a_python_loop_after_a_break_on_a_python_value_is_not_run(monkeypatch):
+    import autostatic_runtime.convert_ops as convert_ops
+
+    calls = []
+
+    def items():
+        for k in range(5):
+            calls.append(k)
+            yield k
+
+    def first_over(limit):
+        for k in items():
+            if k > limit:
+                break
+        return k
+
+    converted = autostatic.convert(first_over)
+    assert ":= iter(" in autostatic.to_code(first_over)
+    monkeypatch.setattr(convert_ops, "tracing", True)  # the converted body runs
+    assert converted(1) == 2
+    assert calls == [0, 1, 2]  # the items after the break were never fetched

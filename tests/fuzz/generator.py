@@ -152,6 +152,8 @@ def statement(draw, ctx: Ctx) -> list[str]:
         lines = [f"for {t} in {iterable}:", *_indent(body)]
         if draw(st.booleans()):
             lines += ["else:", *_indent(block(draw, _nested(ctx)))]
+        if draw(st.booleans()):  # the target after the loop: the item where it broke
+            lines = [f"t{ctx.depth} = 0", *lines, f"v1 += t{ctx.depth}"]
         return lines
     if kind == "try":
         inner = _nested(ctx)
