@@ -115,7 +115,11 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     func_for.body, func_for.orelse = body_f, orelse_f
     one_call = ok and not checks and len(call) == 1  # no inputs read before the iterable
     if one_call:  # convert_for_loop also steps Python iterables, calling the body function
-        functional = [copy_location_deep(_over(call[0], source), node)] + tail
+        functional = [copy_location_deep(_over(call[0], source), node)]
+        slot = _target_slot(call[0])
+        if slot and type(slot[0][slot[1]]) is gast.Attribute:  # it starts UNDEFINED: after
+            functional += self.unbind([node.target.id], node)  # no item, unbound as in Python
+        functional += tail
     if python_only:
         return [node], functional if one_call else [func_for]
     is_symbolic = replace_expr(  # the iterable evaluated once, as the statement does
@@ -132,6 +136,18 @@ def _over(call: gast.stmt, iterable: gast.expr) -> gast.stmt:
     call = clone(call)
     call.value.args[0] = clone(iterable)
     return call
+
+
+def _target_slot(stmt: gast.stmt) -> tuple | None:
+    """(the loop variables' expressions, the target's position) of a ``convert_for_loop``
+    statement whose loop carries its target; None for any other statement."""
+    value = getattr(stmt, "value", None)
+    if type(value) is not gast.Call:
+        return None
+    for keyword in value.keywords:
+        if keyword.arg == "target":
+            return value.args[2].elts, keyword.value.value
+    return None
 
 
 def _unguard(node: gast.For) -> str | None:
@@ -154,11 +170,9 @@ def _rest_of_loop(self, node: gast.For, call: list, flag: str) -> gast.If:
     to the runtime (each body under ``if not flag``). The target is passed as it is now."""
     call = [clone(s) for s in call]
     for stmt in call:
-        value = getattr(stmt, "value", None)
-        keywords = {k.arg: k.value for k in getattr(value, "keywords", ())}
-        if type(value) is gast.Call and "target" in keywords and "breaks" in keywords:
-            args = value.args[2].elts
-            args[keywords["target"].value] = name(node.target.id)
+        slot = _target_slot(stmt)
+        if slot:
+            slot[0][slot[1]] = name(node.target.id)
     test = replace_expr("flag is not False", node, flag=flag)
     leave = gast.copy_location(gast.Break(), node)
     return copy_location_deep(gast.If(test=test, body=call + [leave], orelse=[]), node)

@@ -659,3 +659,47 @@ def test_loop_targets_read_after_a_symbolic_loop_carry_the_last_item():
     program = build(last_index_bound_before, SCALAR_INT)
     assert int(run(program, np.array(3, np.int64))[0]) == 2
     assert int(run(program, np.array(0, np.int64))[0]) == 7  # as Python: the loop never ran
+
+
+def python_loops_in_a_tensor_branch(x, weights):
+    s = rt.zeros([3])
+    if rt.sum(x) > 0:  # in its branch function each `for` is one convert_for_loop call,
+        for w in weights:  # which steps a Python list in Python
+            s = s + w * x[0]
+        for k in range(2):
+            if k == 1:
+                break
+            s = s * 2
+        last = k  # the item where the loop broke
+    else:
+        last = -1
+    return s + last
+
+
+def test_python_loops_in_a_tensor_branch_run_item_by_item():
+    code = autostatic.to_code(python_loops_in_a_tensor_branch)
+    assert code.count("_jst.convert_for_loop(weights,") == 1  # the branch function's form
+    weights = [1.0, 2.0, 3.0]
+    program = build(lambda v: python_loops_in_a_tensor_branch(v, weights), ROWS)
+    assert "while" not in op_types(program) and "cond" in op_types(program)
+    for x in (np.ones((2, 3), np.float32), -np.ones((2, 3), np.float32)):
+        assert_close(
+            run(program, x), eager(lambda v: python_loops_in_a_tensor_branch(v, weights), x)
+        )
+
+
+def test_a_target_no_item_bound_in_a_branch_function_is_unbound_as_in_python():
+    def last_item(x, items):
+        if rt.sum(x) > 0:
+            for item in items:
+                pass
+            return x + item
+        return x
+
+    assert "if item is _jst.UNDEFINED:" in autostatic.to_code(last_item)
+    x = np.ones((2, 3), np.float32)
+    assert_close(run(build(lambda v: last_item(v, [1.0]), ROWS), x), [x + 1])
+    program = build(lambda v: last_item(v, []), ROWS)  # the branch raises: so does the program
+    assert_close(run(program, -x), [-x])
+    with pytest.raises(Exception, match="UnboundLocalError"):
+        run(program, x)
