@@ -47,7 +47,7 @@ from autostatic_runtime.static.xla.lowering import (
     Unrolled,
     sub_block_writes,
 )
-from autostatic_runtime.static.xla.prepared import Replan, prepared_call
+from autostatic_runtime.static.xla.prepared import Replan, lean_call, prepared_call
 
 KEEP_ON_DEVICE: bool | None = None  # cache device copies of scope values (None: off on CPU)
 
@@ -199,6 +199,13 @@ class XlaFunction:
         if self.device_results_from is not None or len(feeds) != len(self.params):
             return None
         return prepared_call(self, feeds, needed, slow)
+
+    def lean(self) -> Callable | None:
+        """``prepared.lean_call``: this function's call generated for its lean state (None
+        before it is lean, or on another backend than NumPy). ``run_program`` uses it."""
+        if not (self._lean and self._numpy_host and self._plain):
+            return None
+        return lean_call(self)
 
     def _call(self, scope: dict, args: tuple):
         """A call that may trace, fall back, grow the loop capacity or raise an effect's

@@ -63,19 +63,7 @@ def prepared_call(
         ``call(scope, feed) -> list`` of the fetched values as writable NumPy arrays, or
         None when ``feed`` does not have exactly the feed names.
     """
-    ns: dict[str, Any] = {
-        "fn": fn,
-        "slow": slow,
-        "ndarray": np.ndarray,
-        "array": np.array,
-        "x64_on": fn._x64_on,
-        "x64_off": fn._x64_off,
-        "Replan": Replan,
-        "is_": operator.is_,
-        "get": fn._get,
-        "store": fn._store,
-        "call_key": fn._call_key,
-    }
+    ns = _namespace(fn, slow)
     lines = [
         "def prepared_call(scope, feed):",
         f"    if len(feed) != {len(feeds)}:",
@@ -102,16 +90,58 @@ def prepared_call(
         args.append(f"feed_{i}")
     for name in [n for n in needed if n not in fn.reads]:  # (those read fail in get)
         lines += [f"    if {name!r} not in scope:", "        return slow(scope, feed)"]
-    call_args = [*args]
+    n = len(fn.results)
+    lines += _call_lines(fn, args, "slow(scope, feed)")
+    lines.append(f"    return [{', '.join(f'array(outs[{i}])' for i in range(n))}]")
+    return _define(lines, ns)
+
+
+def lean_call(fn: Any) -> Callable:
+    """``fn``'s own call (``fn(scope, *args) -> tuple``) for its lean state, generated: the
+    scope values checked against the call plan, the jitted call, the writes stored, the
+    results for the caller copied (those from ``device_results_from`` on stay device
+    arrays). Anything else (not lean any more, a new scope value) is ``fn``'s generic call.
+    ``run_program`` calls it for to_static programs."""
+    lines = ["def lean_call(scope, *args):"]
+    lines += ["    if not fn._lean:", "        return fn(scope, *args)"]
+    lines += _call_lines(fn, ["*args"], "fn(scope, *args)")
+    n, keep = len(fn.results), fn.device_results_from
+    keep = n if keep is None else keep
+    results = [f"array(outs[{i}])" for i in range(keep)] + [f"outs[{i}]" for i in range(keep, n)]
+    lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    return _define(lines, _namespace(fn, None))
+
+
+def _namespace(fn: Any, slow: Callable | None) -> dict:
+    return {
+        "fn": fn,
+        "slow": slow,
+        "ndarray": np.ndarray,
+        "array": np.array,
+        "x64_on": fn._x64_on,
+        "x64_off": fn._x64_off,
+        "Replan": Replan,
+        "is_": operator.is_,
+        "get": fn._get,
+        "store": fn._store,
+        "call_key": fn._call_key,
+    }
+
+
+def _call_lines(fn: Any, args: list[str], slow: str) -> list[str]:
+    """Check the scope against the call plan, call the jitted function into ``outs``
+    (64-bit mode on around it) and store the written persistables; ``slow`` otherwise."""
+    lines = []
+    call_args = list(args)
     if fn.reads:
         lines += [
             "    try:",
             "        hosts = get(scope)",
             "    except KeyError:",
-            "        return slow(scope, feed)",
+            f"        return {slow}",
             "    plan = fn._plan",
             "    if not all(map(is_, hosts, plan[0])):",
-            "        return slow(scope, feed)",
+            f"        return {slow}",
         ]
         call_args.insert(0, "*plan[1]")
     if fn._random:
@@ -121,16 +151,19 @@ def prepared_call(
         "    try:",
         f"        outs = fn._jitted({', '.join(call_args)})",
         "    except Replan:",
-        "        return slow(scope, feed)",
+        f"        return {slow}",
         "    finally:",
         "        x64_off(token)",
     ]
-    n = len(fn.results)
     if fn.writes:
+        n = len(fn.results)
         lines.append(f"    store(scope, outs[{n}:], {'plan' if fn.reads else 'fn._plan'})")
-    lines.append(f"    return [{', '.join(f'array(outs[{i}])' for i in range(n))}]")
+    return lines
+
+
+def _define(lines: list[str], ns: dict) -> Callable:
     source = "\n".join(lines)
     exec(compile(source, "<autostatic prepared call>", "exec"), ns)  # noqa: S102
-    call = ns["prepared_call"]
+    call = ns[lines[0][4 : lines[0].index("(")]]
     call.__source__ = source
     return call
