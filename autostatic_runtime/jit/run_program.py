@@ -93,6 +93,7 @@ class ProgramRunner:
         self.diff_outputs = tuple(not v.stop_gradient and v.dtype.is_floating for v in out_vars)
         self._float_inputs = tuple(block.var(n).dtype.is_floating for n in self.inputs)
         self._infer: dict[str, Any] = {}
+        self._fast: dict[str, Any] = {}  # backend name -> the inference call in steady state
         self._train: dict[tuple, _TrainProgram] = {}
 
     # -- running -------------------------------------------------------------------------------
@@ -109,9 +110,14 @@ class ProgramRunner:
             mask = self._mask(inputs)
             if mask is not None:
                 return self._run_training(mask, backend, inputs, arrays)
-        fn = self._infer.get(backend.name) or self.prepare(backend)
         scope = dict(zip(self.param_names, [t._data for t in params])) if params else {}
-        outs = fn(scope, *arrays)
+        fn = self._fast.get(backend.name)
+        if fn is not None:
+            outs = fn(scope, *arrays)
+        else:
+            fn = self._infer.get(backend.name) or self.prepare(backend)
+            outs = fn(scope, *arrays)
+            self._fast_call(backend.name, fn)
         if self.written:
             self._write_back(scope)
         return [_rebuild(o, None, 0) for o in outs]
@@ -146,6 +152,17 @@ class ProgramRunner:
             _rebuild(o, node if d else None, i)
             for i, (o, d) in enumerate(zip(outs, self.diff_outputs))
         ]
+
+    def _fast_call(self, name: str, fn: Any) -> None:
+        """Call ``fn``'s steady-state form from now on: an XLA function's lean call once it
+        has one (``XlaFunction.lean``), any other compiled function as it is."""
+        lean = getattr(fn, "lean", None)
+        if lean is None:
+            self._fast[name] = fn
+            return
+        fast = lean()
+        if fast is not None:
+            self._fast[name] = fast
 
     def prepare(self, backend: Any = None) -> Any:
         """Compile the inference function for ``backend`` (the current one by default)."""

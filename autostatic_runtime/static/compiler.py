@@ -33,7 +33,9 @@ class BlockCompiler(Protocol):
 
     A caller that passes results from index ``k`` on only back into functions of the same
     compiler (a training forward's saved values) may set ``fn.device_results_from = k``; a
-    compiler with its own device (XLA) then leaves them there.
+    compiler with its own device (XLA) then leaves them there. A function may also offer
+    ``fn.prepare(feeds, needed, slow)`` (the Executor's prepared call) and ``fn.lean()``
+    (its steady-state call, for ``run_program``); both return None until they apply.
     """
 
     def compile(

@@ -17,6 +17,7 @@ from autostatic_runtime.tensor import Tensor
 __all__ = ["Executor", "Scope", "global_scope", "scope_guard"]
 
 _current = backends._current  # the current backend (a list changed in place), for run()
+_rebuild = Tensor._rebuild
 
 
 class Scope(dict):
@@ -110,18 +111,24 @@ class Executor:
             and fetch_list is last[2]
             and program._version == last[1]
             and use_program_cache
-            and feed.keys() == last[4]
             and (last[3] is None or _same(fetch_list, last[3]))
             and (_current[0] if self.place is None and _current else self._backend()) is last[5]
         ):
             backend, runner = last[5], last[6]
+            prepared = runner.prepared
+            if prepared is not None:  # None: other feed names (it checks them itself)
+                results = prepared(scope, feed)
+                if results is not None:
+                    return results if return_numpy else [_rebuild(r, None, 0) for r in results]
+            if feed.keys() != last[4]:
+                backend, runner = self._runner(program, feed, fetch_list, use_program_cache)
         else:
             backend, runner = self._runner(program, feed, fetch_list, use_program_cache)
         results = runner(scope, feed)
         if return_numpy:
             to_numpy = backend.to_numpy
             return [r if type(r) is np.ndarray else to_numpy(r) for r in results]
-        return [Tensor._rebuild(r, None, 0) for r in results]
+        return [_rebuild(r, None, 0) for r in results]
 
     def _runner(self, program: Any, feed: dict, fetch_list: Any, use_cache: bool) -> tuple:
         """The backend and the compiled runner for a call (from the cache, or compiled now)."""
@@ -203,6 +210,12 @@ class _Runner:
             (name, var, self.np_dtypes[name], var._shape if -1 not in var._shape else None)
             for name, var in self.feeds
         ]
+        # a compiled function may offer a prepared call (XLA): the checks below and its own
+        # done in one generated function, once it is in its steady state
+        self.prepared: Any = None
+        self._prepare = getattr(self.fn, "prepare", None)
+        if backend.name != "numpy" or self.scheduler is not None:
+            self._prepare = None
 
     def __call__(self, scope: Scope, feed: dict) -> tuple:
         if self.captured:
@@ -224,7 +237,19 @@ class _Runner:
             ):
                 value = _feed_value(name, var, value, self.backend)
             args.append(value)
-        return self.fn(scope, *args)
+        results = self.fn(scope, *args)
+        if self._prepare is not None and self.prepared is None:
+            self._prepare_call()
+        return results
+
+    def _prepare_call(self) -> None:
+        feeds = [(name, dtype, var._shape) for name, var, dtype, _ in self.checks]
+        needed = [name for name, _ in self.captured]
+        self.prepared = self._prepare(feeds, needed, self._slow)
+
+    def _slow(self, scope: Scope, feed: dict) -> list:
+        """The generic call, as the prepared call returns it (a list of NumPy arrays)."""
+        return [r if type(r) is np.ndarray else np.asarray(r) for r in self(scope, feed)]
 
 
 def _fits(shape: tuple, want: tuple) -> bool:

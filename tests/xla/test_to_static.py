@@ -409,3 +409,28 @@ def test_a_program_drawing_random_numbers_never_fuses():
             layer(x).backward()
             assert layer.fc.weight.grad is not None
     assert not _fused_functions(layer)
+
+
+def test_inference_calls_go_through_the_lean_call_and_see_parameter_updates():
+    """After its first call a to_static program runs its XLA function's generated lean call;
+    a parameter replaced between calls (a new array: the plan no longer matches) is the one
+    the next call reads, and results stay the caller's own."""
+    rt.seed(12)
+    net = nn.Linear(4, 3)
+    static_net = autostatic.to_static(copy.deepcopy(net), backend="xla")
+    x = rt.to_tensor(np.random.default_rng(12).normal(size=(2, 4)).astype("float32"))
+    with no_fallback(), rt.no_grad():
+        static_net(x)
+        (program,) = static_net.forward.program_cache._programs.values()
+        fast = program.runner._fast["numpy"]
+        assert "lean_call" in fast.__source__
+        calls = []
+        program.runner._fast["numpy"] = lambda *a: calls.append(1) or fast(*a)
+        for step in range(3):
+            got = static_net(x)
+            np.testing.assert_allclose(got.numpy(), net(x).numpy(), rtol=1e-6)
+            got.numpy()[...] = 7.0
+            new = np.full((4, 3), 0.1 * (step + 1), "float32")
+            net.weight.set_value(new)
+            static_net.weight.set_value(new)
+        assert calls == [1, 1, 1]

@@ -47,6 +47,7 @@ from autostatic_runtime.static.xla.lowering import (
     Unrolled,
     sub_block_writes,
 )
+from autostatic_runtime.static.xla.prepared import Replan, lean_call, prepared_call
 
 KEEP_ON_DEVICE: bool | None = None  # cache device copies of scope values (None: off on CPU)
 
@@ -147,11 +148,16 @@ class XlaFunction:
         except Exception as exc:  # a kernel that needs concrete values or NumPy alone
             raise Unlowerable(low.op, f"{type(exc).__name__}: {_first_line(exc)}") from exc
         outs = tuple(o if isinstance(o, (tuple, Unrolled)) else low.strong(o) for o in outs)
-        self._counted = bool(low.counts)
-        self._effects = low.effects
         n, keep = self._n, self.device_results_from
         host = outs[: n if keep is None else keep]
-        self._plain = not any(isinstance(o, (tuple, Unrolled)) for o in host)
+        plain = not any(isinstance(o, (tuple, Unrolled)) for o in host)
+        if self._lean and (low.counts or low.effects or plain != self._plain):
+            # traced again for a new input shape, into what the lean calls do not handle
+            self._lean = self._simple = False
+            raise Replan
+        self._counted = bool(low.counts)
+        self._effects = low.effects
+        self._plain = plain
         if low.counts:  # the longest recorded loop, to check against the capacity
             outs += (low.jnp.max(low.jnp.stack(low.counts)),)
         return outs
@@ -174,11 +180,32 @@ class XlaFunction:
                 outs = self._jitted(self._call_key(), *plan[1], *args)
             else:
                 outs = self._jitted(*plan[1], *args)
+        except Replan:
+            return self._call(scope, args)
         finally:
             self._x64_off(token)
         if self._simple:  # results only, all for the caller: NumPy copies (writable)
             return tuple(map(np.array, outs))
         return self._finish(scope, outs, plan)
+
+    def prepare(self, feeds: list[tuple], needed: list[str], slow: Callable) -> Callable | None:
+        """A prepared call for the Executor (``prepared.prepared_call``): the checks of a
+        call done once, for a function whose calls no longer trace into anything new (None
+        before that, or on another backend than NumPy). ``feeds``: (name, dtype, declared
+        shape) per parameter; ``needed``: scope names that must be present; ``slow``: the
+        generic path, ``slow(scope, feed) -> list``."""
+        if not (self._lean and self._numpy_host and self._plain):
+            return None
+        if self.device_results_from is not None or len(feeds) != len(self.params):
+            return None
+        return prepared_call(self, feeds, needed, slow)
+
+    def lean(self) -> Callable | None:
+        """``prepared.lean_call``: this function's call generated for its lean state (None
+        before it is lean, or on another backend than NumPy). ``run_program`` uses it."""
+        if not (self._lean and self._numpy_host and self._plain):
+            return None
+        return lean_call(self)
 
     def _call(self, scope: dict, args: tuple):
         """A call that may trace, fall back, grow the loop capacity or raise an effect's

@@ -1,0 +1,169 @@
+"""The prepared call: an ``Executor.run`` of one compiled XLA function with the checks done once.
+
+Once an ``XlaFunction`` has traced and its calls can no longer trace, fall back, grow a loop
+or raise an effect's error (it is *lean*), the Executor's runner asks it for a prepared call:
+a small Python function generated for its feeds, which checks each fed array against the
+type, dtype and shape the runner accepts without conversion, the scope values against the
+call plan (by identity), and calls the jitted function with them. Anything else — a fed list
+or Tensor, another dtype, a shape that does not fit, a scope value set by the user, a name
+missing from the scope, a function that stopped being lean — goes to the runner's generic
+path (``slow``), which converts, raises the default executor's errors, or plans again; other
+feed names return None (another runner's feeds: the Executor looks it up). The fetched
+results are the caller's own writable NumPy arrays, as on the generic path.
+
+For W1 of ``benchmarks/bench_xla.py``, the generated source reads::
+
+    def prepared_call(scope, feed):
+        if len(feed) != 1:
+            return None
+        try:
+            feed_0 = feed['x']
+        except KeyError:
+            return None
+        if not fn._lean:
+            return slow(scope, feed)
+        if type(feed_0) is not ndarray or feed_0.dtype is not dtype_0 or feed_0.shape != shape_0:
+            return slow(scope, feed)
+        token = x64_on()
+        try:
+            outs = fn._jitted(feed_0)
+        except Replan:
+            return slow(scope, feed)
+        finally:
+            x64_off(token)
+        return [array(outs[0])]
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+class Replan(Exception):
+    """A lean function traced again (a new input shape) and found what the lean call does
+    not handle (a counted loop, an effect): the generic call runs instead."""
+
+
+def prepared_call(
+    fn: Any, feeds: list[tuple[str, Any, tuple]], needed: list[str], slow: Callable
+) -> Callable:
+    """The prepared call of ``fn`` (a lean ``XlaFunction`` on the NumPy backend).
+
+    Args:
+        fn: the compiled function; its ``params`` are the feeds, in order.
+        feeds: per parameter, (feed name, NumPy dtype, declared shape with -1 for any).
+        needed: scope names that must be present (captured values the runner would fill).
+        slow: ``slow(scope, feed) -> list`` of results: the generic path.
+
+    Returns:
+        ``call(scope, feed) -> list`` of the fetched values as writable NumPy arrays, or
+        None when ``feed`` does not have exactly the feed names.
+    """
+    ns = _namespace(fn, slow)
+    lines = [
+        "def prepared_call(scope, feed):",
+        f"    if len(feed) != {len(feeds)}:",
+        "        return None",
+    ]
+    args = []
+    if feeds:
+        lines.append("    try:")
+        for i, (name, _, _) in enumerate(feeds):
+            lines.append(f"        feed_{i} = feed[{name!r}]")
+        lines += ["    except KeyError:", "        return None"]
+    lines += ["    if not fn._lean:", "        return slow(scope, feed)"]
+    for i, (_, dtype, shape) in enumerate(feeds):
+        ns[f"dtype_{i}"] = np.dtype(dtype)
+        tests = [f"type(feed_{i}) is not ndarray", f"feed_{i}.dtype is not dtype_{i}"]
+        if -1 not in shape:
+            ns[f"shape_{i}"] = tuple(shape)
+            tests.append(f"feed_{i}.shape != shape_{i}")
+        else:
+            tests.append(f"len(feed_{i}.shape) != {len(shape)}")
+            tests += [f"feed_{i}.shape[{k}] != {d}" for k, d in enumerate(shape) if d != -1]
+        lines.append(f"    if {' or '.join(tests)}:")
+        lines.append("        return slow(scope, feed)")
+        args.append(f"feed_{i}")
+    for name in [n for n in needed if n not in fn.reads]:  # (those read fail in get)
+        lines += [f"    if {name!r} not in scope:", "        return slow(scope, feed)"]
+    n = len(fn.results)
+    lines += _call_lines(fn, args, "slow(scope, feed)")
+    lines.append(f"    return [{', '.join(f'array(outs[{i}])' for i in range(n))}]")
+    return _define(lines, ns)
+
+
+def lean_call(fn: Any) -> Callable:
+    """``fn``'s own call (``fn(scope, *args) -> tuple``) for its lean state, generated: the
+    scope values checked against the call plan, the jitted call, the writes stored, the
+    results for the caller copied (those from ``device_results_from`` on stay device
+    arrays). Anything else (not lean any more, a new scope value) is ``fn``'s generic call.
+    ``run_program`` calls it for to_static programs."""
+    lines = ["def lean_call(scope, *args):"]
+    lines += ["    if not fn._lean:", "        return fn(scope, *args)"]
+    lines += _call_lines(fn, ["*args"], "fn(scope, *args)")
+    n, keep = len(fn.results), fn.device_results_from
+    keep = n if keep is None else keep
+    results = [f"array(outs[{i}])" for i in range(keep)] + [f"outs[{i}]" for i in range(keep, n)]
+    lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    return _define(lines, _namespace(fn, None))
+
+
+def _namespace(fn: Any, slow: Callable | None) -> dict:
+    return {
+        "fn": fn,
+        "slow": slow,
+        "ndarray": np.ndarray,
+        "array": np.array,
+        "x64_on": fn._x64_on,
+        "x64_off": fn._x64_off,
+        "Replan": Replan,
+        "is_": operator.is_,
+        "get": fn._get,
+        "store": fn._store,
+        "call_key": fn._call_key,
+    }
+
+
+def _call_lines(fn: Any, args: list[str], slow: str) -> list[str]:
+    """Check the scope against the call plan, call the jitted function into ``outs``
+    (64-bit mode on around it) and store the written persistables; ``slow`` otherwise."""
+    lines = []
+    call_args = list(args)
+    if fn.reads:
+        lines += [
+            "    try:",
+            "        hosts = get(scope)",
+            "    except KeyError:",
+            f"        return {slow}",
+            "    plan = fn._plan",
+            "    if not all(map(is_, hosts, plan[0])):",
+            f"        return {slow}",
+        ]
+        call_args.insert(0, "*plan[1]")
+    if fn._random:
+        call_args.insert(0, "call_key()")
+    lines += [
+        "    token = x64_on()",
+        "    try:",
+        f"        outs = fn._jitted({', '.join(call_args)})",
+        "    except Replan:",
+        f"        return {slow}",
+        "    finally:",
+        "        x64_off(token)",
+    ]
+    if fn.writes:
+        n = len(fn.results)
+        lines.append(f"    store(scope, outs[{n}:], {'plan' if fn.reads else 'fn._plan'})")
+    return lines
+
+
+def _define(lines: list[str], ns: dict) -> Callable:
+    source = "\n".join(lines)
+    exec(compile(source, "<autostatic prepared call>", "exec"), ns)  # noqa: S102
+    call = ns[lines[0][4 : lines[0].index("(")]]
+    call.__source__ = source
+    return call
