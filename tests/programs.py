@@ -529,6 +529,20 @@ def for_nested_loops_and_yield(a, b):
     return total, list(pairs(abs(b) % 4))
 
 
+def for_break_in_generators(a, b):
+    def until(items, stop):
+        for k, item in enumerate(items):
+            if item == stop:
+                break
+            if item < 0:
+                return
+            yield k, item
+        else:
+            yield "done", stop
+
+    return list(until(range(a, a + 6), b)), list(until([b, -1, a], a))
+
+
 def for_exception_in_body(a, b):
     results = []
     for i in range(abs(a) % 6):
@@ -628,7 +642,8 @@ def branch_input_copies_are_released(a, b):
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
-    closures_and_nonlocal, generator_sum, uses_global, recursion, default_args_evaluated_once,
+    closures_and_nonlocal, generator_sum, for_break_in_generators, uses_global, recursion,
+    default_args_evaluated_once,
     comprehension_scopes, augmented_and_unpacking, loop_var_after_loop, deleted_variable,
     string_and_list_values, zero_arg_super, nested_loops_break_continue,
     for_loop_jumps_and_else, returns_in_loops_try_and_with, return_in_finally_and_generator_like,

@@ -103,7 +103,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     func_for = copy.copy(node)
     source = node.iter if python_only else iterable
     if flag is not None:  # the rest of the items go to convert_for_loop once a break set it
-        rest = _rest_of_loop(self, node, call if ok else symbolic, flag)
+        rest = _rest_of_loop(self, node, call, flag, ok)
         body_d = [rest if anno.get(s, anno.BREAK_CHECK, None) else s for s in body_d]
         body_f = [rest if anno.get(s, anno.BREAK_CHECK, None) else s for s in body_f]
         own = node.iter if python_only else name(it)  # a loop never symbolic: its own
@@ -164,11 +164,15 @@ def _unguard(node: gast.For) -> str | None:
     return flag
 
 
-def _rest_of_loop(self, node: gast.For, call: list, flag: str) -> gast.If:
+def _rest_of_loop(self, node: gast.For, call: list, flag: str, ok: bool) -> gast.If:
     """``if flag is not False: <convert_for_loop over the iterator's other items>; break``:
     a ``break`` on a Python value leaves at once, one on a tensor hands the rest of the loop
-    to the runtime (each body under ``if not flag``). The target is passed as it is now."""
+    to the runtime (each body under ``if not flag``). The target is passed as it is now.
+    Not ``ok`` (the loop has no functional form; ``call`` raises why): raises after a
+    tensor ``break`` only."""
     call = [clone(s) for s in call]
+    if not ok:
+        call = [gast.If(test=self.is_symbolic(name(flag)), body=call, orelse=[])]
     for stmt in call:
         slot = _target_slot(stmt)
         if slot:

@@ -691,7 +691,7 @@ def test_python_loops_in_a_tensor_branch_run_item_by_item():
 def test_a_target_no_item_bound_in_a_branch_function_is_unbound_as_in_python():
     def last_item(x, items):
         if rt.sum(x) > 0:
-            for item in items:
+            for item in items:  # noqa: B007 (read after the loop)
                 pass
             return x + item
         return x
