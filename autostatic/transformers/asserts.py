@@ -6,14 +6,13 @@ Before::
 
 After::
 
-    if __debug__:
-        __assert_0 = x.sum() > 0
-        if __assert_0.__class__ is _jst_Variable:    # checked each time the program runs
-            _jst.convert_assert(__assert_0, "empty batch", 'x.sum() > 0')
-        else:
-            assert __assert_0, "empty batch"          # the message is evaluated only on failure
+    if __debug__ and (__assert_0 := x.sum() > 0).__class__ is _jst_Variable:
+        _jst.convert_assert(__assert_0, "empty batch", 'x.sum() > 0')   # checked at each run
+    elif __debug__:
+        assert __assert_0, "empty batch"          # the message is evaluated only on failure
 
-Under ``python -O`` the whole statement disappears, as the user's ``assert`` does. On the
+Under ``python -O`` the whole statement disappears (the compiler drops both branches), as
+the user's ``assert`` does. On the
 symbolic path the message is evaluated while building (a tensor message is shown with its
 values when the assertion fails); the op's error names the user's file and line and the
 asserted expression. Runs after the statement passes, so the ``if`` it makes is final.
@@ -64,19 +63,16 @@ class AssertTransformer(Transformer):
             keywords=[],
         )
         python = gast.Assert(test=name(tmp), msg=node.msg)
+        bind = gast.NamedExpr(target=name(tmp, store=True), value=node.test)
         stmts = replace(
             """
-            if __debug__:
-                tmp = test
-                if symbolic:
-                    call
-                else:
-                    python
+            if __debug__ and symbolic:
+                call
+            elif __debug__:
+                python
             """,
             node,
-            tmp=tmp,
-            test=node.test,
-            symbolic=self.is_symbolic(name(tmp)),
+            symbolic=self.is_symbolic(bind),
             call=[gast.Expr(value=call)],
             python=[python],
         )
