@@ -44,16 +44,22 @@ class Transformer(gast.NodeTransformer):
         self.function: gast.AST | None = None  # the user function being visited
         self._captured: tuple | None = None  # what its closures use (computed lazily)
 
+    _dispatch: dict = {}  # node class -> the function visiting it (one dict per subclass)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._dispatch = {}
+
     def visit(self, node: gast.AST):
-        """``visit_<Class>`` or ``generic_visit``, looked up once per class."""
-        methods = self.__dict__.get("_methods")
-        if methods is None:
-            methods = self._methods = {}
+        """``visit_<Class>`` or ``generic_visit``, looked up once per class (kept as plain
+        functions: bound methods kept on the instance would make a reference cycle)."""
         kind = node.__class__
-        method = methods.get(kind)
-        if method is None:
-            method = methods[kind] = getattr(self, "visit_" + kind.__name__, self.generic_visit)
-        return method(node)
+        function = self._dispatch.get(kind)
+        if function is None:
+            cls = type(self)
+            function = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
+            self._dispatch[kind] = function
+        return function(self, node)
 
     def generic_visit(self, node: gast.AST) -> gast.AST:
         if not self.statements_only:
@@ -337,29 +343,29 @@ def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
         return known
     found = [None, None]
     children = blocks_of if statements_only else child_nodes
-
-    def visit(node: gast.AST, loop_depth: int) -> None:
+    stack = [(stmt, 0)]  # depth-first, in source order (no recursive closure: no cycle)
+    while stack:
+        node, loop_depth = stack.pop()
         if isinstance(node, _SCOPES):
-            return
+            continue
         if node is not stmt and isinstance(node, gast.stmt):
             jump, exit_ = _jumps_of(node, statements_only)
             mine = jump if loop_depth == 0 else exit_
             found[0] = found[0] or mine
             found[1] = found[1] or exit_
-            return
+            continue
         if isinstance(node, _EXITS):
             found[0] = found[0] or node
             found[1] = found[1] or node
-            return
+            continue
         if isinstance(node, (gast.Break, gast.Continue)) and loop_depth == 0:
             found[0] = found[0] or node
-            return
+            continue
         is_loop = isinstance(node, (gast.While, gast.For, gast.AsyncFor))
         orelse = {id(s) for s in node.orelse} if is_loop else ()
-        for child in children(node):
-            visit(child, loop_depth + 1 if is_loop and id(child) not in orelse else loop_depth)
-
-    visit(stmt, 0)
+        for child in reversed(children(node)):
+            inner = is_loop and id(child) not in orelse
+            stack.append((child, loop_depth + 1 if inner else loop_depth))
     result = tuple(found)
     anno.set(stmt, anno.JUMPS, result)
     return result

@@ -387,17 +387,14 @@ def _store_names(target: gast.AST) -> list[str]:
 def _calls(stmts: list) -> list[gast.Call]:
     """Calls in ``stmts``, outside nested function and class bodies."""
     found = []
-
-    def visit(node):
+    stack = list(reversed(stmts))  # depth-first, in source order
+    while stack:
+        node = stack.pop()
         if isinstance(node, _SCOPES):
-            return
+            continue
         if isinstance(node, gast.Call):
             found.append(node)
-        for child in child_nodes(node):
-            visit(child)
-
-    for stmt in stmts:
-        visit(stmt)
+        stack.extend(reversed(child_nodes(node)))
     return found
 
 
