@@ -543,6 +543,26 @@ def for_break_in_generators(a, b):
     return list(until(range(a, a + 6), b)), list(until([b, -1, a], a))
 
 
+def assignment_branches(a, b):
+    log = []
+    if a > b:  # both branches only assign: evaluated as one tuple, the taken one only
+        y = log.append("then") or a - b
+    else:
+        y = log.append("else") or b - a
+    w = a
+    if a % 3 == 0:  # the second value reads the first: not one tuple
+        w = a + 1
+        w = w * 2
+    hit = miss = 0
+    try:
+        if b % 4 == 1:  # inside try: the first variable is set when the second raises
+            hit = 1
+            miss = 1 // (b - b)
+    except ZeroDivisionError:
+        pass
+    return y, w, hit, miss, log
+
+
 def for_exception_in_body(a, b):
     results = []
     for i in range(abs(a) % 6):
@@ -642,7 +662,8 @@ def branch_input_copies_are_released(a, b):
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
-    closures_and_nonlocal, generator_sum, for_break_in_generators, uses_global, recursion,
+    closures_and_nonlocal, generator_sum, for_break_in_generators, assignment_branches,
+    uses_global, recursion,
     default_args_evaluated_once,
     comprehension_scopes, augmented_and_unpacking, loop_var_after_loop, deleted_variable,
     string_and_list_values, zero_arg_super, nested_loops_break_continue,

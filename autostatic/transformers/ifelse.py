@@ -41,6 +41,7 @@ import copy
 import gast
 
 from autostatic.pyct import anno
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import LOAD, constant, name, replace
 from autostatic.transformers.base import Transformer, bare, clone, names_in
@@ -166,13 +167,12 @@ def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: 
     defined = set(anno.get(node, anno.DEFINED_IN))
     branches = []
     for branch in (body, orelse):
-        simple = _simple_assignments(branch, defined)
-        if simple is None or None in outputs or not set().union(*simple) <= set(outputs):
-            return None
-        values, copies = simple
-        if not all(o in values or o in copies or o in defined for o in outputs):
+        # inside try/with only values that cannot raise: an exception must not find the
+        # branch's first variables unset
+        values = None if None in outputs else assignments(self, branch, outputs, self.protected)
+        if values is None or not all(o in values or o in defined for o in outputs):
             return None  # an output left unbound on this path
-        elts = [clone(values[o]) if o in values else name(copies.get(o, o)) for o in outputs]
+        elts = [clone(values[o]) if o in values else name(o) for o in outputs]
         branches.append(gast.Tuple(elts=elts, ctx=LOAD))
     python = gast.IfExp(test=name(pred), body=branches[0], orelse=branches[1])
     bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
@@ -267,6 +267,17 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         if simple is not None:  # nothing runs: pass the inputs on, with these constants
             fns.append(_passthrough(self, outputs, inputs, unset, *simple))
             continue
+        values = None
+        if not (attrs or shared or self.rebound_by_calls(branch)):
+            values = assignments(self, branch_f, outputs)
+        if values is not None:  # only assignments: a lambda of one line gives the outputs
+            elts = [
+                clone(values[o]) if o in values else name(o) if o in inputs else self.jst(unset)
+                for o in outputs
+            ]
+            value = gast.Tuple(elts=elts, ctx=LOAD)
+            fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
+            continue
         results += [_attribute(a) for a in attrs]
         ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
         body = list(branch_f)
@@ -351,6 +362,37 @@ def _simple_assignments(branch: list, inputs: list) -> tuple[dict, dict] | None:
         else:
             return None
     return values, copies
+
+
+def assignments(self, branch: list, outputs: list, simple: bool = False) -> dict | None:
+    """``{name: value}`` for a branch of ``name = value`` statements only, each setting a
+    different variable of ``outputs`` to a value that reads none set before it and binds
+    nothing (so one tuple of the values is the branch); ``simple``: constants and variables
+    only. Else None."""
+    values: dict = {}
+    temps = self.ctx.temporaries
+    for stmt in branch:
+        if not (
+            type(stmt) is gast.Assign
+            and len(stmt.targets) == 1
+            and type(stmt.targets[0]) is gast.Name
+        ):
+            return None
+        target, value = stmt.targets[0].id, stmt.value
+        if target not in outputs or target in values:
+            return None
+        if simple and not (_is_constant(value) or type(value) is gast.Name):
+            return None
+        for sub in walk(value):
+            kind = type(sub)
+            if kind is gast.Name and sub.id in values:
+                return None
+            if kind is gast.NamedExpr and sub.target.id not in temps:
+                return None
+            if kind in (gast.Yield, gast.YieldFrom, gast.Await):
+                return None
+        values[target] = value
+    return values
 
 
 def _is_constant(node: gast.expr) -> bool:
