@@ -33,15 +33,16 @@ _NO_MESSAGE = object()
 _PRINT_KEYWORDS = frozenset({"sep", "end", "file", "flush"})
 
 
-def convert_assert(cond: Any, message: Any = _NO_MESSAGE, source: str = "") -> None:
+def convert_assert(cond: Any, message: Any = _NO_MESSAGE, source: str = "") -> bool:
     """``assert cond, message``; an ``assert`` op for a symbolic ``cond``, which raises
     ``AssertionFailedError`` (an ``AssertionError``) at the user's line when the program runs
     and ``cond`` is false. ``source`` is the asserted expression's text, for the message.
+    Returns True (converted code asserts what it returns while building).
     """
     if not isinstance(cond, Variable):
         if not cond:  # raised, not `assert`ed: a test runner may rewrite library asserts
             raise AssertionError() if message is _NO_MESSAGE else AssertionError(message)
-        return
+        return True
     _one_element(cond, "assert", "use rt.all(x) or rt.any(x) in the assert")
     from autostatic_runtime.ops.debugging import Assert
 
@@ -51,6 +52,7 @@ def convert_assert(cond: Any, message: Any = _NO_MESSAGE, source: str = "") -> N
     elif message is _NO_MESSAGE or message is None:
         message = ""
     Assert(cond, data, message=str(message), source=source)
+    return True
 
 
 def convert_print(*args: Any, **kwargs: Any) -> None:

@@ -6,16 +6,18 @@ Before::
 
 After::
 
-    if __debug__ and (__assert_0 := x.sum() > 0).__class__ is _jst_Variable:
-        _jst.convert_assert(__assert_0, "empty batch", 'x.sum() > 0')   # checked at each run
-    elif __debug__:
-        assert __assert_0, "empty batch"          # the message is evaluated only on failure
+    assert (
+        __assert_0
+        if (__assert_0 := x.sum() > 0).__class__ is not _jst_Variable
+        else _jst.convert_assert(__assert_0, "empty batch", 'x.sum() > 0')  # an op: True
+    ), "empty batch"                       # the message is evaluated only on failure
 
-Under ``python -O`` the whole statement disappears (the compiler drops both branches), as
-the user's ``assert`` does. On the
+One ``assert`` statement: under ``python -O`` it disappears, as the user's does. A Python
+value is asserted by the statement itself; a symbolic one becomes an ``assert`` op checked
+at each run (``convert_assert`` gives True, so the statement passes while building). On the
 symbolic path the message is evaluated while building (a tensor message is shown with its
 values when the assertion fails); the op's error names the user's file and line and the
-asserted expression. Runs after the statement passes, so the ``if`` it makes is final.
+asserted expression.
 """
 
 from __future__ import annotations
@@ -25,10 +27,8 @@ import linecache
 
 import gast
 
-from autostatic.pyct import anno
-from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import constant, name, replace
+from autostatic.pyct.templates import constant, name
 from autostatic.transformers.base import _BLOCKS, Transformer, clone
 
 
@@ -62,25 +62,9 @@ class AssertTransformer(Transformer):
             args=args + [constant(self._source(node))],
             keywords=[],
         )
-        python = gast.Assert(test=name(tmp), msg=node.msg)
         bind = gast.NamedExpr(target=name(tmp, store=True), value=node.test)
-        stmts = replace(
-            """
-            if __debug__ and symbolic:
-                call
-            elif __debug__:
-                python
-            """,
-            node,
-            symbolic=self.is_symbolic(bind),
-            call=[gast.Expr(value=call)],
-            python=[python],
-        )
-        for stmt in stmts:
-            for sub in walk(stmt):
-                if isinstance(sub, gast.If):
-                    anno.set(sub, anno.PYTHON_IF, True)
-        return [copy_location_deep(s, node) for s in stmts]
+        test = gast.IfExp(test=self.is_symbolic(bind, negate=True), body=name(tmp), orelse=call)
+        return [copy_location_deep(gast.Assert(test=test, msg=node.msg), node)]
 
     def _source(self, node: gast.Assert) -> str:
         """The asserted expression as the user wrote it (from the file), or ''."""

@@ -248,6 +248,21 @@ class Transformer(gast.NodeTransformer):
                 return rebound
         return set()
 
+    def bound_value(self, symbol: str, default: gast.expr) -> gast.expr | None:
+        """``jst.builtins.locals().get('symbol', default)``: the local's value, or ``default``
+        where it is unbound (one expression instead of a ``try``/``except NameError``). None
+        for a name declared ``global``, which ``locals()`` does not hold."""
+        info = self.ctx.info
+        if info is not None and symbol in info.globals:
+            return None
+        snapshot = gast.Call(
+            func=gast.Attribute(value=self.jst("builtins"), attr="locals", ctx=LOAD),
+            args=[],
+            keywords=[],
+        )
+        get = gast.Attribute(value=snapshot, attr="get", ctx=LOAD)
+        return gast.Call(func=get, args=[constant(symbol), default], keywords=[])
+
     def is_local(self, symbol: str) -> bool:
         info = self.ctx.info
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals

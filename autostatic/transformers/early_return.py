@@ -123,8 +123,10 @@ def _absorb(stmt: gast.If, rest: list) -> list:
 
 
 def _never_ends(stmt: gast.stmt) -> bool:
-    """A ``while True:`` with no ``break`` of its own: only a ``return`` (or an exception)
-    leaves it, so the function never falls off its end after it."""
+    """A ``raise``, or a ``while True:`` with no ``break`` of its own (only a ``return`` or
+    an exception leaves it): the function never falls off its end after it."""
+    if type(stmt) is gast.Raise:
+        return True
     if not (
         isinstance(stmt, gast.While)
         and isinstance(stmt.test, gast.Constant)

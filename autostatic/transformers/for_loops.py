@@ -238,6 +238,11 @@ def _init_target(self, node: gast.For, it: str) -> list:
         return []
     if isinstance(node.target, gast.Name) and needed[0] not in maybe:
         return []  # convert_for_loop starts the target (passed as UNDEFINED) from a placeholder
+    if isinstance(node.target, gast.Name) and (
+        value := self.bound_value(needed[0], replace_expr("jst.loop_placeholder(it)", node,
+                                                          jst=self.ctx.jst, it=it))
+    ):  # fmt: skip
+        return replace("n = value", node, n=needed[0], value=value)
     temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
     target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(
         clone(node.target)  # the visitor changes the nodes it visits
@@ -246,7 +251,10 @@ def _init_target(self, node: gast.For, it: str) -> list:
         "target = jst.loop_placeholder(it)", node, target=target, jst=self.ctx.jst, it=it
     )
     for n in needed:
-        if n in maybe:  # bound on some paths: keep its value there, as Python would
+        value = self.bound_value(n, name(temps[n])) if n in maybe else None
+        if value is not None:  # bound on some paths: keep its value there, as Python would
+            stmts += replace("n = value", node, n=n, value=value)
+        elif n in maybe:
             stmts += replace(
                 """
                 try:

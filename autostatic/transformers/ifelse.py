@@ -108,7 +108,11 @@ def guarded_inputs(
         if n in dead or n in defined:
             exprs.append(self.jst("UNDEFINED") if n in dead else name(n))
             continue
-        tmp = self.ctx.namer.new(f"in_{n}")
+        value = self.bound_value(n, self.jst("UNDEFINED"))
+        if value is not None:
+            exprs.append(value)
+            continue
+        tmp = self.ctx.namer.new(f"in_{n}")  # a global: try to read it
         stmts += replace(
             """
             try:
@@ -279,6 +283,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
             fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
             continue
         results += [_attribute(a) for a in attrs]
+        value = None if shared else single_result(branch_f, results)
+        if value is not None:  # one statement computes the outputs: a lambda of one line
+            fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
+            continue
         ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
         body = list(branch_f)
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
@@ -393,6 +401,26 @@ def assignments(self, branch: list, outputs: list, simple: bool = False) -> dict
                 return None
         values[target] = value
     return values
+
+
+def single_result(body: list, results: list) -> gast.expr | None:
+    """``value`` when ``body`` is one ``results = value`` (the targets in ``results``' order,
+    as an inner statement's functional form assigns them), else None."""
+    if len(body) != 1 or type(body[0]) is not gast.Assign or len(body[0].targets) != 1:
+        return None
+    target = body[0].targets[0]
+    if type(target) is not gast.Tuple or len(target.elts) != len(results):
+        return None
+    if all(map(_same_target, target.elts, results)):
+        return body[0].value
+    return None
+
+
+def _same_target(a: gast.expr, b: gast.expr) -> bool:
+    """Whether two names or attribute chains are the same (``x``, ``self.h.c``)."""
+    while type(a) is gast.Attribute and type(b) is gast.Attribute and a.attr == b.attr:
+        a, b = a.value, b.value
+    return type(a) is gast.Name and type(b) is gast.Name and a.id == b.id
 
 
 def _is_constant(node: gast.expr) -> bool:

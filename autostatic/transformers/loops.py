@@ -53,6 +53,7 @@ from autostatic.transformers.ifelse import (
     lambda_def,
     release_copies,
     shared_cells,
+    single_result,
     unread,
 )
 
@@ -183,8 +184,13 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
                                             node, shared)))  # fmt: skip
     else:  # only the test: a lambda, one line
         head = name(self.hoist(lambda_def(self.ctx.namer.new("loop_cond"), params, test, node)))
-    body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared)
-    body_name = self.hoist(body_fn)
+    value = None if (shared or set_attrs) else single_result(body[:-1], results)
+    if value is not None:  # one statement computes the loop variables: a lambda of one line
+        body_name = self.hoist(lambda_def(self.ctx.namer.new("loop_body"), body_params, value,
+                                          node))  # fmt: skip
+    else:
+        body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared)
+        body_name = self.hoist(body_fn)
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
     if carried and _unbound_before(node, node.target.id):  # starts shaped like an item
         args[loop_vars.index(node.target.id)] = self.jst("UNDEFINED")

@@ -536,6 +536,7 @@ def test_generated_code_reads_like_its_docstrings():
     assert "_jst.convert_and(__v_1, y <= s)" in tracing
     assert "s.shape = _jst.convert_shape(x)" in tracing  # loads only
     assert "convert_call(y.shape)(3)" in tracing  # a called .shape stays an attribute
-    assert "if __debug__ and (__assert_" in tracing and "_jst.convert_assert(__assert_" in tracing
+    assert "assert __assert_2 if (__assert_2 := a).__class__ is not" in tracing
+    assert "else _jst.convert_assert(__assert_2, " in tracing
     assert "'msg', 'a')" in tracing  # message and source text
     assert "len is _jst.builtins.len else _jst.convert_call(len)" in tracing

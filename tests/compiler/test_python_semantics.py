@@ -104,7 +104,9 @@ def test_to_code_shows_the_tracing_body_and_the_functional_form():
     code = autostatic.to_code(programs.if_elif_else)
     assert "_jst.tracing" not in code and "convert_ifelse" in code
     assert "__true_fn_3 = lambda a, b: (a - b,)" in code  # a branch of assignments: a lambda
-    assert "def __false_fn" in code and "def if_elif_else(a, b):" in code
+    # an elif's branch is one inner convert_ifelse: a lambda too
+    assert "__false_fn_4 = lambda a, b: _jst.convert_ifelse(a == b, " in code
+    assert "def if_elif_else(a, b):" in code
     assert "__class__ is _jst_Variable" in code  # the user's statement for Python values
 
 
