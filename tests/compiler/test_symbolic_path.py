@@ -345,3 +345,47 @@ def test_a_variable_both_branches_set_inside_a_tensor_loop():
         x = np.array([xv], np.float32)
         want = np.asarray(picks_in_a_loop(rt.to_tensor(x), rt.to_tensor(n)))
         np.testing.assert_allclose(run(main, outs, x, n)[0], want)
+
+
+def set_on_some_paths(x, n):
+    if n > 0:  # a Python test: y is bound on one path only
+        y = x * 2
+    if x.sum() > 0:
+        y = x + 1
+    for i in range(n):  # i too: bound before the tensor loop below only when n > 0
+        x = x + i
+    k = x.sum() * 0
+    while k < 2:
+        k = k + 1
+        i = k
+    return y, i
+
+
+def test_a_maybe_unbound_input_is_read_from_locals():
+    """Inputs a path may leave unbound are read as ``locals().get(name, UNDEFINED)``: bound
+    ones keep their values, an unbound one read after a tensor ``if`` is a clear error."""
+    code = autostatic.to_code(set_on_some_paths)
+    assert "except NameError" not in code
+    assert "_jst.builtins.locals().get('y', _jst.UNDEFINED)" in code
+    assert "_jst.builtins.locals().get('i', _jst.UNDEFINED)" in code
+    converted = autostatic.convert(set_on_some_paths)
+    for xv in (1.5, -1.5):
+        x = np.array([xv], np.float32)
+        main = static.Program()
+        rt.enable_static()
+        try:
+            with static.program_guard(main):
+                outs = list(converted(static.data("x", [1], "float32"), 2))
+        finally:
+            rt.disable_static()
+        want = [np.asarray(o) for o in set_on_some_paths(rt.to_tensor(x), 2)]
+        got = static.Executor().run(main, {"x": x}, outs)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w)
+    rt.enable_static()
+    try:
+        with static.program_guard(static.Program()):
+            with pytest.raises(StaticBuildError, match="'y' is set in only one branch"):
+                converted(static.data("x", [1], "float32"), 0)
+    finally:
+        rt.disable_static()
