@@ -296,22 +296,35 @@ _MISSING = object()
 class passthrough:  # noqa: N801 - used as a function in generated code
     """The branch function of a branch that computes nothing: ``passthrough((1, 0, -1))(a, b)``
     is ``(b, a, UNDEFINED)`` (-2 gives ``PLACEHOLDER``); ``values=((i, v), ...)`` gives output
-    ``i`` the constant ``v`` (a branch of constant assignments: ``__break_0 = True``)."""
+    ``i`` the constant ``v`` (a branch of constant assignments: ``__break_0 = True``);
+    ``attributes=((obj, name), ...)`` appends the current values of the attributes the other
+    branch assigns (this one leaves them as they are)."""
 
-    __slots__ = ("positions", "location", "values")
+    __slots__ = ("positions", "location", "values", "attributes")
 
-    def __init__(self, positions: tuple, location: tuple | None = None, values: tuple = ()):
+    def __init__(
+        self,
+        positions: tuple,
+        location: tuple | None = None,
+        values: tuple = (),
+        attributes: tuple = (),
+    ):
         self.positions, self.location = positions, location
         self.values = dict(values)
+        self.attributes = attributes
 
     def __call__(self, *inputs: Any) -> tuple:
         if self.values:
             values = self.values
-            return tuple(
+            outs = tuple(
                 values[j] if j in values else _passed(inputs, i)
                 for j, i in enumerate(self.positions)
             )
-        return tuple(inputs[i] if i >= 0 else _MISSING_OUTPUT[i] for i in self.positions)
+        else:
+            outs = tuple(inputs[i] if i >= 0 else _MISSING_OUTPUT[i] for i in self.positions)
+        if self.attributes:
+            return outs + tuple(getattr(obj, attr) for obj, attr in self.attributes)
+        return outs
 
 
 _MISSING_OUTPUT = {-1: UNDEFINED, -2: PLACEHOLDER}

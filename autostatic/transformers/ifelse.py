@@ -267,9 +267,12 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
-        simple = None if attrs else _simple_assignments(branch_f, inputs)
+        simple = _simple_assignments(branch_f, inputs)
         if simple is not None:  # nothing runs: pass the inputs on, with these constants
             fns.append(_passthrough(self, outputs, inputs, unset, *simple))
+            if attrs:  # and the attributes as they are
+                value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=LOAD)
+                fns[-1].keywords.append(gast.keyword(arg="attributes", value=value))
             continue
         values = None
         if not (attrs or shared or self.rebound_by_calls(branch)):

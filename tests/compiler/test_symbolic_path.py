@@ -389,3 +389,34 @@ def test_a_maybe_unbound_input_is_read_from_locals():
                 converted(static.data("x", [1], "float32"), 0)
     finally:
         rt.disable_static()
+
+
+class Counter:
+    def __init__(self):
+        self.total = rt.to_tensor([0.0])
+
+    def add_positive(self, x):
+        if x.sum() > 0:
+            self.total = self.total + x
+        return self.total * 2
+
+
+def test_a_branch_that_leaves_attributes_alone_passes_them_through():
+    """The other branch of an ``if`` that sets ``self.total`` is a ``passthrough`` that gives
+    the attribute's current value, not a function."""
+    code = autostatic.to_code(Counter.add_positive)
+    assert "_jst.passthrough((), attributes=((self, 'total'),))" in code
+    for xv in (1.5, -1.5):
+        x = np.array([xv], np.float32)
+        counter = Counter()
+        main = static.Program()
+        rt.enable_static()
+        try:
+            with static.program_guard(main):
+                out = autostatic.convert(Counter.add_positive)(
+                    counter, static.data("x", [1], "float32")
+                )
+        finally:
+            rt.disable_static()
+        want = np.asarray(Counter().add_positive(rt.to_tensor(x)))
+        np.testing.assert_allclose(static.Executor().run(main, {"x": x}, [out])[0], want)
