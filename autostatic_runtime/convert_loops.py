@@ -234,6 +234,36 @@ def is_symbolic_iterable(value: Any) -> bool:
     return value.__class__ is Variable or isinstance(value, (Variable, SymbolicIterable))
 
 
+class _Symbolic:
+    """No items: a symbolic iterable's Python loop runs no body; ``hand_over`` gives the
+    iterable to ``convert_for_loop``."""
+
+    __slots__ = ("iterable",)
+
+    def __init__(self, iterable: Any):
+        self.iterable = iterable
+
+    def __iter__(self):
+        return iter(())
+
+
+def python_items(value: Any) -> Any:
+    """``iter(value)`` for the Python form of a ``for`` left by a flag (``break``, ``return``),
+    or no items when ``value`` is symbolic (``is_symbolic_iterable``), for ``hand_over``."""
+    if value.__class__ is Variable or isinstance(value, (Variable, SymbolicIterable)):
+        return _Symbolic(value)
+    return iter(value)
+
+
+def hand_over(items: Any, flag: Any) -> Any:
+    """What ``convert_for_loop`` steps after the Python form of a ``for`` (``python_items``):
+    the symbolic iterable itself; the other items after a tensor ``break`` or ``return`` (a
+    symbolic ``flag``); None when the Python loop was the whole loop."""
+    if items.__class__ is _Symbolic:
+        return items.iterable
+    return items if flag.__class__ is Variable else None
+
+
 def loop_continues(broke: Any, index: Any, length: Any) -> Any:
     """``not broke and index < length``: the test of a symbolic ``for`` with a ``break``
     (``broke`` is the lowered break flag, a Python bool until a tensor ``if`` sets it)."""

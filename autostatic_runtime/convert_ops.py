@@ -34,11 +34,13 @@ from autostatic_runtime.convert_loops import (  # ``for`` loops
     convert_enumerate,
     convert_range,
     convert_zip,
+    hand_over,
     is_symbolic_iterable,
     loop_continues,
     loop_item,
     loop_length,
     loop_placeholder,
+    python_items,
 )
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.control_flow import PLACEHOLDER
@@ -54,7 +56,8 @@ __all__ = [
     "convert_float", "convert_bool", "convert_len", "convert_max", "convert_min",
     "convert_shape", "convert_isinstance",
     "convert_range", "convert_enumerate", "convert_zip", "is_symbolic_iterable", "loop_length",
-    "loop_continues", "loop_item", "loop_placeholder", "check_loop_list",
+    "loop_continues", "loop_item", "loop_placeholder", "check_loop_list", "python_items",
+    "hand_over",
 ]  # fmt: skip
 
 

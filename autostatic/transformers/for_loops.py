@@ -26,7 +26,10 @@ After::
 (a tuple target is unpacked from an ``__item`` parameter; a name target read after the
 loop is a loop variable, ``target=<its position>``, and each item goes to its place). A
 lowered ``break`` flag is passed as ``breaks=<its position>``: the loop stops once it is set.
-Such a loop's Python form steps an iterator of its own (``for t in (__iter_0 :=
+When its symbolic form is one call, such a loop is the user's loop over
+``_jst.python_items(iterable)`` (no items for a symbolic iterable), leaving at ``if <flag> is
+not False: break``, then that call on what ``_jst.hand_over`` gives (see ``_handed_over``).
+Otherwise its Python form steps an iterator of its own (``for t in (__iter_0 :=
 iter(__iter_0)):``) and, after each item, ``if <flag> is not False:`` calls
 ``convert_for_loop`` on that iterator and leaves: nothing more runs after a Python ``break``,
 and after a tensor one each remaining item's body runs under ``if not <flag>`` (the target
@@ -102,6 +105,9 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     tail = orelse_f if ok else []
     func_for = copy.copy(node)
     source = node.iter if python_only else iterable
+    one_call = ok and not checks and len(call) == 1  # no inputs read before the iterable
+    if flag is not None and one_call and not (python_only or node.orelse or _target_slot(call[0])):
+        return _handed_over(self, node, body_d, call[0], (flag, it), iterable, source)
     if flag is not None:  # the rest of the items go to convert_for_loop once a break set it
         rest = _rest_of_loop(self, node, call, flag, ok)
         body_d = [rest if anno.get(s, anno.BREAK_CHECK, None) else s for s in body_d]
@@ -113,7 +119,6 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
         node.iter = func_for.iter = gast.copy_location(name(it), node.iter)
     node.body, node.orelse = body_d, orelse_d
     func_for.body, func_for.orelse = body_f, orelse_f
-    one_call = ok and not checks and len(call) == 1  # no inputs read before the iterable
     if one_call:  # convert_for_loop also steps Python iterables, calling the body function
         functional = [copy_location_deep(_over(call[0], source), node)]
         slot = _target_slot(call[0])
@@ -129,6 +134,33 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     if not one_call:
         functional = [gast.If(test=is_symbolic, body=symbolic + tail, orelse=[func_for])]
     return [gast.copy_location(dual, node)], [gast.copy_location(s, node) for s in functional]
+
+
+def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple, iterable, source):
+    """(dual form, functional form) of a ``for`` left by ``flag`` whose symbolic form is one
+    ``convert_for_loop`` call: the user's loop over ``python_items`` (no items when the
+    iterable is symbolic), leaving once the flag is set, then the call on what ``hand_over``
+    gives (the symbolic iterable, or the other items after a tensor ``break``)::
+
+        for x in (__iter_0 := _jst.python_items(xs)):
+            ...
+            if __break_0 is not False:
+                break
+        if (__iter_0 := _jst.hand_over(__iter_0, __break_0)) is not None:
+            __break_0, s = _jst.convert_for_loop(__iter_0, __loop_body_1, ...)
+
+    ``names``: the flag and the iterator's name; ``source``: what the functional form steps.
+    """
+    flag, it = names
+    leave = replace("if flag is not False:\n    break", node, flag=flag)
+    node.body = [leave[0] if anno.get(s, anno.BREAK_CHECK, None) else s for s in body]
+    node.iter = replace_expr("(it := jst.python_items(iterable))", node.iter, it=it,
+                             jst=self.ctx.jst, iterable=iterable)  # fmt: skip
+    test = replace_expr("(it := jst.hand_over(it, flag)) is not None", node, it=it,
+                        jst=self.ctx.jst, flag=flag)  # fmt: skip
+    after = gast.If(test=test, body=[clone(call)], orelse=[])
+    functional = copy_location_deep(_over(call, source), node)
+    return [node, copy_location_deep(after, node)], [functional]
 
 
 def _over(call: gast.stmt, iterable: gast.expr) -> gast.stmt:
