@@ -10,6 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 import autostatic
 import autostatic_runtime as rt
+from autostatic_runtime import static
 from autostatic_runtime.errors import StaticBuildError
 from tests.compiler.test_symbolic_path import eager, op_types, run, trace
 
@@ -320,3 +321,58 @@ def test_the_rest_of_a_python_loop_after_a_break_on_a_python_value_is_not_run(mo
     monkeypatch.setattr(convert_ops, "tracing", True)  # the converted body runs
     assert converted(1) == 2
     assert calls == [0, 1, 2]  # the items after the break were never fetched
+
+
+def first_weight_over(x, limit, weights=(1.0, 2.0, 3.0, 4.0)):
+    total = x[0] * 0
+    for v in weights:  # a Python loop left by a tensor `return`
+        if total + v * x[1] > limit:
+            return total
+        total = total + v * x[1]
+    return total - 1
+
+
+def rows_until_negative(x):
+    total = x[0] * 0
+    for row in x:  # a tensor iterable: the loop is one convert_for_loop
+        if row.sum() < 0:
+            break
+        total = total + row
+    return total
+
+
+@pytest.mark.parametrize("fn", [first_weight_over, rows_until_negative])
+def test_a_loop_left_by_a_flag_hands_its_items_over_after_the_users_loop(fn):
+    """The user's loop steps ``python_items`` (nothing when the iterable is symbolic) and
+    leaves when the flag is set; ``hand_over`` then gives ``convert_for_loop`` the symbolic
+    iterable, or the other items after a tensor ``break``/``return``."""
+    code = autostatic.to_code(fn)
+    assert "_jst.python_items(" in code and "_jst.hand_over(" in code
+    assert "is_symbolic_iterable" not in code
+    x0 = np.zeros([4, 2], np.float32) if fn is rows_until_negative else np.zeros([2], np.float32)
+    args = (lambda v: fn(v, 5.0)) if fn is first_weight_over else fn
+    main, outs = trace(args, x0)
+    assert {"cond"} <= op_types(main) or {"while"} <= op_types(main)
+    rng = np.random.default_rng(0)
+    for _ in range(8):
+        x = rng.normal(size=x0.shape).astype(np.float32) * 2
+        want = np.asarray(fn(rt.to_tensor(x), 5.0) if fn is first_weight_over else fn(rt.to_tensor(x)))
+        np.testing.assert_allclose(run(main, outs, x)[0], want, rtol=1e-6)
+
+
+def test_hand_over_gives_the_symbolic_iterable_or_the_rest_after_a_tensor_flag():
+    from autostatic_runtime.convert_loops import hand_over, python_items
+
+    items = python_items([1, 2, 3])
+    assert next(items) == 1
+    assert hand_over(items, False) is None and hand_over(items, True) is None
+    main = static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main):
+            sym = static.data("x", [3], "float32")
+            assert list(python_items(sym)) == []  # no Python items: the loop runs no body
+            assert hand_over(python_items(sym), False) is sym
+            assert hand_over(items, sym > 0) is items  # a tensor flag: the other items
+    finally:
+        rt.disable_static()
