@@ -356,7 +356,8 @@ def test_a_loop_left_by_a_flag_hands_its_items_over_after_the_users_loop(fn):
     rng = np.random.default_rng(0)
     for _ in range(8):
         x = rng.normal(size=x0.shape).astype(np.float32) * 2
-        want = np.asarray(fn(rt.to_tensor(x), 5.0) if fn is first_weight_over else fn(rt.to_tensor(x)))
+        t = rt.to_tensor(x)
+        want = np.asarray(fn(t, 5.0) if fn is first_weight_over else fn(t))
         np.testing.assert_allclose(run(main, outs, x)[0], want, rtol=1e-6)
 
 
