@@ -250,9 +250,7 @@ class _Symbolic:
 def python_items(value: Any) -> Any:
     """``iter(value)`` for the Python form of a ``for`` left by a flag (``break``, ``return``),
     or no items when ``value`` is symbolic (``is_symbolic_iterable``), for ``hand_over``."""
-    if value.__class__ is Variable or isinstance(value, (Variable, SymbolicIterable)):
-        return _Symbolic(value)
-    return iter(value)
+    return _Symbolic(value) if is_symbolic_iterable(value) else iter(value)
 
 
 def hand_over(items: Any, flag: Any) -> Any:
