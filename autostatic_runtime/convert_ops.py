@@ -9,6 +9,7 @@ plain Python it stands for.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 import sys
 from collections.abc import Callable
@@ -52,7 +53,7 @@ __all__ = [
     "convert_while_loop", "convert_for_loop", "logical_and", "logical_or", "logical_not",
     "select", "convert_and", "convert_or", "convert_ifexp", "passthrough", "UNDEFINED", "Undefined",
     "PLACEHOLDER", "unsupported",
-    "builtins", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
+    "builtins", "operator", "convert_assert", "convert_print", "convert_var_dtype", "convert_int",
     "convert_float", "convert_bool", "convert_len", "convert_max", "convert_min",
     "convert_shape", "convert_isinstance",
     "convert_range", "convert_enumerate", "convert_zip", "is_symbolic_iterable", "loop_length",

@@ -276,7 +276,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
             continue
         values = None
         if not (attrs or shared or self.rebound_by_calls(branch)):
-            values = assignments(self, branch_f, outputs)
+            values = assignments(self, branch_f, outputs, augmented=True)
         if values is not None:  # only assignments: a lambda of one line gives the outputs
             elts = [
                 clone(values[o]) if o in values else name(o) if o in inputs else self.jst(unset)
@@ -375,21 +375,30 @@ def _simple_assignments(branch: list, inputs: list) -> tuple[dict, dict] | None:
     return values, copies
 
 
-def assignments(self, branch: list, outputs: list, simple: bool = False) -> dict | None:
+def assignments(
+    self, branch: list, outputs: list, simple: bool = False, augmented: bool = False
+) -> dict | None:
     """``{name: value}`` for a branch of ``name = value`` statements only, each setting a
     different variable of ``outputs`` to a value that reads none set before it and binds
     nothing (so one tuple of the values is the branch); ``simple``: constants and variables
-    only. Else None."""
+    only; ``augmented``: ``name += value`` too, as ``_jst.operator.iadd(name, value)``. Else
+    None."""
     values: dict = {}
     temps = self.ctx.temporaries
     for stmt in branch:
-        if not (
+        if augmented and type(stmt) is gast.AugAssign and type(stmt.target) is gast.Name:
+            target = stmt.target.id
+            op = gast.Attribute(value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
+                                ctx=LOAD)  # fmt: skip
+            value = gast.Call(func=op, args=[name(target), stmt.value], keywords=[])
+        elif (
             type(stmt) is gast.Assign
             and len(stmt.targets) == 1
             and type(stmt.targets[0]) is gast.Name
         ):
+            target, value = stmt.targets[0].id, stmt.value
+        else:
             return None
-        target, value = stmt.targets[0].id, stmt.value
         if target not in outputs or target in values:
             return None
         if simple and not (_is_constant(value) or type(value) is gast.Name):
@@ -404,6 +413,15 @@ def assignments(self, branch: list, outputs: list, simple: bool = False) -> dict
                 return None
         values[target] = value
     return values
+
+
+#: ``x op= y`` as a call: ``operator.iadd(x, y)`` is exactly what ``x += y`` computes
+_IN_PLACE = {
+    gast.Add: "iadd", gast.Sub: "isub", gast.Mult: "imul", gast.MatMult: "imatmul",
+    gast.Div: "itruediv", gast.FloorDiv: "ifloordiv", gast.Mod: "imod", gast.Pow: "ipow",
+    gast.LShift: "ilshift", gast.RShift: "irshift", gast.BitOr: "ior", gast.BitXor: "ixor",
+    gast.BitAnd: "iand",
+}  # fmt: skip
 
 
 def single_result(body: list, results: list) -> gast.expr | None:
