@@ -420,3 +420,29 @@ def test_a_branch_that_leaves_attributes_alone_passes_them_through():
             rt.disable_static()
         want = np.asarray(Counter().add_positive(rt.to_tensor(x)))
         np.testing.assert_allclose(static.Executor().run(main, {"x": x}, [out])[0], want)
+
+
+def count_and_scale(x):
+    i = x.sum() * 0
+    s = x * 1
+    while i < 3:
+        if s.sum() > 4:
+            s *= 0.5
+        else:
+            s += 1
+        i += 1
+    return s
+
+
+def test_a_branch_of_augmented_assignments_is_a_lambda():
+    """``s += 1`` in a branch function is ``_jst.operator.iadd(s, 1)`` (what the statement
+    computes, in place where the value allows it), so the branch is a one-line lambda."""
+    code = autostatic.to_code(count_and_scale)
+    assert "lambda s: (_jst.operator.imul(s, 0.5),)" in code
+    assert "lambda s: (_jst.operator.iadd(s, 1),)" in code
+    for xv in ([0.5, 1.0], [3.0, 4.0]):
+        x = np.array(xv, np.float32)
+        main, outs = trace(count_and_scale, x)
+        assert {"while", "cond"} <= op_types(main)
+        want = eager(count_and_scale, x)[0]
+        np.testing.assert_allclose(run(main, outs, x)[0], want)
