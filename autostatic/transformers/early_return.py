@@ -22,7 +22,9 @@ After (the converted body; the original body is untouched)::
             __do_return_0 = True
         return __retval_1
 
-Statements after one that may return run under ``if not <flag>``; inside a loop a
+Statements after one that may return run under ``if not <flag>``, up to the next one that may
+return: its own guard follows at the same level (a flat sequence of guards, not a nested
+chain, so the symbolic form of each is a small ``cond``); inside a loop a
 ``return`` also ``break``s (and after an inner loop that returned, ``if <flag>: break``
 leaves the outer one too), so the
 ``if``/``while`` transformers that run later see only assignments and ``break``. Falling off
@@ -190,12 +192,26 @@ class ReturnTransformer(Transformer):
                     out += check
                 out += self._block(rest, in_loop) if rest else []
             elif rest:
+                # the rest's own guards follow this one, not inside it: a flat sequence of
+                # guards (each a small cond when the flag is symbolic), not a nested chain
                 guarded = self._block(rest, in_loop)
-                guard = replace("if not flag:\n    guarded", stmt, flag=self.flag, guarded=guarded)
+                at = next((i for i, s in enumerate(guarded) if self._guards(s)), len(guarded))
+                guard = replace(
+                    "if not flag:\n    guarded", stmt, flag=self.flag, guarded=guarded[:at]
+                )
                 anno.set(guard[0], anno.JUMP_GUARD, True)
-                out += guard
+                out += guard + guarded[at:]
             return out
         return out
+
+    def _guards(self, stmt: gast.stmt) -> bool:
+        """Whether ``stmt`` is an ``if not <this function's return flag>:`` guard."""
+        return (
+            anno.get(stmt, anno.JUMP_GUARD, False)
+            and type(stmt.test) is gast.UnaryOp
+            and type(stmt.test.operand) is gast.Name
+            and stmt.test.operand.id == self.flag
+        )
 
     def _return(self, node: gast.Return, in_loop: bool) -> list:
         value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
