@@ -38,6 +38,16 @@ from autostatic.pyct.templates import name, replace
 from autostatic.transformers.base import _SCOPES, Transformer, blocks_of
 
 
+def _flags_of(test: gast.expr) -> set:
+    """The flags a guard's ``not flag`` / ``not (a or b)`` tests."""
+    operand = test.operand if type(test) is gast.UnaryOp else None
+    if type(operand) is gast.Name:
+        return {operand.id}
+    if type(operand) is gast.BoolOp:
+        return {v.id for v in operand.values if type(v) is gast.Name}
+    return set()
+
+
 def _own_jumps(stmt: gast.AST) -> set[type]:
     """The kinds of ``break``/``continue`` in ``stmt`` that leave the enclosing loop."""
     found: set[type] = set()
@@ -184,7 +194,7 @@ class BreakContinueTransformer(Transformer):
                 # `if returned: break`, then the rest (after a bare `break` it is unreachable)
                 rest = self._block(stmts[i + 1 :]) if isinstance(stmt, gast.If) else []
                 if rest:
-                    out.append(self._guard(rest, {gast.Break}, stmt))
+                    out += self._guard(rest, {gast.Break}, stmt)
                 return out
             if isinstance(stmt, (gast.Break, gast.Continue)):
                 flag = self.flags[0] if isinstance(stmt, gast.Break) else self.flags[1]
@@ -197,15 +207,24 @@ class BreakContinueTransformer(Transformer):
             out.append(self._lower(stmt))
             rest = self._block(stmts[i + 1 :])
             if rest:  # (a rest of dropped `if returned: break` checks is nothing to guard)
-                out.append(self._guard(rest, kinds, stmt))
+                out += self._guard(rest, kinds, stmt)
             return out
         return out
 
-    def _guard(self, stmts: list, kinds: set, origin: gast.AST) -> gast.If:
-        """``if not <flag>: stmts``: what runs only when no jump of ``kinds`` happened."""
-        guarded = gast.If(test=self._not_jumped(kinds, origin), body=stmts, orelse=[])
+    def _guard(self, stmts: list, kinds: set, origin: gast.AST) -> list:
+        """``if not <flag>: stmts``: what runs only when no jump of ``kinds`` happened. The
+        guards ``stmts`` ends with that test these flags too follow it instead of sitting in
+        it (a flat sequence of small guards, not a nested chain)."""
+        test = self._not_jumped(kinds, origin)
+        flags = _flags_of(test)
+        at = len(stmts)
+        while at > 1 and anno.get(stmts[at - 1], anno.JUMP_GUARD, False) and (
+            flags <= _flags_of(stmts[at - 1].test)
+        ):
+            at -= 1
+        guarded = gast.If(test=test, body=stmts[:at], orelse=[])
         anno.set(guarded, anno.JUMP_GUARD, True)
-        return gast.copy_location(guarded, origin)
+        return [gast.copy_location(guarded, origin)] + stmts[at:]
 
     def _not_jumped(self, kinds: set, origin: gast.AST) -> gast.expr:
         flags = [f for f, k in zip(self.flags, (gast.Break, gast.Continue)) if k in kinds and f]
