@@ -156,6 +156,9 @@ def build_key(
 # ---- traced programs -------------------------------------------------------------------------
 
 
+MISS = object()  # what a ConcreteProgram's tensor call returns when it does not apply
+
+
 @dataclass
 class ConcreteProgram:
     """One traced program: ``main_program`` with its ``inputs``/``outputs`` Variables, the
@@ -173,6 +176,9 @@ class ConcreteProgram:
     function: Callable | None = None
     compiler: Any = None  # the block compiler: None/"python" (default) or "xla"
     runner: ProgramRunner = field(init=False, repr=False)
+    # the generated call on eager Tensors (``tensor_call``): None until the compiled
+    # function has one, False when it never will
+    _tensor_call: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         params = captured_values(self.main_program)
@@ -187,9 +193,28 @@ class ConcreteProgram:
     def __call__(self, tensors: list | tuple) -> Any:
         if self.output_structure is None and self.outputs:  # one tensor: the common case
             return self.runner(tensors)[0]
-        outs = iter(self.runner(tensors))
+        return self._structure(self.runner(tensors))
+
+    def _structure(self, results: list) -> Any:
+        """The function's return value from the program's output Tensors."""
+        outs = iter(results)
         leaves = [next(outs) if isinstance(v, Variable) else v for v in self.output_leaves]
         return unflatten(self.output_structure, leaves)
+
+    def tensor_call(self, signature: tuple, layer: Any) -> Callable | None:
+        """The runner's generated call for inputs of exactly ``signature`` (a StaticFunction's
+        ``(training, (shape, dtype), ...)``) and ``layer``'s training flag: ``call(args)``
+        returns the function's result, or ``MISS`` when the call needs the generic way
+        (another shape, a gradient wanted, a parameter replaced). None when there is none
+        (yet: XLA makes one once its function is lean)."""
+        call = self._tensor_call
+        if call is None:
+            inputs = [(dtype, shape) for shape, dtype in signature[1:]]
+            guard = None if layer is None else (layer, "training", signature[0])
+            single = self.output_structure is None and len(self.outputs) == 1
+            finish = None if single else self._structure
+            call = self._tensor_call = self.runner.tensor_call(inputs, guard, finish, MISS)
+        return call or None
 
     def __repr__(self) -> str:
         return (
@@ -299,6 +324,9 @@ class ProgramCache:
         self._programs: dict[tuple, Any] = {}
         self._used: dict[tuple, int] = {}  # key -> tick of its last slow-path use
         self.fast: dict[tuple, ConcreteProgram] = {}  # exact tensor signature -> program
+        # (program, its generated tensor call) of the latest fast hit that has one: the
+        # StaticFunction tries it before anything else (dropped with its program)
+        self.tensor_call: tuple | None = None
         self.hits = 0
         self.misses = 0
         self.evictions = 0
@@ -341,6 +369,8 @@ class ProgramCache:
         self.evictions += 1
         for sig in [s for s, p in self.fast.items() if p is dropped]:
             del self.fast[sig]
+        if self.tensor_call is not None and self.tensor_call[0] is dropped:
+            self.tensor_call = None
         if self.last is dropped:
             self.last = None
 
@@ -371,6 +401,7 @@ class ProgramCache:
         self._programs.clear()
         self._used.clear()
         self.fast.clear()
+        self.tensor_call = None
         self.last = None
 
     def __repr__(self) -> str:

@@ -1,0 +1,177 @@
+"""The generated tensor call of a to_static XLA program (``static/xla/prepared.tensor_call``):
+once a program's inference function is lean, a StaticFunction call on Tensors of the traced
+shapes runs it first; whatever it does not take goes the generic way, so results, gradients,
+parameter updates and the program cache behave as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+import autostatic  # noqa: E402
+import autostatic_runtime as rt  # noqa: E402
+from autostatic_runtime import nn  # noqa: E402
+
+from .test_to_static import no_fallback  # noqa: E402
+
+
+class Net(nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        if rt.mean(h) > 0.0:
+            h = rt.nn.functional.relu(h)
+        return rt.nn.functional.dropout(h, p=0.5, training=self.training)
+
+
+def data(n=2, seed=0):
+    return rt.to_tensor(np.random.default_rng(seed).normal(size=(n, 4)).astype("float32"))
+
+
+def counted(sf):
+    """Count the calls of ``sf``'s current tensor call; returns the list of counts."""
+    program, call = sf.program_cache.tensor_call
+    calls = []
+
+    def wrapper(args):
+        calls.append(1)
+        return call(args)
+
+    sf.program_cache.tensor_call = (program, wrapper)
+    return calls
+
+
+def warm(fn, *args):
+    """Two calls: the second finds the program by its signature and makes its tensor call."""
+    for _ in range(2):
+        fn(*args)
+    sf = fn.forward if isinstance(fn, nn.Layer) else fn
+    assert sf.program_cache.tensor_call is not None
+
+
+def test_the_tensor_call_runs_from_the_third_call_and_gives_fresh_results():
+    rt.seed(0)
+    eager = Net()
+    eager.eval()
+    static_net = autostatic.to_static(Net(), backend="xla")
+    static_net.set_state_dict(eager.state_dict())
+    static_net.eval()
+    x = data()
+    with no_fallback(), rt.no_grad():
+        warm(static_net, x)
+        assert "def tensor_call" in static_net.forward.program_cache.tensor_call[1].__source__
+        calls = counted(static_net.forward)
+        hits = static_net.forward.program_cache.hits
+        first = static_net(x)
+        first.numpy()[...] = 7.0  # the caller's own array: the next call is not affected
+        second = static_net(x)
+    assert calls == [1, 1]
+    assert static_net.forward.program_cache.hits == hits + 2
+    np.testing.assert_allclose(second.numpy(), eager(x).numpy(), rtol=1e-6)
+    assert second.numpy().flags.writeable and second.stop_gradient
+
+
+def test_parameters_set_or_changed_in_place_between_calls_are_seen():
+    eager = Net()
+    eager.eval()
+    static_net = autostatic.to_static(Net(), backend="xla")
+    static_net.set_state_dict(eager.state_dict())
+    static_net.eval()
+    x = data()
+    with no_fallback(), rt.no_grad():
+        warm(static_net, x)
+        for step in range(3):
+            new = np.full((4, 3), 0.1 * (step + 1), "float32")
+            eager.fc.weight.set_value(new)
+            static_net.fc.weight.set_value(new)  # a new array: the generic way, a new plan
+            np.testing.assert_allclose(static_net(x).numpy(), eager(x).numpy(), rtol=1e-6)
+            eager.fc.bias._data[...] += 1.0
+            static_net.fc.bias._data[...] += 1.0  # the same array: the tensor call reads it
+            np.testing.assert_allclose(static_net(x).numpy(), eager(x).numpy(), rtol=1e-6)
+
+
+def test_what_the_tensor_call_does_not_take_goes_the_generic_way():
+    rt.seed(1)
+    eager = Net()
+    static_net = autostatic.to_static(Net(), backend="xla")
+    static_net.set_state_dict(eager.state_dict())
+    eager.eval()
+    static_net.eval()
+    x = data()
+    with no_fallback():
+        with rt.no_grad():
+            warm(static_net, x)
+        calls = counted(static_net.forward)
+        # parameters need gradients and recording is on: the training forward
+        out = static_net(x)
+        assert not out.stop_gradient
+        out.sum().backward()
+        assert static_net.fc.weight.grad is not None
+        with rt.no_grad():
+            # another batch size: its own program
+            np.testing.assert_allclose(
+                static_net(data(3)).numpy(), eager(data(3)).numpy(), rtol=1e-6
+            )
+            # a float64 input: another program too
+            x64 = rt.to_tensor(x.numpy().astype("float64"))
+            assert static_net(x64).dtype == rt.float64
+            # training mode: dropout draws, its own program
+            static_net.train()
+            dropped = static_net(rt.ones([2, 4])).numpy()
+            static_net.eval()
+            assert (dropped == 0).any()
+            # a NumPy array instead of a Tensor
+            np.testing.assert_allclose(static_net(x.numpy()).numpy(), eager(x).numpy(), rtol=1e-6)
+    # each call above tried the tensor call first and was sent on (or hit it in eval)
+    assert len(calls) >= 1
+    with rt.no_grad():
+        np.testing.assert_allclose(static_net(x).numpy(), eager(x).numpy(), rtol=1e-6)
+
+
+def test_disabling_to_static_and_clearing_the_cache_bypass_it():
+    sf = autostatic.to_static(lambda x: rt.tanh(x) * 2.0, backend="xla")
+    x = data()
+    with no_fallback():
+        warm(sf, x)
+        calls = counted(sf)
+        autostatic.enable_to_static(False)
+        try:
+            np.testing.assert_allclose(sf(x).numpy(), np.tanh(x.numpy()) * 2.0, rtol=1e-6)
+        finally:
+            autostatic.enable_to_static(True)
+        assert calls == []
+        misses = sf.program_cache.misses
+        sf.program_cache.clear()
+        assert sf.program_cache.tensor_call is None
+        sf(x)
+        assert sf.program_cache.misses == misses + 1  # traced again
+
+
+def test_an_evicted_program_takes_its_tensor_call_with_it():
+    sf = autostatic.to_static(lambda x: x * 3.0, backend="xla", max_programs=1)
+    with no_fallback():
+        warm(sf, data(2))
+        sf(data(5))  # a second program: the first is dropped
+        assert sf.program_cache.tensor_call is None
+        np.testing.assert_allclose(sf(data(2)).numpy(), data(2).numpy() * 3.0, rtol=1e-6)
+
+
+def test_structured_results_come_back_in_their_structure():
+    def f(x):
+        return {"a": x + 1.0, "b": (x * 2.0, 5)}
+
+    sf = autostatic.to_static(f, backend="xla")
+    x = data()
+    with no_fallback():
+        warm(sf, x)
+        calls = counted(sf)
+        got = sf(x)
+    assert calls == [1]
+    assert set(got) == {"a", "b"} and got["b"][1] == 5
+    np.testing.assert_allclose(got["a"].numpy(), x.numpy() + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(got["b"][0].numpy(), x.numpy() * 2.0, rtol=1e-6)
