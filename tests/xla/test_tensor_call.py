@@ -175,3 +175,35 @@ def test_structured_results_come_back_in_their_structure():
     assert set(got) == {"a", "b"} and got["b"][1] == 5
     np.testing.assert_allclose(got["a"].numpy(), x.numpy() + 1.0, rtol=1e-6)
     np.testing.assert_allclose(got["b"][0].numpy(), x.numpy() * 2.0, rtol=1e-6)
+
+
+def test_threads_calling_at_once_each_get_their_own_results():
+    """The tensor call takes no lock: calls from several threads at once still compute each
+    its own input, and the caller's JAX 64-bit setting is restored in every thread."""
+    import threading
+
+    import jax
+
+    sf = autostatic.to_static(lambda x: rt.tanh(x) * 2.0 + 1.0, backend="xla")
+    inputs = [data(2, seed) for seed in range(4)]
+    with no_fallback():
+        warm(sf, inputs[0])
+        want = {id(x): sf(x).numpy() for x in inputs}  # one at a time
+        for x in inputs:
+            np.testing.assert_allclose(want[id(x)], np.tanh(x.numpy()) * 2.0 + 1.0, rtol=1e-5)
+        errors = []
+
+        def work(x):
+            try:
+                for _ in range(50):
+                    np.testing.assert_array_equal(sf(x).numpy(), want[id(x)])
+                    assert not jax.config.jax_enable_x64
+            except Exception as exc:  # noqa: BLE001  (reported below)
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(x,)) for x in inputs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []
