@@ -176,9 +176,9 @@ class ConcreteProgram:
     function: Callable | None = None
     compiler: Any = None  # the block compiler: None/"python" (default) or "xla"
     runner: ProgramRunner = field(init=False, repr=False)
-    # the generated call on eager Tensors (``tensor_call``): None until the compiled
-    # function has one, False when it never will
-    _tensor_call: Any = field(init=False, repr=False, default=None)
+    # the generated calls on eager Tensors (``tensor_call``), by signature: a call, or False
+    # when the compiled function never has one
+    _tensor_calls: dict = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         params = captured_values(self.main_program)
@@ -206,14 +206,20 @@ class ConcreteProgram:
         ``(training, (shape, dtype), ...)``) and ``layer``'s training flag: ``call(args)``
         returns the function's result, or ``MISS`` when the call needs the generic way
         (another shape, a gradient wanted, a parameter replaced). None when there is none
-        (yet: XLA makes one once its function is lean)."""
-        call = self._tensor_call
+        (yet: XLA makes one once its function is lean). One call per signature (a program
+        traced for an ``InputSpec`` with None dims serves several), the latest 8."""
+        calls = self._tensor_calls
+        call = calls.get(signature)
         if call is None:
             inputs = [(dtype, shape) for shape, dtype in signature[1:]]
             guard = None if layer is None else (layer, "training", signature[0])
             single = self.output_structure is None and len(self.outputs) == 1
             finish = None if single else self._structure
-            call = self._tensor_call = self.runner.tensor_call(inputs, guard, finish, MISS)
+            call = self.runner.tensor_call(inputs, guard, finish, MISS)
+            if call is not None:
+                if len(calls) >= 8:
+                    calls.clear()
+                calls[signature] = call
         return call or None
 
     def __repr__(self) -> str:

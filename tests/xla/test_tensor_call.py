@@ -207,3 +207,23 @@ def test_threads_calling_at_once_each_get_their_own_results():
         for t in threads:
             t.join()
     assert errors == []
+
+
+def test_a_program_for_several_shapes_keeps_a_tensor_call_per_shape():
+    sf = autostatic.to_static(
+        lambda x: x * 3.0, input_spec=[autostatic.InputSpec([None, 4])], backend="xla"
+    )
+    a, b = data(2), data(5)
+    with no_fallback():
+        warm(sf, a)
+        warm(sf, b)
+        (program,) = sf.program_cache.concrete_programs()
+        assert len(program._tensor_calls) == 2
+        seen = []
+        for sig, call in list(program._tensor_calls.items()):
+            program._tensor_calls[sig] = lambda args, call=call, sig=sig: (
+                seen.append(sig[1][0]) or call(args)
+            )
+        for x in (a, a, b, b, a, a):
+            np.testing.assert_allclose(sf(x).numpy(), x.numpy() * 3.0, rtol=1e-6)
+    assert sorted(set(seen)) == [(2, 4), (5, 4)]
