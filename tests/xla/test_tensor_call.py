@@ -227,3 +227,24 @@ def test_a_program_for_several_shapes_keeps_a_tensor_call_per_shape():
         for x in (a, a, b, b, a, a):
             np.testing.assert_allclose(sf(x).numpy(), x.numpy() * 3.0, rtol=1e-6)
     assert sorted(set(seen)) == [(2, 4), (5, 4)]
+
+
+def test_random_programs_draw_a_new_key_at_every_tensor_call():
+    sf = autostatic.to_static(
+        lambda x: rt.nn.functional.dropout(x, 0.5, training=True), backend="xla"
+    )
+    x = rt.ones([64])
+
+    def draws():
+        rt.seed(5)
+        return [sf(x).numpy() for _ in range(4)]
+
+    with no_fallback():
+        first = draws()  # the first two calls take the generic way
+        assert sf.program_cache.tensor_call is not None
+        calls = counted(sf)
+        again = draws()  # every call a tensor call now
+    assert calls == [1] * 4
+    assert not any(np.array_equal(first[0], d) for d in first[1:])
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
