@@ -19,6 +19,7 @@ import itertools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -193,13 +194,7 @@ class ConcreteProgram:
     def __call__(self, tensors: list | tuple) -> Any:
         if self.output_structure is None and self.outputs:  # one tensor: the common case
             return self.runner(tensors)[0]
-        return self._structure(self.runner(tensors))
-
-    def _structure(self, results: list) -> Any:
-        """The function's return value from the program's output Tensors."""
-        outs = iter(results)
-        leaves = [next(outs) if isinstance(v, Variable) else v for v in self.output_leaves]
-        return unflatten(self.output_structure, leaves)
+        return _structure(self.output_structure, self.output_leaves, self.runner(tensors))
 
     def tensor_call(self, signature: tuple, layer: Any) -> Callable | None:
         """The runner's generated call for inputs of exactly ``signature`` (a StaticFunction's
@@ -214,7 +209,9 @@ class ConcreteProgram:
             inputs = [(dtype, shape) for shape, dtype in signature[1:]]
             guard = None if layer is None else (layer, "training", signature[0])
             single = self.output_structure is None and len(self.outputs) == 1
-            finish = None if single else self._structure
+            finish = None
+            if not single:  # a partial, not a bound method: the program would hold itself
+                finish = partial(_structure, self.output_structure, self.output_leaves)
             call = self.runner.tensor_call(inputs, guard, finish, MISS)
             if call is not None:
                 if len(calls) >= 8:
@@ -227,6 +224,14 @@ class ConcreteProgram:
             f"<ConcreteProgram inputs={[v.name for v in self.inputs]} "
             f"outputs={[v.name for v in self.outputs]} parameters={len(self.parameters)}>"
         )
+
+
+def _structure(structure: Any, leaves: list, results: list) -> Any:
+    """A function's return value from its program's output Tensors (``results``) and the
+    output leaves (Variables and Python constants) in structure order."""
+    outs = iter(results)
+    values = [next(outs) if isinstance(v, Variable) else v for v in leaves]
+    return unflatten(structure, values)
 
 
 def arg_names(function: Callable, bound: bool) -> list[str]:

@@ -248,3 +248,24 @@ def test_random_programs_draw_a_new_key_at_every_tensor_call():
     assert not any(np.array_equal(first[0], d) for d in first[1:])
     for a, b in zip(first, again, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_dropped_program_is_freed_at_once():
+    """A program's tensor calls hold no reference back to it: dropped from the cache, it
+    is freed by reference counting, without waiting for the cycle collector."""
+    import gc
+    import weakref
+
+    sf = autostatic.to_static(lambda x: {"a": x * 2.0, "b": 1}, backend="xla", max_programs=1)
+    with no_fallback():
+        warm(sf, data(2))
+        (program,) = sf.program_cache.concrete_programs()
+        assert program._tensor_calls
+        ref = weakref.ref(program)
+        del program
+        gc.disable()
+        try:
+            sf(data(5))  # the first program is dropped
+            assert ref() is None
+        finally:
+            gc.enable()
