@@ -19,6 +19,7 @@ import itertools
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -156,6 +157,9 @@ def build_key(
 # ---- traced programs -------------------------------------------------------------------------
 
 
+MISS = object()  # what a ConcreteProgram's tensor call returns when it does not apply
+
+
 @dataclass
 class ConcreteProgram:
     """One traced program: ``main_program`` with its ``inputs``/``outputs`` Variables, the
@@ -173,6 +177,9 @@ class ConcreteProgram:
     function: Callable | None = None
     compiler: Any = None  # the block compiler: None/"python" (default) or "xla"
     runner: ProgramRunner = field(init=False, repr=False)
+    # the generated calls on eager Tensors (``tensor_call``), by signature: a call, or False
+    # when the compiled function never has one
+    _tensor_calls: dict = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         params = captured_values(self.main_program)
@@ -187,15 +194,44 @@ class ConcreteProgram:
     def __call__(self, tensors: list | tuple) -> Any:
         if self.output_structure is None and self.outputs:  # one tensor: the common case
             return self.runner(tensors)[0]
-        outs = iter(self.runner(tensors))
-        leaves = [next(outs) if isinstance(v, Variable) else v for v in self.output_leaves]
-        return unflatten(self.output_structure, leaves)
+        return _structure(self.output_structure, self.output_leaves, self.runner(tensors))
+
+    def tensor_call(self, signature: tuple, layer: Any) -> Callable | None:
+        """The runner's generated call for inputs of exactly ``signature`` (a StaticFunction's
+        ``(training, (shape, dtype), ...)``) and ``layer``'s training flag: ``call(args)``
+        returns the function's result, or ``MISS`` when the call needs the generic way
+        (another shape, a gradient wanted, a parameter replaced). None when there is none
+        (yet: XLA makes one once its function is lean). One call per signature (a program
+        traced for an ``InputSpec`` with None dims serves several), the latest 8."""
+        calls = self._tensor_calls
+        call = calls.get(signature)
+        if call is None:
+            inputs = [(dtype, shape) for shape, dtype in signature[1:]]
+            guard = None if layer is None else (layer, "training", signature[0])
+            single = self.output_structure is None and len(self.outputs) == 1
+            finish = None
+            if not single:  # a partial, not a bound method: the program would hold itself
+                finish = partial(_structure, self.output_structure, self.output_leaves)
+            call = self.runner.tensor_call(inputs, guard, finish, MISS)
+            if call is not None:
+                if len(calls) >= 8:
+                    calls.clear()
+                calls[signature] = call
+        return call or None
 
     def __repr__(self) -> str:
         return (
             f"<ConcreteProgram inputs={[v.name for v in self.inputs]} "
             f"outputs={[v.name for v in self.outputs]} parameters={len(self.parameters)}>"
         )
+
+
+def _structure(structure: Any, leaves: list, results: list) -> Any:
+    """A function's return value from its program's output Tensors (``results``) and the
+    output leaves (Variables and Python constants) in structure order."""
+    outs = iter(results)
+    values = [next(outs) if isinstance(v, Variable) else v for v in leaves]
+    return unflatten(structure, values)
 
 
 def arg_names(function: Callable, bound: bool) -> list[str]:
@@ -299,6 +335,9 @@ class ProgramCache:
         self._programs: dict[tuple, Any] = {}
         self._used: dict[tuple, int] = {}  # key -> tick of its last slow-path use
         self.fast: dict[tuple, ConcreteProgram] = {}  # exact tensor signature -> program
+        # (program, its generated tensor call) of the latest fast hit that has one: the
+        # StaticFunction tries it before anything else (dropped with its program)
+        self.tensor_call: tuple | None = None
         self.hits = 0
         self.misses = 0
         self.evictions = 0
@@ -341,6 +380,8 @@ class ProgramCache:
         self.evictions += 1
         for sig in [s for s, p in self.fast.items() if p is dropped]:
             del self.fast[sig]
+        if self.tensor_call is not None and self.tensor_call[0] is dropped:
+            self.tensor_call = None
         if self.last is dropped:
             self.last = None
 
@@ -371,6 +412,7 @@ class ProgramCache:
         self._programs.clear()
         self._used.clear()
         self.fast.clear()
+        self.tensor_call = None
         self.last = None
 
     def __repr__(self) -> str:

@@ -25,6 +25,7 @@ import autostatic_runtime as rt
 from autostatic.jit.program_cache import (
     EAGER,
     MAX_PROGRAMS,
+    MISS,
     WARN_RETRACES,
     ConcreteProgram,
     ProgramCache,
@@ -175,6 +176,16 @@ class StaticFunction:
             return self.dygraph_function(*args, **kwargs)
         if _mode._static[0] and _mode._local.static:
             return self._call_converted(args, kwargs)  # called while this thread traces: inline
+        cache = self.program_cache
+        fast = cache.tensor_call
+        if fast is not None and not kwargs:
+            # the last program's generated call (no lock: it neither traces nor changes the
+            # cache, and it checks the inputs itself); MISS: the generic way below
+            result = fast[1](args)
+            if result is not MISS:
+                cache.hits += 1
+                fast[0]._tick = next(_ticks)
+                return result
         with _LOCK:
             return self._call(args, kwargs)
 
@@ -186,7 +197,11 @@ class StaticFunction:
                 if program is not None:
                     self.program_cache.hits += 1
                     program._tick = next(_ticks)  # recency, for the LRU cap
-                    return program(args)
+                    result = program(args)
+                    call = program.tensor_call(sig, self._layer)
+                    if call is not None:  # the next calls try it first
+                        self.program_cache.tensor_call = (program, call)
+                    return result
         else:
             sig = None
         key, notes = self._key(args, kwargs)

@@ -47,7 +47,7 @@ from autostatic_runtime.static.xla.lowering import (
     Unrolled,
     sub_block_writes,
 )
-from autostatic_runtime.static.xla.prepared import Replan, lean_call, prepared_call
+from autostatic_runtime.static.xla.prepared import Replan, lean_call, prepared_call, tensor_call
 
 KEEP_ON_DEVICE: bool | None = None  # cache device copies of scope values (None: off on CPU)
 
@@ -206,6 +206,14 @@ class XlaFunction:
         if not (self._lean and self._numpy_host and self._plain):
             return None
         return lean_call(self)
+
+    def tensor_call(self, inputs: list, params: list, guard: Any, finish: Any, miss: Any):
+        """``prepared.tensor_call``: a to_static call on eager Tensors generated for this
+        function's lean state (None before it is lean, or when it writes persistables, keeps
+        device results or runs on another backend than NumPy)."""
+        if not (self._lean and self._simple):
+            return None
+        return tensor_call(self, inputs, params, guard, finish, miss)
 
     def _call(self, scope: dict, args: tuple):
         """A call that may trace, fall back, grow the loop capacity or raise an effect's

@@ -32,6 +32,42 @@ For W1 of ``benchmarks/bench_xla.py``, the generated source reads::
         finally:
             x64_off(token)
         return [array(outs[0])]
+
+The *lean call* (``lean_call``) is the function's own call for ``run_program``, and the
+*tensor call* (``tensor_call``) a to_static call on eager Tensors, tried by the
+StaticFunction before its lock and signature memo; for a ``Linear(4, 3)`` in eval mode::
+
+    def tensor_call(args):
+        if len(args) != 1:
+            return MISS
+        x_0, = args
+        if type(x_0) is not Tensor:
+            return MISS
+        a_0 = x_0._data
+        if type(a_0) is not ndarray or a_0.dtype is not dtype_0 or a_0.shape != shape_0:
+            return MISS
+        if guarded.training != wanted:
+            return MISS
+        if recording() and (
+            not x_0.stop_gradient
+            or not p_0.stop_gradient
+            or not p_1.stop_gradient
+        ):
+            return MISS
+        if not fn._lean:
+            return MISS
+        plan = fn._plan
+        hosts = plan[0]
+        if p_0._data is not hosts[0] or p_1._data is not hosts[1]:
+            return MISS
+        token = x64_on()
+        try:
+            outs = fn._jitted(*plan[1], a_0)
+        except Replan:
+            return MISS
+        finally:
+            x64_off(token)
+        return rebuild(array(outs[0]), None, 0)
 """
 
 from __future__ import annotations
@@ -110,6 +146,107 @@ def lean_call(fn: Any) -> Callable:
     results = [f"array(outs[{i}])" for i in range(keep)] + [f"outs[{i}]" for i in range(keep, n)]
     lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
     return _define(lines, _namespace(fn, None))
+
+
+def tensor_call(
+    fn: Any,
+    inputs: list[tuple[Any, tuple]],
+    params: list[tuple[str, Any]],
+    guard: tuple | None,
+    finish: Callable | None,
+    miss: Any,
+) -> Callable | None:
+    """A to_static call of ``fn`` on eager Tensors, generated (``ProgramRunner.tensor_call``):
+    the inputs checked against the exact (dtype, shape) the program was traced for, no
+    gradient wanted, the parameters checked against the call plan (identity of their
+    arrays), the jitted call, the results as Tensors over the caller's own copies.
+
+    Args:
+        fn: the compiled inference function (lean, on the NumPy backend, no writes).
+        inputs: per argument, the NumPy dtype and shape it must have.
+        params: the runner's (persistable name, Tensor), every one it captured.
+        guard: ``(obj, attr, value)``: also require ``obj.attr == value`` (a layer's
+            ``training`` flag), or None.
+        finish: called with the list of result Tensors (the output structure), or None to
+            return the one result Tensor itself.
+        miss: what the call returns when it does not apply (the caller goes the generic way).
+
+    Returns:
+        ``call(args) -> result or miss``, or False when ``fn`` reads a persistable the
+        runner does not hold (it never applies).
+    """
+    from autostatic_runtime.autograd import is_grad_enabled
+    from autostatic_runtime.tensor import Tensor
+
+    names = [name for name, _ in params]
+    if any(name not in names for name in fn.reads):
+        return False
+    ns = _namespace(fn, None)
+    ns.update(MISS=miss, Tensor=Tensor, recording=is_grad_enabled, rebuild=Tensor._rebuild)
+    ns["finish"] = finish
+    lines = ["def tensor_call(args):"] + _tensor_checks(inputs, params, guard, ns)
+    lines += ["    if not fn._lean:", "        return MISS"]
+    args = [f"a_{i}" for i in range(len(inputs))]
+    if fn.reads:  # unrolled: faster than map(is_, ...) even for hundreds of parameters
+        slots = [names.index(name) for name in fn.reads]
+        checks = [f"p_{j}._data is not hosts[{k}]" for k, j in enumerate(slots)]
+        lines += ["    plan = fn._plan", "    hosts = plan[0]"]
+        lines += _miss_if("", checks)
+        args.insert(0, "*plan[1]")
+    if fn._random:
+        args.insert(0, "call_key()")
+    lines += [
+        "    token = x64_on()",
+        "    try:",
+        f"        outs = fn._jitted({', '.join(args)})",
+        "    except Replan:",
+        "        return MISS",
+        "    finally:",
+        "        x64_off(token)",
+    ]
+    results = [f"rebuild(array(outs[{i}]), None, 0)" for i in range(len(fn.results))]
+    if finish is None:
+        (result,) = results
+        lines.append(f"    return {result}")
+    else:
+        lines.append(f"    return finish([{', '.join(results)}])")
+    return _define(lines, ns)
+
+
+def _tensor_checks(inputs: list, params: list, guard: tuple | None, ns: dict) -> list[str]:
+    """The tensor call's checks: the arguments (``x_i``, their arrays ``a_i``) against
+    ``inputs``, the guard, and that no gradient is wanted (recording off, or no argument and
+    no parameter ``p_j`` needing one); each failing one returns MISS."""
+    n = len(inputs)
+    lines = [f"    if len(args) != {n}:", "        return MISS"]
+    xs = [f"x_{i}" for i in range(n)]
+    if n:
+        lines.append(f"    {', '.join(xs)}, = args")
+    for i, (dtype, shape) in enumerate(inputs):
+        ns[f"dtype_{i}"], ns[f"shape_{i}"] = np.dtype(dtype), tuple(shape)
+        lines += [f"    if type(x_{i}) is not Tensor:", "        return MISS"]
+        lines.append(f"    a_{i} = x_{i}._data")
+        test = f"type(a_{i}) is not ndarray or a_{i}.dtype is not dtype_{i}"
+        lines += [f"    if {test} or a_{i}.shape != shape_{i}:", "        return MISS"]
+    if guard is not None:
+        ns["guarded"], ns["wanted"] = guard[0], guard[2]
+        lines += [f"    if guarded.{guard[1]} != wanted:", "        return MISS"]
+    for j, (_, tensor) in enumerate(params):
+        ns[f"p_{j}"] = tensor
+    wants = [f"not {x}.stop_gradient" for x in xs]
+    wants += [f"not p_{j}.stop_gradient" for j in range(len(params))]
+    if wants:  # a gradient wanted: the training forward (the runner's generic call)
+        lines += _miss_if("recording() and ", wants)
+    return lines
+
+
+def _miss_if(head: str, terms: list[str]) -> list[str]:
+    """``if <head>(term or term ...): return MISS``, one term a line when it is long."""
+    one = f"    if {head}({' or '.join(terms)}):" if head else f"    if {' or '.join(terms)}:"
+    if len(one) <= 96:
+        return [one, "        return MISS"]
+    body = [f"        {terms[0]}"] + [f"        or {t}" for t in terms[1:]]
+    return [f"    if {head}(", *body, "    ):", "        return MISS"]
 
 
 def _namespace(fn: Any, slow: Callable | None) -> dict:
