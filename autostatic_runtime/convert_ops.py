@@ -9,6 +9,7 @@ plain Python it stands for.
 from __future__ import annotations
 
 import functools
+import itertools
 import operator
 import os
 import sys
@@ -426,6 +427,7 @@ def convert_for_loop(
     arrays: tuple = (),
     breaks: int = -1,
     target: int = -1,
+    unpack: int = 0,
 ) -> tuple:
     """The symbolic path of ``for item in iterable: loop_vars = body_fn(item, *loop_vars,
     *consts)`` over a symbolic iterable (see ``is_symbolic_iterable``): a ``while`` op stepping
@@ -433,11 +435,15 @@ def convert_for_loop(
     among the loop variables (the loop also stops once it is set), or -1. ``target``: the
     position of the loop variable that is the loop's target (read after the loop): each item
     goes there instead of first, and it starts shaped like an item when ``UNDEFINED``.
+    ``unpack``: the target is that many names (``for k, row in ...``): the body function
+    takes the item unpacked, as ``k, row = item`` would.
 
     Over a Python iterable: the loop in Python, one body call per item, leaving once the
     flag is True; once it is a tensor (a ``break`` under a tensor ``if``), each of the
     other items' bodies runs under ``if not flag``, a ``cond`` op (the target keeps the item
     where the loop broke). A converted Python ``for`` hands its other items over so."""
+    if unpack:
+        body_fn = _unpacking(body_fn, unpack)
     if not is_symbolic_iterable(iterable):
         return _python_items(iterable, body_fn, loop_vars, consts, names, location, arrays,
                              breaks, target)  # fmt: skip
@@ -454,12 +460,37 @@ def convert_for_loop(
             return (index + 1, *body_fn(item, *state))
         return (index + 1, *body_fn(*state[:target], item, *state[target + 1 :]))
 
-    body_fn_indexed.__wrapped__ = body_fn  # errors name the body's own lines
+    body_fn_indexed.__wrapped__ = _named(body_fn)  # errors name the body's own lines
     if target >= 0 and loop_vars[target] is UNDEFINED:
         loop_vars = (*loop_vars[:target], loop_placeholder(iterable), *loop_vars[target + 1 :])
     state = (0, *loop_vars)
     names = ("__index", *names)
     return convert_while_loop(cond_fn, body_fn_indexed, state, consts, names, location, arrays)[1:]
+
+
+def _unpacking(body_fn: Callable, count: int) -> Callable:
+    """``body_fn`` taking the item as ``count`` values, unpacked as an assignment would."""
+
+    def body(item, *state):
+        try:
+            values = tuple(itertools.islice(iter(item), count + 1))
+        except TypeError:
+            raise TypeError(f"cannot unpack non-iterable {type(item).__name__} object") from None
+        if len(values) != count:
+            raise ValueError(
+                f"not enough values to unpack (expected {count}, got {len(values)})"
+                if len(values) < count
+                else f"too many values to unpack (expected {count})"
+            )
+        return body_fn(*values, *state)
+
+    body.__wrapped__ = body_fn  # errors name the body's own lines
+    return body
+
+
+def _named(fn: Callable) -> Callable:
+    """The function whose lines errors name (the body under an unpacking wrapper)."""
+    return getattr(fn, "__wrapped__", fn)
 
 
 def _python_items(items, body_fn, loop_vars, consts, names, location, arrays, breaks, target):
@@ -485,7 +516,7 @@ def _python_items(items, body_fn, loop_vars, consts, names, location, arrays, br
     lists = tuple((names.index(a), names.index(a)) for a in arrays)
     for item in items:  # after a tensor break: each body under `if not flag`
         run = functools.partial(step, item)
-        run.__wrapped__ = body_fn
+        run.__wrapped__ = _named(body_fn)
         not_broken = logical_not(state[breaks])
         state = convert_ifelse(not_broken, run, unchanged, (*state, *consts), names, location,
                                containers=lists)  # fmt: skip

@@ -9,13 +9,12 @@ Before::
 
 After::
 
-    def __loop_body_3(i, row, s):          # i, row: the item; s: a loop variable
-        s = s + row * i
-        return (s,)
+    __loop_body_3 = lambda i, row, s: (s + row * i,)   # i, row: the item; s: loop variable
     ...
     # the iterable, evaluated once; symbolic: a tensor, or enumerate/zip/range of one
     if _jst.is_symbolic_iterable((__iter_0 := _jst.convert_enumerate(enumerate, x))):
-        (s,) = _jst.convert_for_loop(__iter_0, __loop_body_3, (s,), (), ('s',), where)
+        (s,) = _jst.convert_for_loop(__iter_0, __loop_body_3, (s,), (), ('s',), where,
+                                     unpack=2)
         done = True                                   # a while op over an int64 index
     else:
         for i, row in __iter_0:                       # exactly the user's loop
@@ -23,7 +22,9 @@ After::
         else:
             done = True
 
-(a tuple target is unpacked from an ``__item`` parameter; a name target read after the
+(a body of assignments is a lambda; a tuple of names is the body's first parameters,
+``unpack=<their number>``, and any other tuple target is unpacked from an ``__item``
+parameter; a name target read after the
 loop is a loop variable, ``target=<its position>``, and each item goes to its place). A
 lowered ``break`` flag is passed as ``breaks=<its position>``: the loop stops once it is set.
 When its symbolic form is one call, such a loop is the user's loop over

@@ -48,6 +48,7 @@ from autostatic.transformers.for_loops import _store_names, appended_lists, note
 from autostatic.transformers.ifelse import (
     _attribute,
     assign_results,
+    assignments,
     function_def,
     guarded_inputs,
     lambda_def,
@@ -90,17 +91,22 @@ def _unbound_before(node: gast.For, target: str) -> bool:
     return target not in set(anno.get(node, anno.MAYBE_DEFINED_IN, ()))
 
 
-def _item_param(self, node: gast.For, params: list, body: list) -> str:
-    """The parameter the item of a ``for`` loop's body function binds: the target when it is
-    a name not among ``params``, else a new name unpacked into the target (inserted into
-    ``body``)."""
+def _item_params(self, node: gast.For, params: list, body: list) -> tuple[list[str], int]:
+    """The parameters the item of a ``for`` loop's body function binds: the target when it
+    is a name not among ``params``; the target's names when it is a tuple of such names
+    (``convert_for_loop(..., unpack=n)`` unpacks the item); else a new name unpacked into the
+    target (inserted into ``body``); and how many values the item unpacks into (0: none)."""
     target = node.target
-    if isinstance(target, gast.Name) and target.id not in params:
-        return target.id
+    if type(target) is gast.Name and target.id not in params:
+        return [target.id], 0
+    if type(target) in (gast.Tuple, gast.List) and target.elts:
+        names = [e.id for e in target.elts if type(e) is gast.Name]
+        if len(names) == len(target.elts) == len(set(names)) and not set(names) & set(params):
+            return names, len(names)
     item = self.ctx.namer.new("item")
     unpack = gast.Assign(targets=[clone(target)], value=name(item), type_comment=None)
     body.insert(0, copy_location_deep(unpack, node))
-    return item
+    return [item], 0
 
 
 def copy_location_deep_all(stmts: list, origin: gast.AST) -> list:
@@ -172,9 +178,10 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
     body = set_attrs + list(body_f) + [gast.copy_location(ret, node)]
     carried = for_loop and isinstance(node.target, gast.Name) and node.target.id in loop_vars
-    body_params = params  # a carried target: each item goes to its place among them
+    body_params, unpack = params, 0  # a carried target: each item goes to its place
     if for_loop and not carried:  # the item comes first: as the target, or unpacked into it
-        body_params = [_item_param(self, node, params, body)] + params
+        item_params, unpack = _item_params(self, node, params, body)
+        body_params = item_params + params
     shared = shared_cells(self, body_params)
     if for_loop:
         head = name(it)
@@ -184,7 +191,13 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
                                             node, shared)))  # fmt: skip
     else:  # only the test: a lambda, one line
         head = name(self.hoist(lambda_def(self.ctx.namer.new("loop_cond"), params, test, node)))
-    value = None if (shared or set_attrs) else single_result(body[:-1], results)
+    value = None
+    if not (shared or set_attrs or self.rebound_by_calls(body_f)):
+        values = assignments(self, body[:-1], loop_vars, augmented=True)
+        if values is not None:  # assignments only: a tuple of the new values
+            value = gast.Tuple(elts=[values.get(v, name(v)) for v in loop_vars], ctx=LOAD)
+        else:
+            value = single_result(body[:-1], results)
     if value is not None:  # one statement computes the loop variables: a lambda of one line
         body_name = self.hoist(lambda_def(self.ctx.namer.new("loop_body"), body_params, value,
                                           node))  # fmt: skip
@@ -218,6 +231,8 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     if carried:
         value = constant(loop_vars.index(node.target.id))
         call.value.keywords.append(gast.keyword(arg="target", value=value))
+    if unpack:
+        call.value.keywords.append(gast.keyword(arg="unpack", value=constant(unpack)))
     call = assign_results(call, loop_vars, attrs, node)
     release = release_copies(args, loop_vars, defined, node)
     return reads_before + [call] + release, True

@@ -7,6 +7,7 @@ symbolic path (programs built with data Variables, run, and compared with eager 
 
 from __future__ import annotations
 
+import re
 import types
 
 import numpy as np
@@ -87,7 +88,7 @@ def test_generated_code_keeps_the_users_loop_and_adds_a_while():
     code = autostatic.to_code(range_sum)
     assert "_jst.convert_range(range, n)" in code
     assert "if _jst.is_symbolic_iterable((__iter_0 := _jst.convert_range(range, n))):" in code
-    assert "def __loop_body_1(i, s):" in code  # the item comes first, as the target
+    assert "__loop_body_1 = lambda i, s: (s + i,)" in code  # the item first, as the target
     assert "_jst.convert_for_loop(__iter_0, __loop_body_1, (s,), (), ('s',)" in code
     assert "for i in __iter_" in code  # the Python path: the user's loop over the temporary
 
@@ -703,3 +704,53 @@ def test_a_target_no_item_bound_in_a_branch_function_is_unbound_as_in_python():
     assert_close(run(program, -x), [-x])
     with pytest.raises(Exception, match="UnboundLocalError"):
         run(program, x)
+
+
+# ---- tuple targets unpacked by the runtime --------------------------------------------------
+
+
+def rows_times_index(x):
+    total = x[0] * 0
+    for k, row in enumerate(x):
+        total = total + row * k
+    return total
+
+
+def pairs_in_a_tensor_branch(x, pairs):
+    total = x * 0
+    if x.sum() > 0:
+        for a, b in pairs:  # a Python loop in a branch function: stepped by convert_for_loop
+            total = total + a * b
+    return total
+
+
+def test_a_tuple_target_of_names_is_the_body_functions_parameters():
+    """``for k, row in ...``: the body function takes ``k, row`` (``unpack=2``), so a body of
+    one statement is a lambda; the item is unpacked as the assignment would."""
+    code = autostatic.to_code(rows_times_index)
+    assert "lambda k, row, total:" in code and "unpack=2" in code and "__item" not in code
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    program = build(rows_times_index, ([4, 3], "float32"))
+    np.testing.assert_allclose(run(program, x)[0], eager(rows_times_index, x)[0])
+
+
+@pytest.mark.parametrize(
+    "pairs, error",
+    [
+        ([(1, 2), (3, 4)], None),
+        ([(1, 2), (3,)], "not enough values to unpack (expected 2, got 1)"),
+        ([(1, 2, 3)], "too many values to unpack (expected 2)"),
+        ([5], "cannot unpack non-iterable int object"),
+    ],
+)
+def test_unpacking_an_item_fails_as_the_assignment_would(pairs, error):
+    x = np.ones([2], np.float32)
+    if error is None:
+        program = build(lambda v: pairs_in_a_tensor_branch(v, pairs), ([2], "float32"))
+        want = eager(lambda v: pairs_in_a_tensor_branch(v, pairs), x)[0]
+        np.testing.assert_allclose(run(program, x)[0], want)
+        return
+    with pytest.raises((ValueError, TypeError), match=re.escape(error)) as eagerly:
+        pairs_in_a_tensor_branch(rt.to_tensor(x), pairs)
+    with pytest.raises(type(eagerly.value), match=re.escape(error)):
+        build(lambda v: pairs_in_a_tensor_branch(v, pairs), ([2], "float32"))
