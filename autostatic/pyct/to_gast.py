@@ -1,4 +1,5 @@
-"""``ast`` -> ``gast`` in one direct recursion: the tree ``gast.ast_to_gast`` makes, 3x faster.
+"""``ast`` <-> ``gast`` in one direct recursion each: the trees ``gast.ast_to_gast`` and
+``gast.gast_to_ast`` make, 3x faster.
 
 gast converts through a generic ``NodeTransformer`` (a keyword dict and ``setattr``\\s per
 node); this builds each node's ``__dict__`` directly. gast's own special cases for this Python
@@ -7,6 +8,11 @@ are kept: ``Name`` gains ``annotation``/``type_comment``, an ``arg`` becomes a `
 ``type_params`` where Python's ``ast`` has none. Any other node gast converts specially is
 handed to gast itself, so the result is gast's for every version the project accepts
 (``tests/compiler/pyct/test_to_gast.py`` compares them on real files).
+
+``to_ast`` goes back the same way (the converter's output, to compile and to unparse): a
+``Name`` in ``Param`` context under ``arguments`` becomes an ``arg``, an ``except ... as e``
+name a string, and fields this Python's ``ast`` lacks (``type_params`` before 3.12) are
+dropped; the nodes gast converts in other special ways go to gast.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 import ast
 
 import gast
-from gast.ast3 import Ast3ToGAst
+from gast.ast3 import Ast3ToGAst, GAstToAst3
 
 _OWN = {"visit_Name", "visit_arg", "visit_ExceptHandler"}
 _TYPE_PARAMS = {"visit_FunctionDef", "visit_AsyncFunctionDef", "visit_ClassDef"}
@@ -95,3 +101,130 @@ def _kind(kind: type):
     if cls is None or name in _DELEGATED:
         return False
     return cls, kind._fields, name in _ADDS_TYPE_PARAMS
+
+
+# -- gast -> ast -------------------------------------------------------------------------------
+
+#: gast class names gast converts back with special code this module does not copy
+_DELEGATED_BACK = {
+    method[len("visit_") :]
+    for method in dir(GAstToAst3)
+    if method.startswith("visit_")
+    and method
+    not in {
+        "visit_Name",
+        "visit_arguments",
+        "visit_ExceptHandler",
+        "visit_Assign",
+        "visit_FunctionDef",
+        "visit_AsyncFunctionDef",
+        "visit_ClassDef",
+    }
+    | _GENERIC
+}
+_AST_CONTEXTS = {gast.Load: ast.Load(), gast.Store: ast.Store(), gast.Del: ast.Del()}
+_back: dict = {}  # gast class -> (ast class, fields) or False (gast converts it)
+
+
+def to_ast(node: gast.AST) -> ast.AST:
+    """The ``ast`` form of the gast ``node`` (a new tree; ``node`` is not changed)."""
+    kind = node.__class__
+    if kind is gast.Name:
+        new = ast.Name.__new__(ast.Name)
+        values = new.__dict__
+        ctx = _AST_CONTEXTS.get(node.ctx.__class__)
+        values["id"] = node.id
+        values["ctx"] = ctx if ctx is not None else to_ast(node.ctx)
+        _locate(values, node)
+        return new
+    known = _back.get(kind)
+    if known is None:
+        known = _back[kind] = _back_kind(kind)
+    if known is False:
+        return GAstToAst3().visit(node)
+    cls, fields = known
+    new = cls.__new__(cls)
+    values = new.__dict__
+    for field in fields:
+        value = getattr(node, field, _MISSING)
+        if value is _MISSING:
+            continue
+        if value.__class__ is list:
+            value = [to_ast(v) if isinstance(v, gast.AST) else v for v in value]
+        elif isinstance(value, gast.AST):
+            value = to_ast(value)
+        values[field] = value
+    if kind is gast.arguments:
+        _arguments(values, node)
+        return new
+    if kind is gast.ExceptHandler and node.name:
+        values["name"] = node.name.id
+        _locate(values, node)
+        return new
+    if kind in _LOCATED:
+        _locate(values, node)
+        return new
+    for attr in node._attributes:
+        value = getattr(node, attr, _MISSING)  # (gast's classes default the ends to None)
+        if value is not _MISSING:
+            values[attr] = value
+    return new
+
+
+#: converted with ``ast.copy_location`` by gast (the others copy every location attribute)
+_LOCATED = {
+    cls
+    for cls in (gast.Assign, gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+    if hasattr(GAstToAst3, "visit_" + cls.__name__)
+}
+
+
+def _locate(values: dict, node: gast.AST) -> None:
+    """``ast.copy_location(new, node)``: ``lineno``/``col_offset`` unless None, the ends even
+    when None (if ``node`` has them)."""
+    for attr in ("lineno", "col_offset"):
+        value = getattr(node, attr, None)
+        if value is not None:
+            values[attr] = value
+    for attr in ("end_lineno", "end_col_offset"):
+        value = getattr(node, attr, _MISSING)
+        if value is not _MISSING:
+            values[attr] = value
+
+
+def _arg(node: gast.Name | None) -> ast.arg | None:
+    if node is None:
+        return None
+    new = ast.arg.__new__(ast.arg)
+    values = new.__dict__
+    annotation = node.annotation
+    values["arg"] = node.id
+    values["annotation"] = None if annotation is None else to_ast(annotation)
+    values["type_comment"] = node.type_comment
+    _locate(values, node)
+    return new
+
+
+def _arguments(values: dict, node: gast.arguments) -> None:
+    """Parameters are ``arg`` nodes in ``ast`` (``Name`` nodes in ``Param`` context in gast)."""
+    values["posonlyargs"] = [_arg(a) for a in node.posonlyargs]
+    values["args"] = [_arg(a) for a in node.args]
+    values["vararg"] = _arg(node.vararg)
+    values["kwonlyargs"] = [_arg(a) for a in node.kwonlyargs]
+    values["kwarg"] = _arg(node.kwarg)
+
+
+def _back_kind(kind: type):
+    """(ast class, fields) for a gast class, or False: gast converts it."""
+    name = kind.__name__
+    cls = getattr(ast, name, None)
+    if cls is None or name in _DELEGATED_BACK:
+        return False
+    fields = kind._fields
+    if kind in (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef):
+        fields = tuple(f for f in fields if f in cls._fields)  # no type_params before 3.12
+    elif kind is gast.Assign:
+        fields = ("targets", "value")  # gast drops type_comment
+    elif kind is gast.arguments:
+        fields = ("kw_defaults", "defaults")  # the parameters: _arguments
+    return cls, fields

@@ -306,8 +306,9 @@ def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
     ones and ``:=`` targets). The converter's own generated functions do not count."""
     used: set[str] = set()
     rebound: set[str] = set()
-
-    def visit(node: gast.AST, inside: bool) -> None:
+    stack = [(fn, False)]  # (no recursive closure: it would be a reference cycle)
+    while stack:
+        node, inside = stack.pop()
         for child in child_nodes(node):
             scope = isinstance(child, _CLOSURES) and not anno.get(child, anno.GENERATED, False)
             if inside or scope:
@@ -317,9 +318,7 @@ def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
                     rebound.update(child.names)
                 elif isinstance(child, gast.NamedExpr) and isinstance(child.target, gast.Name):
                     rebound.add(child.target.id)
-            visit(child, inside or scope)
-
-    visit(fn, False)
+            stack.append((child, inside or scope))
     return used, rebound
 
 
@@ -367,7 +366,8 @@ def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
             inner = is_loop and id(child) not in orelse
             stack.append((child, loop_depth + 1 if inner else loop_depth))
     result = tuple(found)
-    anno.set(stmt, anno.JUMPS, result)
+    if stmt not in result:  # a jump's own answer is itself: not kept (a reference cycle)
+        anno.set(stmt, anno.JUMPS, result)
     return result
 
 
