@@ -9,7 +9,6 @@ object.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import gc
@@ -27,6 +26,7 @@ from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.to_gast import to_ast
+from autostatic.pyct.unparse import unparse
 from autostatic.transformers import PIPELINE
 from autostatic.transformers.base import Context
 from autostatic.verbosity import _settings, set_code_level, set_verbosity  # noqa: F401
@@ -54,7 +54,7 @@ _cache: weakref.WeakKeyDictionary | dict = {}
 
 def _unparse(node: gast.AST) -> str:
     with converting():
-        return ast.unparse(to_ast(node))
+        return unparse(to_ast(node))
 
 
 def convert_code(fn: types.FunctionType) -> Converted:

@@ -267,21 +267,42 @@ def bare(symbols: set[str]) -> set[str]:
 
 
 def clone(node: Any) -> Any:
-    """A deep copy of AST nodes (or lists of them); annotations are shared, not copied."""
+    """A deep copy of AST nodes (or lists of them); annotations are shared, not copied.
+    Context nodes (``Load``...) hold nothing and are shared too."""
     if isinstance(node, list):
         return [clone(n) for n in node]
-    if not isinstance(node, gast.AST):
+    if not isinstance(node, _AST):
         return node
-    new = node.__class__.__new__(node.__class__)
-    for name_ in node._fields:
-        setattr(new, name_, clone(getattr(node, name_, None)))
-    for attr in node._attributes:
-        if hasattr(node, attr):
-            setattr(new, attr, getattr(node, attr))
-    annotations = node.__dict__.get("_as_anno")
+    return _clone(node)
+
+
+def _clone(node: gast.AST) -> gast.AST:
+    kind = node.__class__
+    new = kind.__new__(kind)
+    values = new.__dict__
+    source = node.__dict__
+    for name_ in kind._fields:  # each field, None when missing
+        value = source.get(name_)
+        if value.__class__ is list:
+            value = [_clone(v) if isinstance(v, _AST) else v for v in value]
+        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+            value = _clone(value)
+        values[name_] = value
+    for attr in kind._attributes:
+        value = source.get(attr, _MISSING)
+        if value is _MISSING:  # many of gast's classes default the ends to None
+            value = getattr(kind, attr, _MISSING)
+            if value is _MISSING:
+                continue
+        values[attr] = value
+    annotations = source.get("_as_anno")
     if annotations is not None:
-        new.__dict__["_as_anno"] = dict(annotations)
+        values["_as_anno"] = dict(annotations)
     return new
+
+
+_AST, _CONTEXT = gast.AST, gast.expr_context
+_MISSING = object()
 
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
