@@ -33,7 +33,9 @@ _DELEGATED = {
 }
 #: definitions gast gives ``type_params=[]`` (Pythons whose ``ast`` has none)
 _ADDS_TYPE_PARAMS = {m[len("visit_") :] for m in _TYPE_PARAMS if hasattr(Ast3ToGAst, m)}
-_CONTEXTS = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
+#: context nodes hold nothing: one of each is shared (Python's parser shares them too)
+_CONTEXTS = {ast.Load: gast.Load(), ast.Store: gast.Store(), ast.Del: gast.Del()}
+_PARAM = gast.Param()
 _kinds: dict = {}  # ast class -> (gast class, fields, attributes, adds type_params) or None
 
 
@@ -43,7 +45,7 @@ def to_gast(node: ast.AST) -> gast.AST:
     if kind is ast.Name:
         new = _make(gast.Name, node)
         new.__dict__.update(
-            id=node.id, ctx=_CONTEXTS[node.ctx.__class__](), annotation=None, type_comment=None
+            id=node.id, ctx=_CONTEXTS[node.ctx.__class__], annotation=None, type_comment=None
         )
         return new
     if kind is ast.arg:
@@ -51,7 +53,7 @@ def to_gast(node: ast.AST) -> gast.AST:
         annotation = node.annotation
         new.__dict__.update(
             id=node.arg,
-            ctx=gast.Param(),
+            ctx=_PARAM,
             annotation=None if annotation is None else to_gast(annotation),
             type_comment=node.type_comment,
         )
@@ -71,7 +73,7 @@ def to_gast(node: ast.AST) -> gast.AST:
         if value.__class__ is list:
             value = [to_gast(v) if isinstance(v, ast.AST) else v for v in value]
         elif isinstance(value, ast.AST):
-            value = to_gast(value)
+            value = _CONTEXTS.get(value.__class__) or to_gast(value)
         values[field] = value
     if adds_type_params:
         values["type_params"] = []
@@ -129,46 +131,49 @@ _back: dict = {}  # gast class -> (ast class, fields) or False (gast converts it
 def to_ast(node: gast.AST) -> ast.AST:
     """The ``ast`` form of the gast ``node`` (a new tree; ``node`` is not changed)."""
     kind = node.__class__
+    source = node.__dict__  # (gast's classes have no defaults for fields)
     if kind is gast.Name:
         new = ast.Name.__new__(ast.Name)
-        values = new.__dict__
-        ctx = _AST_CONTEXTS.get(node.ctx.__class__)
-        values["id"] = node.id
-        values["ctx"] = ctx if ctx is not None else to_ast(node.ctx)
+        ctx = _AST_CONTEXTS.get(source["ctx"].__class__)
+        values = {"id": source["id"], "ctx": to_ast(source["ctx"]) if ctx is None else ctx}
         _locate(values, node)
+        new.__dict__ = values
         return new
     known = _back.get(kind)
     if known is None:
         known = _back[kind] = _back_kind(kind)
     if known is False:
         return GAstToAst3().visit(node)
-    cls, fields = known
+    cls, fields, attributes, special = known
     new = cls.__new__(cls)
-    values = new.__dict__
+    values = {}
     for field in fields:
-        value = getattr(node, field, _MISSING)
+        value = source.get(field, _MISSING)
         if value is _MISSING:
             continue
         if value.__class__ is list:
-            value = [to_ast(v) if isinstance(v, gast.AST) else v for v in value]
-        elif isinstance(value, gast.AST):
+            value = [to_ast(v) if isinstance(v, _GAST) else v for v in value]
+        elif isinstance(value, _GAST):
             value = to_ast(value)
         values[field] = value
-    if kind is gast.arguments:
-        _arguments(values, node)
-        return new
-    if kind is gast.ExceptHandler and node.name:
-        values["name"] = node.name.id
-        _locate(values, node)
-        return new
-    if kind in _LOCATED:
-        _locate(values, node)
-        return new
-    for attr in node._attributes:
-        value = getattr(node, attr, _MISSING)  # (gast's classes default the ends to None)
-        if value is not _MISSING:
-            values[attr] = value
+    if special:
+        if kind is gast.arguments:
+            _arguments(values, node)
+        elif kind is gast.ExceptHandler and node.name:
+            values["name"] = node.name.id
+            _locate(values, node)
+        else:
+            _locate(values, node)
+    else:
+        for attr, default in attributes:  # gast's classes default many ends to None
+            value = source.get(attr, default)
+            if value is not _MISSING:
+                values[attr] = value
+    new.__dict__ = values
     return new
+
+
+_GAST = gast.AST
 
 
 #: converted with ``ast.copy_location`` by gast (the others copy every location attribute)
@@ -182,12 +187,17 @@ _LOCATED = {
 def _locate(values: dict, node: gast.AST) -> None:
     """``ast.copy_location(new, node)``: ``lineno``/``col_offset`` unless None, the ends even
     when None (if ``node`` has them)."""
-    for attr in ("lineno", "col_offset"):
-        value = getattr(node, attr, None)
-        if value is not None:
-            values[attr] = value
+    source = node.__dict__
+    value = source.get("lineno")
+    if value is not None:
+        values["lineno"] = value
+    value = source.get("col_offset")
+    if value is not None:
+        values["col_offset"] = value
     for attr in ("end_lineno", "end_col_offset"):
-        value = getattr(node, attr, _MISSING)
+        value = source.get(attr, _MISSING)
+        if value is _MISSING:
+            value = getattr(node.__class__, attr, _MISSING)  # gast's class default
         if value is not _MISSING:
             values[attr] = value
 
@@ -196,12 +206,14 @@ def _arg(node: gast.Name | None) -> ast.arg | None:
     if node is None:
         return None
     new = ast.arg.__new__(ast.arg)
-    values = new.__dict__
     annotation = node.annotation
-    values["arg"] = node.id
-    values["annotation"] = None if annotation is None else to_ast(annotation)
-    values["type_comment"] = node.type_comment
+    values = {
+        "arg": node.id,
+        "annotation": None if annotation is None else to_ast(annotation),
+        "type_comment": node.type_comment,
+    }
     _locate(values, node)
+    new.__dict__ = values
     return new
 
 
@@ -215,7 +227,8 @@ def _arguments(values: dict, node: gast.arguments) -> None:
 
 
 def _back_kind(kind: type):
-    """(ast class, fields) for a gast class, or False: gast converts it."""
+    """(ast class, fields, (location attribute, class default), converted specially) for a
+    gast class, or False: gast converts it."""
     name = kind.__name__
     cls = getattr(ast, name, None)
     if cls is None or name in _DELEGATED_BACK:
@@ -227,4 +240,6 @@ def _back_kind(kind: type):
         fields = ("targets", "value")  # gast drops type_comment
     elif kind is gast.arguments:
         fields = ("kw_defaults", "defaults")  # the parameters: _arguments
-    return cls, fields
+    attributes = tuple((a, getattr(kind, a, _MISSING)) for a in kind._attributes)
+    special = kind in _LOCATED or kind in (gast.arguments, gast.ExceptHandler)
+    return cls, fields, attributes, special

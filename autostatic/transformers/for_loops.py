@@ -59,11 +59,11 @@ import gast
 
 from autostatic import pyct
 from autostatic.pyct import anno
-from autostatic.pyct.nodes import child_nodes, walk
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace, replace_expr
 from autostatic.transformers.base import blocks_of, clone
-from autostatic.transformers.containers import callee
+from autostatic.transformers.containers import callee, calls_in
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
 ROUTED = {"range": "convert_range", "enumerate": "convert_enumerate", "zip": "convert_zip"}
@@ -302,7 +302,7 @@ def note_body_calls(node: gast.While | gast.For) -> None:
     """Remember the calls in a loop's body while its statements are the user's (their
     rewrite adds only the converter's own calls, and one walk then serves the array and
     list checks)."""
-    anno.set(node, anno.BODY_CALLS, _calls(node.body))
+    anno.set(node, anno.BODY_CALLS, calls_in(node.body))
 
 
 def appended_lists(calls: list) -> list[str]:
@@ -382,20 +382,6 @@ def _store_names(target: gast.AST) -> list[str]:
         if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store) and sub.id not in out:
             out.append(sub.id)
     return out
-
-
-def _calls(stmts: list) -> list[gast.Call]:
-    """Calls in ``stmts``, outside nested function and class bodies."""
-    found = []
-    stack = list(reversed(stmts))  # depth-first, in source order
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _SCOPES):
-            continue
-        if isinstance(node, gast.Call):
-            found.append(node)
-        stack.extend(reversed(child_nodes(node)))
-    return found
 
 
 def analyze_new_functions(stmts: list) -> None:
