@@ -9,6 +9,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.naming import Namer
+from autostatic.pyct.nodes import _fields as _FIELDS
 from autostatic.pyct.nodes import child_nodes, node_fields, walk
 from autostatic.pyct.templates import LOAD, constant, name, replace
 
@@ -81,8 +82,12 @@ class Transformer(gast.NodeTransformer):
     def _visit_fields(self, node: gast.AST) -> gast.AST:
         """``NodeTransformer.generic_visit``, without its generators (the passes' hot loop),
         over the fields that may hold nodes (not ``ctx``: no pass rewrites a context)."""
-        for name_ in node_fields(node.__class__):
-            old = getattr(node, name_, None)
+        fields = _FIELDS.get(node.__class__)
+        if fields is None:
+            fields = node_fields(node.__class__)
+        values = node.__dict__  # (gast's classes have no defaults for fields)
+        for name_ in fields:
+            old = values.get(name_)
             if type(old) is list:
                 new_values = []
                 changed = False
@@ -115,6 +120,9 @@ class Transformer(gast.NodeTransformer):
 
     def visit_Constant(self, node: gast.Constant) -> gast.Constant:
         return node  # nothing under it (and not ``ast.NodeVisitor``'s compatibility shim)
+
+    def visit_Name(self, node: gast.Name) -> gast.AST:
+        return node if node.annotation is None else self.generic_visit(node)  # (a parameter's)
 
     @classmethod
     def has_work(cls, census) -> bool:
@@ -170,13 +178,13 @@ class Transformer(gast.NodeTransformer):
         return tmp
 
     def jst(self, attr: str) -> gast.Attribute:
-        return gast.Attribute(value=name(self.ctx.jst), attr=attr, ctx=LOAD)
+        return _node(gast.Attribute, value=name(self.ctx.jst), attr=attr, ctx=LOAD)
 
     def is_symbolic(self, value: gast.expr, negate: bool = False) -> gast.Compare:
         """``value.__class__ is <Variable>``: the ~20 ns test that picks the path."""
-        cls = gast.Attribute(value=value, attr="__class__", ctx=LOAD)
+        cls = _node(gast.Attribute, value=value, attr="__class__", ctx=LOAD)
         op = gast.IsNot() if negate else gast.Is()
-        return gast.Compare(left=cls, ops=[op], comparators=[name(self.ctx.sym)])
+        return _node(gast.Compare, left=cls, ops=[op], comparators=[name(self.ctx.sym)])
 
     def location(self, node: gast.AST) -> gast.Constant:
         """``(file, line, '')``: one constant (a tuple of constants is one node)."""
@@ -251,6 +259,13 @@ class Transformer(gast.NodeTransformer):
     def is_local(self, symbol: str) -> bool:
         info = self.ctx.info
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals
+
+
+def _node(kind: type, **fields) -> gast.AST:
+    """``kind(**fields)`` without gast's generic constructor."""
+    node = kind.__new__(kind)
+    node.__dict__.update(fields)
+    return node
 
 
 def scope_of(node: gast.AST, key: str):

@@ -43,7 +43,7 @@ import gast
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import LOAD, constant, name, replace
+from autostatic.pyct.templates import LOAD, PARAM, constant, name, replace
 from autostatic.transformers.base import Transformer, bare, clone, names_in
 from autostatic.transformers.containers import mutated_containers
 
@@ -63,7 +63,7 @@ def function_def(
             if renamed[p] in params
         ]
     args = gast.arguments(
-        args=[name(p, ctx=gast.Param(), at=origin) for p in params],
+        args=[name(p, ctx=PARAM, at=origin) for p in params],
         posonlyargs=[],
         vararg=None,
         kwonlyargs=[],
