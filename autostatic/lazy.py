@@ -457,6 +457,7 @@ def _tracing_source(original: Any) -> str:
         filename=src.filename,
         qualname=original.__qualname__,
         taken=set(getattr(original, "__globals__", {})),
+        copy=False,  # a tree of its own
     )
     return _unparse(node)
 

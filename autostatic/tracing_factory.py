@@ -43,14 +43,17 @@ def tracing_node(
     qualname: str,
     taken: set[str],
     passes: int | None = None,
+    copy: bool = True,
 ) -> tuple[gast.FunctionDef, str, str]:
     """The tracing function of ``node`` as a new node (``node`` is not changed), and the names
     its code gives the runtime module and the ``Variable`` class (``jst``, ``sym``).
 
     The tracing function has ``node``'s signature (no decorators) and the converted body. With
-    ``passes``, the body after the first ``passes`` transformers.
+    ``passes``, the body after the first ``passes`` transformers. ``copy=False``: convert
+    ``node`` itself (a tree nobody else holds), changing it.
     """
-    node = clone(node)
+    if copy:
+        node = clone(node)
     if isinstance(node, gast.Lambda):
         from autostatic.conversion import _lambda_as_def
 

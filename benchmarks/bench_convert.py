@@ -231,6 +231,7 @@ def packages_report(names) -> None:
                         filename=parsed.filename,
                         qualname=fn.__qualname__,
                         taken=set(fn.__globals__),
+                        copy=False,
                     )
                     t2 = time.perf_counter()
                     out = _unparse(node)

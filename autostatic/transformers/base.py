@@ -65,8 +65,12 @@ class Transformer(gast.NodeTransformer):
     def generic_visit(self, node: gast.AST) -> gast.AST:
         if not self.statements_only:
             return self._visit_fields(node)
-        for block_name in _BLOCKS:
-            block = getattr(node, block_name, None)
+        kind = node.__class__
+        fields = _BLOCK_FIELDS.get(kind)
+        if fields is None:
+            fields = _block_fields(kind)
+        for block_name in fields:
+            block = node.__dict__.get(block_name)
             if type(block) is not list:
                 continue
             out = []
@@ -261,6 +265,14 @@ class Transformer(gast.NodeTransformer):
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals
 
 
+def shallow(node: gast.AST) -> gast.AST:
+    """``copy.copy(node)`` (the same fields and annotations), without the copy protocol."""
+    kind = node.__class__
+    new = kind.__new__(kind)
+    new.__dict__.update(node.__dict__)
+    return new
+
+
 def _node(kind: type, **fields) -> gast.AST:
     """``kind(**fields)`` without gast's generic constructor."""
     node = kind.__new__(kind)
@@ -328,12 +340,26 @@ _CLOSURES = _SCOPES + (gast.GeneratorExp,)  # list/set/dict comprehensions run a
 
 def blocks_of(node: gast.AST) -> list:
     """The statements (and ``except``/``case`` clauses) directly in ``node``'s blocks."""
+    kind = node.__class__
+    fields = _BLOCK_FIELDS.get(kind)
+    if fields is None:
+        fields = _block_fields(kind)
     out = []
-    for block_name in _BLOCKS:
-        block = getattr(node, block_name, None)
-        if type(block) is list:
-            out.extend(block)
+    if fields:
+        values = node.__dict__
+        for block_name in fields:
+            block = values.get(block_name)
+            if type(block) is list:
+                out.extend(block)
     return out
+
+
+_BLOCK_FIELDS: dict = {}  # node class -> those of _BLOCKS among its fields
+
+
+def _block_fields(kind: type) -> tuple:
+    fields = _BLOCK_FIELDS[kind] = tuple(f for f in _BLOCKS if f in kind._fields)
+    return fields
 
 
 def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:

@@ -53,8 +53,6 @@ it rewrote, and on functions with loops that have none yet (branch functions
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
 from autostatic import pyct
@@ -62,7 +60,7 @@ from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace, replace_expr
-from autostatic.transformers.base import blocks_of, clone
+from autostatic.transformers.base import blocks_of, clone, shallow
 from autostatic.transformers.containers import callee, calls_in
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
@@ -89,7 +87,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     orelse_d, orelse_f = self.block(node.orelse)
     python_only = _python_only(_unwrap(node.iter))
     if python_only and flag is None:
-        func = copy.copy(node)
+        func = shallow(node)
         node.body, node.orelse = body_d, orelse_d
         func.body, func.orelse = body_f, orelse_f
         return [node], [func]
@@ -100,7 +98,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     checks = _init_target(self, node, it) + _list_checks(self, node)
     symbolic = [copy_location_deep(s, node) for s in checks + call]
     tail = orelse_f if ok else []
-    func_for = copy.copy(node)
+    func_for = shallow(node)
     source = node.iter if python_only else iterable
     if flag is not None:  # the rest of the items go to convert_for_loop once a break set it
         rest = _rest_of_loop(self, node, call, flag, ok)
