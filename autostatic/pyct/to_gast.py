@@ -132,18 +132,27 @@ def to_ast(node: gast.AST) -> ast.AST:
     """The ``ast`` form of the gast ``node`` (a new tree; ``node`` is not changed)."""
     kind = node.__class__
     source = node.__dict__  # (gast's classes have no defaults for fields)
-    if kind is gast.Name:
+    if kind is gast.Name:  # (a third of the nodes: ``_locate`` inline)
         new = ast.Name.__new__(ast.Name)
         ctx = _AST_CONTEXTS.get(source["ctx"].__class__)
         values = {"id": source["id"], "ctx": to_ast(source["ctx"]) if ctx is None else ctx}
-        _locate(values, node)
+        value = source.get("lineno")
+        if value is not None:
+            values["lineno"] = value
+        value = source.get("col_offset")
+        if value is not None:
+            values["col_offset"] = value
+        values["end_lineno"] = source.get("end_lineno")  # (gast's class default: None)
+        values["end_col_offset"] = source.get("end_col_offset")
         new.__dict__ = values
         return new
     known = _back.get(kind)
     if known is None:
         known = _back[kind] = _back_kind(kind)
-    if known is False:
-        return GAstToAst3().visit(node)
+    if known.__class__ is not tuple:
+        if known is False:
+            return GAstToAst3().visit(node)
+        return known  # an operator: nothing in it, one shared (as Python's parser does)
     cls, fields, attributes, special = known
     new = cls.__new__(cls)
     values = {}
@@ -233,6 +242,8 @@ def _back_kind(kind: type):
     cls = getattr(ast, name, None)
     if cls is None or name in _DELEGATED_BACK:
         return False
+    if not kind._fields and not kind._attributes and not cls._fields and not cls._attributes:
+        return cls()  # an operator (``+``, ``not``, ``is``...) or a context
     fields = kind._fields
     if kind in (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef):
         fields = tuple(f for f in fields if f in cls._fields)  # no type_params before 3.12
