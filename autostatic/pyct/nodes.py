@@ -44,8 +44,21 @@ def walk(node: gast.AST) -> list:
     """``node`` and every node under it, parents first (``ast.walk``'s set of nodes as a list;
     context nodes left out)."""
     out = [node]
+    append = out.append
     i = 0
-    while i < len(out):
-        out.extend(child_nodes(out[i]))
+    while i < len(out):  # (``child_nodes`` inline)
+        sub = out[i]
         i += 1
+        fields = _fields.get(sub.__class__)
+        if fields is None:
+            fields = node_fields(sub.__class__)
+        values = sub.__dict__
+        for field in fields:
+            value = values.get(field)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, _AST):
+                        append(item)
+            elif isinstance(value, _AST):
+                append(value)
     return out
