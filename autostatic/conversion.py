@@ -9,7 +9,6 @@ object.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import gc
@@ -22,10 +21,12 @@ from dataclasses import dataclass
 import gast
 
 from autostatic import pyct
-from autostatic.pyct import parser
+from autostatic.pyct import anno, parser
 from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
 from autostatic.pyct.nodes import walk
+from autostatic.pyct.to_gast import to_ast
+from autostatic.pyct.unparse import unparse
 from autostatic.transformers import PIPELINE
 from autostatic.transformers.base import Context
 from autostatic.verbosity import _settings, set_code_level, set_verbosity  # noqa: F401
@@ -53,7 +54,7 @@ _cache: weakref.WeakKeyDictionary | dict = {}
 
 def _unparse(node: gast.AST) -> str:
     with converting():
-        return ast.unparse(gast.gast_to_ast(node))
+        return unparse(to_ast(node))
 
 
 def convert_code(fn: types.FunctionType) -> Converted:
@@ -136,28 +137,49 @@ def converting(limit: int = 20000):
 def _transform(node, namer, filename, jst, sym, qualname, passes, census):
     ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym, census=census)
     stages = []
+    analyzed = []
     level = _settings["code_level"]
-    for i, transformer in enumerate(PIPELINE[:passes], start=1):
-        if transformer.needs_analysis and ctx.info is None:  # after the lowering passes
-            ctx.info = _analyze(node, census.closures)
-        if transformer.has_work(census):
-            node = transformer.transform(node, ctx)
-        if level and (i == level or level >= len(PIPELINE) and i == len(PIPELINE)):
-            print(f"# autostatic: {qualname or node.name} after {transformer.__name__}")
-            print(_unparse(node))
-        stages.append(transformer.__name__)
+    try:
+        for i, transformer in enumerate(PIPELINE[:passes], start=1):
+            if transformer.needs_analysis and ctx.info is None:  # after the lowering passes
+                ctx.info = _analyze(node, census.closures, analyzed)
+            if transformer.has_work(census):
+                node = transformer.transform(node, ctx)
+            if level and (i == level or level >= len(PIPELINE) and i == len(PIPELINE)):
+                print(f"# autostatic: {qualname or node.name} after {transformer.__name__}")
+                print(_unparse(node))
+            stages.append(transformer.__name__)
+    finally:
+        _release(analyzed)
     return node, stages
 
 
-def _analyze(node: gast.FunctionDef, nested: bool = True):
-    """The analysis of ``node``, and of its nested functions when it may have some."""
+def _analyze(node: gast.FunctionDef, nested: bool, analyzed: list):
+    """The analysis of ``node``, and of its nested functions when it may have some (each
+    analyzed function is added to ``analyzed``)."""
     info = pyct.analyze(node)
+    analyzed.append(node)
     if not nested:
         return info
     for sub in walk(node):  # nested functions get their own analysis
         if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
             pyct.analyze(sub)
+            analyzed.append(sub)
     return info
+
+
+def _release(analyzed: list) -> None:
+    """Drop the analyses of converted functions: the control-flow graph and the function's
+    annotation are reference cycles (a node's ``next`` and ``prev``, the info and its node),
+    which would leave the whole tree to the cyclic garbage collector; without them the tree
+    is freed as soon as nobody holds it."""
+    for node in analyzed:
+        info = anno.get(node, anno.FUNCTION_INFO, None)
+        if info is not None:
+            if info.graph is not None:
+                info.graph.release()
+                info.graph = None
+            anno.delete(node, anno.FUNCTION_INFO)
 
 
 def _lambda_as_def(node: gast.Lambda) -> gast.FunctionDef:

@@ -310,11 +310,12 @@ def _plain_factory(node, filename, qualname, freevars, flags) -> types.CodeType:
     import gast
 
     from autostatic.conversion import _lambda_as_def
+    from autostatic.pyct.to_gast import to_ast
     from autostatic.tracing_factory import compile_factory
 
     if isinstance(node, gast.Lambda):
         node = _lambda_as_def(node)
-    fdef = gast.gast_to_ast(node)
+    fdef = to_ast(node)
     fdef.decorator_list = []
     return compile_factory(
         fdef, "__jst_unused__", "__jst_unused_Variable__", filename=filename,
@@ -373,6 +374,7 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
 
     from autostatic.conversion import _lambda_as_def
     from autostatic.pyct import parser
+    from autostatic.pyct.to_gast import to_ast
     from autostatic.tracing_factory import factory_module
 
     src = parser.parse_function(fn)
@@ -383,7 +385,7 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
     for name in (ENTRY_ALIAS, ENTRY_SELF):
         if name in names or name in original.co_freevars:
             raise ValueError(f"{fn.__qualname__} uses the name {name!r}")
-    fdef = gast.gast_to_ast(_lambda_as_def(node) if isinstance(node, gast.Lambda) else node)
+    fdef = to_ast(_lambda_as_def(node) if isinstance(node, gast.Lambda) else node)
     fdef.name = "__autostatic_entry__"  # its own name stays the module's global in its body
     fdef.decorator_list = []
     constant = not original.co_freevars and CONST_ALIAS not in original.co_consts
@@ -437,19 +439,26 @@ def _find(code: types.CodeType, name: str) -> types.CodeType:
 
 def tracing_source(fn: Any) -> str:
     """The source of ``fn``'s tracing function (converted now; nothing is cached)."""
+    from autostatic.conversion import converting
+
+    original = getattr(fn, "__autostatic_original__", fn)
+    with converting():  # the trees are made and dropped inside: nothing left to collect
+        return _tracing_source(original)
+
+
+def _tracing_source(original: Any) -> str:
+    from autostatic.conversion import _unparse
     from autostatic.pyct import parser
     from autostatic.tracing_factory import tracing_node
 
-    original = getattr(fn, "__autostatic_original__", fn)
     src = parser.parse_function(original)
     node, _, _ = tracing_node(
         src.node,
         filename=src.filename,
         qualname=original.__qualname__,
         taken=set(getattr(original, "__globals__", {})),
+        copy=False,  # a tree of its own
     )
-    from autostatic.conversion import _unparse
-
     return _unparse(node)
 
 

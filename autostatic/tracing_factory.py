@@ -26,6 +26,7 @@ import gast
 from autostatic.conversion import converting, transform_function
 from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
+from autostatic.pyct.to_gast import to_ast
 from autostatic.transformers.base import clone
 
 __all__ = ["tracing_factory", "tracing_node"]
@@ -42,14 +43,17 @@ def tracing_node(
     qualname: str,
     taken: set[str],
     passes: int | None = None,
+    copy: bool = True,
 ) -> tuple[gast.FunctionDef, str, str]:
     """The tracing function of ``node`` as a new node (``node`` is not changed), and the names
     its code gives the runtime module and the ``Variable`` class (``jst``, ``sym``).
 
     The tracing function has ``node``'s signature (no decorators) and the converted body. With
-    ``passes``, the body after the first ``passes`` transformers.
+    ``passes``, the body after the first ``passes`` transformers. ``copy=False``: convert
+    ``node`` itself (a tree nobody else holds), changing it.
     """
-    node = clone(node)
+    if copy:
+        node = clone(node)
     if isinstance(node, gast.Lambda):
         from autostatic.conversion import _lambda_as_def
 
@@ -228,12 +232,17 @@ def tracing_factory(
     defaults and annotations: its caller passes every argument),
     body = the converted (dual-path) body, compiled at the user's file and lines."""
     with converting():  # deeply nested code: gast -> ast and compile recurse too
-        fdef, jst, sym = tracing_node(
-            node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
-        )
-        _bare_signature(fdef)
-        tree = gast.gast_to_ast(fdef)
-        _hide_from_locals(tree, (jst, sym))
-        return compile_factory(
-            tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
-        )
+        # the trees are made and dropped inside (freed before the collector runs again)
+        return _factory_code(node, filename, qualname, freevars, flags, taken)
+
+
+def _factory_code(node, filename, qualname, freevars, flags, taken) -> types.CodeType:
+    fdef, jst, sym = tracing_node(
+        node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
+    )
+    _bare_signature(fdef)
+    tree = to_ast(fdef)
+    _hide_from_locals(tree, (jst, sym))
+    return compile_factory(
+        tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
+    )

@@ -1,6 +1,9 @@
 """Converter costs: conversion time per function, and converted vs original on Python values.
 
     python benchmarks/bench_convert.py [--size]   (--size: conversion time and size only)
+    python benchmarks/bench_convert.py --packages [name ...]
+        (``lazy.tracing_source`` of every function of some installed packages: the slowest,
+        the total, and where the time goes: parsing, converting, unparsing, collecting)
 
 Goals (issues 4 and 13): converting a 50-line function with nested control flow in under
 5 ms; any function's converted code at most 4x its lines (non-blank) and converted in at most
@@ -148,7 +151,120 @@ def workload(fn):
     return run
 
 
+PACKAGES = ("inflect", "pyparsing", "dateutil", "packaging", "more_itertools", "toolz", "attr")
+
+
+def package_functions(names):
+    """(qualified name, function) of every function defined in the packages ``names`` that
+    are installed (their modules, and the methods of their classes), each code object once."""
+    import importlib
+    import pkgutil
+    import warnings
+
+    warnings.simplefilter("ignore")
+    found = []
+    for name_ in names:
+        try:
+            module = importlib.import_module(name_)
+        except ImportError:
+            print(f"  ({name_} is not installed)")
+            continue
+        modules = [module]
+        if hasattr(module, "__path__"):
+            for info in pkgutil.walk_packages(module.__path__, name_ + "."):
+                try:
+                    modules.append(importlib.import_module(info.name))
+                except Exception:
+                    pass
+        seen = set()
+        for m in modules:
+            for obj in list(vars(m).values()):
+                candidates = [obj]
+                if inspect.isclass(obj):
+                    candidates = [getattr(v, "__func__", v) for v in vars(obj).values()]
+                for fn in candidates:
+                    if (
+                        inspect.isfunction(fn)
+                        and fn.__module__ == m.__name__
+                        and fn.__code__ not in seen
+                    ):
+                        seen.add(fn.__code__)
+                        found.append((f"{m.__name__}.{fn.__qualname__}", fn))
+    return found
+
+
+def packages_report(names) -> None:
+    """``lazy.tracing_source`` of every package function: times (ms) per function and per stage
+    (parse, convert, unparse; garbage collection is counted apart, wherever it ran)."""
+    import gc
+
+    from autostatic.conversion import _unparse, converting
+    from autostatic.pyct import parser
+    from autostatic.tracing_factory import tracing_node
+
+    collecting = [0.0]
+    started = [0.0]
+
+    def on_gc(phase, info):
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            collecting[0] += time.perf_counter() - started[0]
+
+    rows, failed = [], 0
+    stages = [0.0, 0.0, 0.0]
+    gc.callbacks.append(on_gc)
+    try:
+        for qualname, fn in package_functions(names):
+            try:
+                src = inspect.getsource(fn)
+            except Exception:
+                continue
+            gc_before = collecting[0]
+            t0 = time.perf_counter()
+            try:  # what lazy.tracing_source does, timed by stage
+                with converting():
+                    parsed = parser.parse_function(fn)
+                    t1 = time.perf_counter()
+                    node, _, _ = tracing_node(
+                        parsed.node,
+                        filename=parsed.filename,
+                        qualname=fn.__qualname__,
+                        taken=set(fn.__globals__),
+                        copy=False,
+                    )
+                    t2 = time.perf_counter()
+                    out = _unparse(node)
+                    del node, parsed
+            except Exception:
+                failed += 1
+                continue
+            t3 = time.perf_counter()
+            stages[0] += t1 - t0
+            stages[1] += t2 - t1
+            stages[2] += t3 - t2
+            ms = (t3 - t0) * 1e3
+            gc_ms = (collecting[0] - gc_before) * 1e3
+            rows.append((ms, qualname, nonblank(src), nonblank(out), gc_ms))
+    finally:
+        gc.callbacks.remove(on_gc)
+    total = sum(r[0] for r in rows)
+    print(
+        f"{len(rows)} functions ({failed} failed): total {total / 1e3:.2f} s = parse "
+        f"{stages[0]:.2f} + convert {stages[1]:.2f} + unparse {stages[2]:.2f} s "
+        f"(of which garbage collection {collecting[0]:.2f} s); "
+        f"median {statistics.median(r[0] for r in rows):.2f} ms"
+    )
+    print(f"  over 50 ms: {sum(r[0] > 50 for r in rows)}; slowest:")
+    for ms, qualname, src, out, gc_ms in sorted(rows, reverse=True)[:10]:
+        print(f"  {qualname[:58]:58s} {src:4d} -> {out:4d} lines {ms:7.1f} ms (gc {gc_ms:5.1f})")
+
+
 def main() -> None:
+    if "--packages" in sys.argv[1:]:
+        names = [a for a in sys.argv[1:] if not a.startswith("--")]
+        packages_report(names or PACKAGES)
+        return
     from tests.programs import PROGRAMS
 
     print(

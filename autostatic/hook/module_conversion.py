@@ -22,7 +22,7 @@ import gast  # convert_tree only; ``instrument`` needs the standard library alon
 from autostatic.hook.entry import SOURCE
 from autostatic.hook.names import free_name, names_used
 from autostatic.pyct.naming import Namer
-from autostatic.pyct.to_gast import to_gast
+from autostatic.pyct.to_gast import to_ast, to_gast
 
 JST = "_jst"
 #: A dunder name: code that walks its module's namespace for callables (toolz.curried builds
@@ -169,7 +169,7 @@ def convert_tree(
         }
         for owner, index, lineno, col in failed:
             owner[index] = originals[(lineno, col)]
-    module = gast.gast_to_ast(tree)
+    module = to_ast(tree)
     at = _insert_at(tree)
     line = module.body[at].lineno if at < len(module.body) else 1
     imports = _alias_imports(jst, sym, line)

@@ -54,6 +54,7 @@ CAPTURED = "captured"  # user function: names its closures use (see transformers
 JUMPS = "jumps"  # statement: (first jump leaving it, first return/yield/await in it), a cache
 BODY_CALLS = "body_calls"  # While/For: the calls in its body as the user wrote it (a cache)
 MUTATED = "mutated"  # statement: the names it changes in place (xs.append, d[k] = v), a cache
+CALLS = "calls"  # statement: the calls in it (nested function bodies aside), a cache
 PYTHON_IF = "python_if"  # If the converter made whose test is always a Python value
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
 #   (a for body's own guard: the break flag)

@@ -37,13 +37,17 @@ class Census:
         chained = closures = yields = False
         for node in walk(fn):
             kind = node.__class__
-            if kind is gast.Name:
+            if kind is gast.Name:  # (the most common node: neither a closure nor a def)
                 names.add(node.id)
                 if node.ctx.__class__ is not gast.Load:
                     bound.add(node.id)
-            elif kind is gast.Attribute:
+                continue
+            if kind is gast.Attribute:
                 attrs.add(node.attr)
-            elif kind is gast.Compare:
+                continue
+            if kind is gast.Constant:
+                continue
+            if kind is gast.Compare:
                 chained = chained or len(node.ops) > 1
             elif kind is gast.Yield or kind is gast.YieldFrom or kind is gast.Await:
                 yields = True

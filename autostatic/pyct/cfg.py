@@ -161,6 +161,15 @@ class Graph:
             raise KeyError(f"{len(found)} nodes of kind {kind!r} for {ast_node!r}")
         return found[0]
 
+    def release(self) -> None:
+        """Unlink the nodes (their edges point both ways: reference cycles), so the graph and
+        the statements it holds are freed without the cyclic garbage collector."""
+        for n in self.nodes:
+            n.next = n.prev = n.partial = None
+        self.nodes = []
+        self.stmts = {}
+        self._by_ast = self._adjacency = None
+
     def __repr__(self) -> str:
         lines = [f"Graph({getattr(self.func, 'name', '<lambda>')})"]
         for n in self.nodes:

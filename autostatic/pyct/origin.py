@@ -6,7 +6,8 @@ from typing import Any
 
 import gast
 
-from autostatic.pyct.nodes import child_nodes
+from autostatic.pyct.nodes import _fields as _FIELDS
+from autostatic.pyct.nodes import node_fields
 
 
 def copy_location_deep(node: Any, origin: Any) -> Any:
@@ -28,11 +29,21 @@ def copy_location_deep(node: Any, origin: Any) -> Any:
             values["col_offset"] = values["end_col_offset"] = col
         if kind is _CONSTANT or (kind is _NAME and values.get("annotation") is None):
             continue  # a leaf: nothing under it
-        stack.extend(child_nodes(sub))
+        fields = _FIELDS.get(kind)
+        if fields is None:
+            fields = node_fields(kind)
+        for field in fields:  # the children (``child_nodes`` inline; any order will do)
+            value = values.get(field)
+            if value.__class__ is list:
+                for item in value:
+                    if isinstance(item, _AST):
+                        stack.append(item)
+            elif isinstance(value, _AST):
+                stack.append(value)
     return node
 
 
-_NAME, _CONSTANT = gast.Name, gast.Constant
+_NAME, _CONSTANT, _AST = gast.Name, gast.Constant, gast.AST
 
 
 def location(node: Any, filename: str) -> tuple[str, int, str]:

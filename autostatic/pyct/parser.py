@@ -136,7 +136,8 @@ def _by_indentation(code: types.CodeType) -> tuple[str, int, ast.Module] | None:
     while end < len(lines):
         line = lines[end]
         text = line.lstrip(" \t")
-        if text and text[0] not in "#\r\n" and len(line) - len(text) <= indent:
+        if text and text[0] not in "#)]}\r\n" and len(line) - len(text) <= indent:
+            # (a closing bracket continues a line: ``) -> str:`` of a long signature)
             if not in_decorators or text[0] not in "@da":
                 break
             in_decorators = text[0] == "@"

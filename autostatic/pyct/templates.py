@@ -102,7 +102,7 @@ def replace_expr(template: str, origin: Any = None, **replacements: Any) -> gast
 
 _Name = gast.Name
 #: the context nodes generated code shares (they hold nothing; Python's parser shares them too)
-LOAD, STORE = gast.Load(), gast.Store()
+LOAD, STORE, PARAM = gast.Load(), gast.Store(), gast.Param()
 
 
 def name(id: str, store: bool = False, ctx: Any = None, at: Any = None) -> gast.Name:
@@ -122,9 +122,14 @@ def name(id: str, store: bool = False, ctx: Any = None, at: Any = None) -> gast.
 
 
 def tuple_of(names: list[str], store: bool = False) -> gast.Tuple:
-    ctx = gast.Store() if store else gast.Load()
+    ctx = STORE if store else LOAD
     return gast.Tuple(elts=[name(n, store) for n in names], ctx=ctx)
 
 
+_Constant = gast.Constant
+
+
 def constant(value: Any) -> gast.Constant:
-    return gast.Constant(value=value, kind=None)
+    node = _Constant.__new__(_Constant)  # ``gast.Constant(...)`` without its constructor
+    node.__dict__.update(value=value, kind=None)
+    return node

@@ -9,6 +9,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.naming import Namer
+from autostatic.pyct.nodes import _fields as _FIELDS
 from autostatic.pyct.nodes import child_nodes, node_fields, walk
 from autostatic.pyct.templates import LOAD, constant, name, replace
 
@@ -64,8 +65,12 @@ class Transformer(gast.NodeTransformer):
     def generic_visit(self, node: gast.AST) -> gast.AST:
         if not self.statements_only:
             return self._visit_fields(node)
-        for block_name in _BLOCKS:
-            block = getattr(node, block_name, None)
+        kind = node.__class__
+        fields = _BLOCK_FIELDS.get(kind)
+        if fields is None:
+            fields = _block_fields(kind)
+        for block_name in fields:
+            block = node.__dict__.get(block_name)
             if type(block) is not list:
                 continue
             out = []
@@ -81,8 +86,12 @@ class Transformer(gast.NodeTransformer):
     def _visit_fields(self, node: gast.AST) -> gast.AST:
         """``NodeTransformer.generic_visit``, without its generators (the passes' hot loop),
         over the fields that may hold nodes (not ``ctx``: no pass rewrites a context)."""
-        for name_ in node_fields(node.__class__):
-            old = getattr(node, name_, None)
+        fields = _FIELDS.get(node.__class__)
+        if fields is None:
+            fields = node_fields(node.__class__)
+        values = node.__dict__  # (gast's classes have no defaults for fields)
+        for name_ in fields:
+            old = values.get(name_)
             if type(old) is list:
                 new_values = []
                 changed = False
@@ -115,6 +124,9 @@ class Transformer(gast.NodeTransformer):
 
     def visit_Constant(self, node: gast.Constant) -> gast.Constant:
         return node  # nothing under it (and not ``ast.NodeVisitor``'s compatibility shim)
+
+    def visit_Name(self, node: gast.Name) -> gast.AST:
+        return node if node.annotation is None else self.generic_visit(node)  # (a parameter's)
 
     @classmethod
     def has_work(cls, census) -> bool:
@@ -170,13 +182,13 @@ class Transformer(gast.NodeTransformer):
         return tmp
 
     def jst(self, attr: str) -> gast.Attribute:
-        return gast.Attribute(value=name(self.ctx.jst), attr=attr, ctx=LOAD)
+        return _node(gast.Attribute, value=name(self.ctx.jst), attr=attr, ctx=LOAD)
 
     def is_symbolic(self, value: gast.expr, negate: bool = False) -> gast.Compare:
         """``value.__class__ is <Variable>``: the ~20 ns test that picks the path."""
-        cls = gast.Attribute(value=value, attr="__class__", ctx=LOAD)
+        cls = _node(gast.Attribute, value=value, attr="__class__", ctx=LOAD)
         op = gast.IsNot() if negate else gast.Is()
-        return gast.Compare(left=cls, ops=[op], comparators=[name(self.ctx.sym)])
+        return _node(gast.Compare, left=cls, ops=[op], comparators=[name(self.ctx.sym)])
 
     def location(self, node: gast.AST) -> gast.Constant:
         """``(file, line, '')``: one constant (a tuple of constants is one node)."""
@@ -268,6 +280,21 @@ class Transformer(gast.NodeTransformer):
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals
 
 
+def shallow(node: gast.AST) -> gast.AST:
+    """``copy.copy(node)`` (the same fields and annotations), without the copy protocol."""
+    kind = node.__class__
+    new = kind.__new__(kind)
+    new.__dict__.update(node.__dict__)
+    return new
+
+
+def _node(kind: type, **fields) -> gast.AST:
+    """``kind(**fields)`` without gast's generic constructor."""
+    node = kind.__new__(kind)
+    node.__dict__.update(fields)
+    return node
+
+
 def scope_of(node: gast.AST, key: str):
     return anno.get(node, key, None)
 
@@ -282,21 +309,42 @@ def bare(symbols: set[str]) -> set[str]:
 
 
 def clone(node: Any) -> Any:
-    """A deep copy of AST nodes (or lists of them); annotations are shared, not copied."""
+    """A deep copy of AST nodes (or lists of them); annotations are shared, not copied.
+    Context nodes (``Load``...) hold nothing and are shared too."""
     if isinstance(node, list):
         return [clone(n) for n in node]
-    if not isinstance(node, gast.AST):
+    if not isinstance(node, _AST):
         return node
-    new = node.__class__.__new__(node.__class__)
-    for name_ in node._fields:
-        setattr(new, name_, clone(getattr(node, name_, None)))
-    for attr in node._attributes:
-        if hasattr(node, attr):
-            setattr(new, attr, getattr(node, attr))
-    annotations = node.__dict__.get("_as_anno")
+    return _clone(node)
+
+
+def _clone(node: gast.AST) -> gast.AST:
+    kind = node.__class__
+    new = kind.__new__(kind)
+    values = new.__dict__
+    source = node.__dict__
+    for name_ in kind._fields:  # each field, None when missing
+        value = source.get(name_)
+        if value.__class__ is list:
+            value = [_clone(v) if isinstance(v, _AST) else v for v in value]
+        elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
+            value = _clone(value)
+        values[name_] = value
+    for attr in kind._attributes:
+        value = source.get(attr, _MISSING)
+        if value is _MISSING:  # many of gast's classes default the ends to None
+            value = getattr(kind, attr, _MISSING)
+            if value is _MISSING:
+                continue
+        values[attr] = value
+    annotations = source.get("_as_anno")
     if annotations is not None:
-        new.__dict__["_as_anno"] = dict(annotations)
+        values["_as_anno"] = dict(annotations)
     return new
+
+
+_AST, _CONTEXT = gast.AST, gast.expr_context
+_MISSING = object()
 
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
@@ -307,12 +355,26 @@ _CLOSURES = _SCOPES + (gast.GeneratorExp,)  # list/set/dict comprehensions run a
 
 def blocks_of(node: gast.AST) -> list:
     """The statements (and ``except``/``case`` clauses) directly in ``node``'s blocks."""
+    kind = node.__class__
+    fields = _BLOCK_FIELDS.get(kind)
+    if fields is None:
+        fields = _block_fields(kind)
     out = []
-    for block_name in _BLOCKS:
-        block = getattr(node, block_name, None)
-        if type(block) is list:
-            out.extend(block)
+    if fields:
+        values = node.__dict__
+        for block_name in fields:
+            block = values.get(block_name)
+            if type(block) is list:
+                out.extend(block)
     return out
+
+
+_BLOCK_FIELDS: dict = {}  # node class -> those of _BLOCKS among its fields
+
+
+def _block_fields(kind: type) -> tuple:
+    fields = _BLOCK_FIELDS[kind] = tuple(f for f in _BLOCKS if f in kind._fields)
+    return fields
 
 
 def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
@@ -321,8 +383,9 @@ def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
     ones and ``:=`` targets). The converter's own generated functions do not count."""
     used: set[str] = set()
     rebound: set[str] = set()
-
-    def visit(node: gast.AST, inside: bool) -> None:
+    stack = [(fn, False)]  # (no recursive closure: it would be a reference cycle)
+    while stack:
+        node, inside = stack.pop()
         for child in child_nodes(node):
             scope = isinstance(child, _CLOSURES) and not anno.get(child, anno.GENERATED, False)
             if inside or scope:
@@ -332,9 +395,7 @@ def captured_names(fn: gast.AST) -> tuple[set[str], set[str]]:
                     rebound.update(child.names)
                 elif isinstance(child, gast.NamedExpr) and isinstance(child.target, gast.Name):
                     rebound.add(child.target.id)
-            visit(child, inside or scope)
-
-    visit(fn, False)
+            stack.append((child, inside or scope))
     return used, rebound
 
 
@@ -382,7 +443,8 @@ def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
             inner = is_loop and id(child) not in orelse
             stack.append((child, loop_depth + 1 if inner else loop_depth))
     result = tuple(found)
-    anno.set(stmt, anno.JUMPS, result)
+    if stmt not in result:  # a jump's own answer is itself: not kept (a reference cycle)
+        anno.set(stmt, anno.JUMPS, result)
     return result
 
 

@@ -49,9 +49,26 @@ def mutated_containers(stmts: list) -> list[str]:
 
 def _mutated_by(stmt: gast.AST) -> tuple:
     known = anno.get(stmt, anno.MUTATED, None)
-    if known is not None:
-        return known
+    if known is None:
+        known = _walk(stmt)[0]
+    return known
+
+
+def calls_in(stmts: list) -> list[gast.Call]:
+    """The calls in ``stmts`` (outside nested function and class bodies), depth-first in
+    source order. Each statement's calls are remembered on it with its names changed in
+    place: one walk of its expressions serves both, and nested statements are walked once."""
+    found: list[gast.Call] = []
+    for stmt in stmts:
+        known = anno.get(stmt, anno.CALLS, None)
+        found.extend(_walk(stmt)[1] if known is None else known)
+    return found
+
+
+def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
+    """(names ``stmt`` changes in place, the calls in it), remembered on it."""
     found: list[str] = []
+    calls: list[gast.Call] = []
 
     def note(target: gast.AST) -> None:
         if isinstance(target, gast.Name) and target.id not in found:
@@ -63,11 +80,17 @@ def _mutated_by(stmt: gast.AST) -> tuple:
         if isinstance(node, _SCOPES):
             continue
         if node is not stmt and isinstance(node, (gast.stmt, gast.ExceptHandler)):
-            found.extend(n for n in _mutated_by(node) if n not in found)
+            names = anno.get(node, anno.MUTATED, None)
+            inner = anno.get(node, anno.CALLS, None)
+            if names is None or inner is None:
+                names, inner = _walk(node)
+            found.extend(n for n in names if n not in found)
+            calls.extend(inner)
             continue
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
             note(node.value)
         elif isinstance(node, gast.Call):
+            calls.append(node)
             func = callee(node)
             if isinstance(func, gast.Attribute) and func.attr in MUTATORS:
                 note(func.value)
@@ -76,6 +99,7 @@ def _mutated_by(stmt: gast.AST) -> tuple:
         children = child_nodes(node)
         children.reverse()
         stack.extend(children)
-    result = tuple(found)
-    anno.set(stmt, anno.MUTATED, result)
+    result = tuple(found), tuple(calls)
+    anno.set(stmt, anno.MUTATED, result[0])
+    anno.set(stmt, anno.CALLS, result[1])
     return result

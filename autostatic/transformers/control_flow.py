@@ -27,12 +27,10 @@ hands each builder the dual and functional forms of the statement's blocks.
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
 from autostatic.pyct import anno
-from autostatic.transformers.base import _BLOCKS, Transformer, docstring
+from autostatic.transformers.base import _BLOCKS, Transformer, docstring, shallow
 
 
 class ControlFlowTransformer(Transformer):
@@ -121,7 +119,7 @@ class ControlFlowTransformer(Transformer):
         protects = isinstance(stmt, (gast.Try, gast.TryStar, gast.With, gast.AsyncWith))
         self.protected += protects
         try:
-            copy_ = copy.copy(stmt) if functional else None
+            copy_ = shallow(stmt) if functional else None
             for field in _BLOCKS:
                 block = getattr(stmt, field, None)
                 if type(block) is not list:
@@ -129,7 +127,7 @@ class ControlFlowTransformer(Transformer):
                 if field in ("handlers", "cases"):
                     duals, funcs = [], []
                     for clause in block:
-                        d_clause, f_clause = copy.copy(clause), copy.copy(clause)
+                        d_clause, f_clause = shallow(clause), shallow(clause)
                         d_clause.body, f_clause.body = self.block(clause.body, functional)
                         f_clause.body = f_clause.body or _pass(clause.body)  # never empty: a body
                         duals.append(d_clause)

@@ -76,6 +76,25 @@ def _has_return(node: gast.AST) -> bool:
     return any(type(n) is gast.Return for n in _own_statements(node))
 
 
+def _returns_in(stmts: list) -> dict:
+    """``{id(s): (s, _has_return(s))}`` for ``stmts`` and every statement of their blocks
+    (nested scopes skipped), in one walk: children before parents (asking each statement on
+    its own walks an ``elif`` chain once per link)."""
+    order = []
+    stack = [s for s in stmts if not isinstance(s, _SCOPES)]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        stack.extend(s for s in blocks_of(node) if not isinstance(s, _SCOPES))
+    facts: dict = {}
+    for node in reversed(order):  # (a parent comes before its children in ``order``)
+        found = type(node) is gast.Return or any(
+            facts[id(s)][1] for s in blocks_of(node) if not isinstance(s, _SCOPES)
+        )
+        facts[id(node)] = (node, found)
+    return facts
+
+
 def _needs_lowering(fn: gast.FunctionDef, yields: bool = True) -> bool:
     """A ``return`` below the top level, in a function that is not a generator or coroutine
     and has no ``return`` in a ``finally`` (one walk over the function; over its statements
@@ -96,23 +115,34 @@ def _needs_lowering(fn: gast.FunctionDef, yields: bool = True) -> bool:
     return nested
 
 
-def _exits(stmts: list) -> bool:
+def _exits(stmts: list, memo: dict | None = None) -> bool:
     """Whether ``stmts`` never fall through: they end in ``return``/``raise``, or in an
-    ``if`` both of whose branches never fall through."""
+    ``if`` both of whose branches never fall through. ``memo``: the answers for ``if``s
+    (``{id: (node, answer)}``; an ``elif`` chain is walked once, not once per link)."""
     if not stmts:
         return False
     last = stmts[-1]
     if isinstance(last, (gast.Return, gast.Raise)):
         return True
-    return isinstance(last, gast.If) and _exits(last.body) and _exits(last.orelse)
+    if not isinstance(last, gast.If):
+        return False
+    known = memo.get(id(last)) if memo is not None else None
+    if known is not None and known[0] is last:
+        return known[1]
+    answer = _exits(last.body, memo) and _exits(last.orelse, memo)
+    if memo is not None:
+        memo[id(last)] = (last, answer)
+    return answer
 
 
-def _absorb(stmt: gast.If, rest: list) -> list:
+def _absorb(stmt: gast.If, rest: list, memo: dict | None = None) -> list:
     """Move the statements after ``stmt`` into the branch that falls through when the other
     never does (``if c: return a`` then ``rest`` is ``if c: return a else: rest``): no flag
     test guards ``rest``, so an early return costs one converted statement, not two. Returns
     what is left after ``stmt`` (nothing, or ``rest`` when it cannot move)."""
-    body_exits, else_exits = _exits(stmt.body), _exits(stmt.orelse)
+    body_exits, else_exits = _exits(stmt.body, memo), _exits(stmt.orelse, memo)
+    if memo is not None:
+        memo.pop(id(stmt), None)  # its branches change now (it is not asked again)
     if body_exits and else_exits:
         return []  # unreachable
     if body_exits:
@@ -157,7 +187,10 @@ class ReturnTransformer(Transformer):
         self.value = self.ctx.namer.new(RETURN_VALUE)
         implicit = gast.copy_location(gast.Return(value=None), node.body[-1])
         ends = [] if _never_ends(node.body[-1]) else [implicit]
+        self._returns = _returns_in(node.body + ends)  # asked before each is lowered
+        self._exit_memo = {}  # (an if is asked about only before it changes)
         body = self._block(node.body + ends, in_loop=False)
+        self._returns, self._exit_memo = {}, {}
         head = replace(
             "flag = False\nvalue = jst.UNDEFINED",
             node.body[0],
@@ -177,11 +210,11 @@ class ReturnTransformer(Transformer):
             if isinstance(stmt, gast.Return):
                 out += self._return(stmt, in_loop)
                 return out  # the rest is unreachable
-            if isinstance(stmt, _SCOPES) or not _has_return(stmt):
+            if isinstance(stmt, _SCOPES) or not self._has_return(stmt):
                 out.append(stmt)
                 continue
             rest = stmts[i + 1 :]
-            if isinstance(stmt, gast.If) and rest and not _absorb(stmt, rest):
+            if isinstance(stmt, gast.If) and rest and not _absorb(stmt, rest, self._exit_memo):
                 out.append(self._lower(stmt, in_loop))
                 return out  # the rest moved into the branch that falls through
             out.append(self._lower(stmt, in_loop))
@@ -212,6 +245,15 @@ class ReturnTransformer(Transformer):
             and type(stmt.test.operand) is gast.Name
             and stmt.test.operand.id == self.flag
         )
+
+    _returns: dict = {}
+    _exit_memo: dict = {}
+
+    def _has_return(self, stmt: gast.stmt) -> bool:
+        known = self._returns.get(id(stmt))
+        if known is not None and known[0] is stmt:
+            return known[1]
+        return _has_return(stmt)  # a statement made since
 
     def _return(self, node: gast.Return, in_loop: bool) -> list:
         value = node.value if node.value is not None else gast.Constant(value=None, kind=None)

@@ -57,17 +57,15 @@ it rewrote, and on functions with loops that have none yet (branch functions
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
 from autostatic import pyct
 from autostatic.pyct import anno
-from autostatic.pyct.nodes import child_nodes, walk
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name, replace, replace_expr
-from autostatic.transformers.base import blocks_of, clone
-from autostatic.transformers.containers import callee
+from autostatic.transformers.base import blocks_of, clone, shallow
+from autostatic.transformers.containers import callee, calls_in
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
 ROUTED = {"range": "convert_range", "enumerate": "convert_enumerate", "zip": "convert_zip"}
@@ -93,7 +91,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     orelse_d, orelse_f = self.block(node.orelse)
     python_only = _python_only(_unwrap(node.iter))
     if python_only and flag is None:
-        func = copy.copy(node)
+        func = shallow(node)
         node.body, node.orelse = body_d, orelse_d
         func.body, func.orelse = body_f, orelse_f
         return [node], [func]
@@ -104,7 +102,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     checks = _init_target(self, node, it) + _list_checks(self, node)
     symbolic = [copy_location_deep(s, node) for s in checks + call]
     tail = orelse_f if ok else []
-    func_for = copy.copy(node)
+    func_for = shallow(node)
     source = node.iter if python_only else iterable
     one_call = ok and not checks and len(call) == 1  # no inputs read before the iterable
     if flag is not None and one_call and not (python_only or node.orelse or _target_slot(call[0])):
@@ -343,7 +341,7 @@ def note_body_calls(node: gast.While | gast.For) -> None:
     """Remember the calls in a loop's body while its statements are the user's (their
     rewrite adds only the converter's own calls, and one walk then serves the array and
     list checks)."""
-    anno.set(node, anno.BODY_CALLS, _calls(node.body))
+    anno.set(node, anno.BODY_CALLS, calls_in(node.body))
 
 
 def appended_lists(calls: list) -> list[str]:
@@ -423,20 +421,6 @@ def _store_names(target: gast.AST) -> list[str]:
         if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store) and sub.id not in out:
             out.append(sub.id)
     return out
-
-
-def _calls(stmts: list) -> list[gast.Call]:
-    """Calls in ``stmts``, outside nested function and class bodies."""
-    found = []
-    stack = list(reversed(stmts))  # depth-first, in source order
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _SCOPES):
-            continue
-        if isinstance(node, gast.Call):
-            found.append(node)
-        stack.extend(reversed(child_nodes(node)))
-    return found
 
 
 def analyze_new_functions(stmts: list) -> None:

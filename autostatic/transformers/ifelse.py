@@ -36,15 +36,13 @@ not passed at all (they read the cell).
 
 from __future__ import annotations
 
-import copy
-
 import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import LOAD, constant, name, replace
-from autostatic.transformers.base import Transformer, bare, clone, names_in
+from autostatic.pyct.templates import LOAD, PARAM, constant, name, replace
+from autostatic.transformers.base import Transformer, bare, clone, names_in, shallow
 from autostatic.transformers.containers import mutated_containers
 
 
@@ -63,7 +61,7 @@ def function_def(
             if renamed[p] in params
         ]
     args = gast.arguments(
-        args=[name(p, ctx=gast.Param(), at=origin) for p in params],
+        args=[name(p, ctx=PARAM, at=origin) for p in params],
         posonlyargs=[],
         vararg=None,
         kwonlyargs=[],
@@ -197,8 +195,8 @@ def _test_inline(symbolic: list, pred: str, test: gast.expr) -> list:
             and isinstance(call.args[0], gast.Name)
             and call.args[0].id == pred
         ):
-            stmt = copy.copy(stmt)
-            stmt.value = copy.copy(call)
+            stmt = shallow(stmt)
+            stmt.value = shallow(call)
             stmt.value.args = [test] + call.args[1:]
         out.append(stmt)
     return out

@@ -1,4 +1,5 @@
-"""``to_gast`` makes exactly the tree ``gast.ast_to_gast`` makes (fields, contexts, locations)."""
+"""``to_gast`` makes exactly the tree ``gast.ast_to_gast`` makes (fields, contexts, locations),
+and ``to_ast`` the tree ``gast.gast_to_ast`` makes."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import textwrap
 import gast
 import pytest
 
-from autostatic.pyct.to_gast import to_gast
+from autostatic.pyct.to_gast import to_ast, to_gast
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 STDLIB = os.path.dirname(ast.__file__)
@@ -93,7 +94,14 @@ EVERY_SYNTAX = textwrap.dedent(
 
 def _same(tree: ast.AST) -> None:
     expected = gast.dump(gast.ast_to_gast(tree), include_attributes=True)
-    assert gast.dump(to_gast(tree), include_attributes=True) == expected
+    new = to_gast(tree)
+    assert gast.dump(new, include_attributes=True) == expected
+    _same_back(new)
+
+
+def _same_back(tree: gast.AST) -> None:
+    expected = ast.dump(gast.gast_to_ast(tree), include_attributes=True)
+    assert ast.dump(to_ast(tree), include_attributes=True) == expected
 
 
 def test_every_syntax():
@@ -126,3 +134,24 @@ def test_the_source_tree_is_left_as_it_was():
     before = ast.dump(tree, include_attributes=True)
     to_gast(tree)
     assert ast.dump(tree, include_attributes=True) == before
+
+
+def test_converted_functions_go_back_as_gast_takes_them():
+    """The converter's own nodes (made from templates and by hand) too."""
+    from autostatic.pyct import parser
+    from autostatic.tracing_factory import tracing_node
+    from tests.programs import PROGRAMS
+
+    for fn in PROGRAMS:
+        src = parser.parse_function(fn)
+        node, _, _ = tracing_node(
+            src.node, filename=src.filename, qualname=fn.__qualname__, taken=set()
+        )
+        _same_back(node)
+
+
+def test_gast_tree_is_left_as_it_was():
+    tree = to_gast(ast.parse(EVERY_SYNTAX))
+    before = gast.dump(tree, include_attributes=True)
+    to_ast(tree)
+    assert gast.dump(tree, include_attributes=True) == before
