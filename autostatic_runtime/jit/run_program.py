@@ -344,13 +344,27 @@ class _TrainProgram:
         first = seeds[0] if seeds else (saved[0] if saved else None)
         backend = backends.backend_of(first) if first is not None else backends.current_backend()
         if saved and type(saved[0]) is _Precomputed:
-            if one:  # what the fused step computed: the caller's own copies
-                return self._gradients(saved[0].fn.to_host(saved[0].grads))
+            if one:  # what the fused step computed
+                return self._gradients(self._handout(saved[0]))
             # another seed: the split forward again on the same values, then its backward
             arrays = [t._data for t in ins[:n_in]]
             forward = self._forward_fn(backend)
             saved = forward(dict(scope), *arrays)[len(runner.outputs) :]
         return self._gradients(self._backward_fn(backend)(scope, *saved, *seeds))
+
+    def _handout(self, pre: _Precomputed) -> tuple:
+        """The fused step's gradients as host arrays: the caller's own copies for inputs,
+        read-only views of the computed arrays for parameters (leaves: autograd adds them
+        into ``.grad``, or copies a read-only one before the user gets it), so a step
+        copies no parameter gradient only to add it to the zeros ``clear_grad`` left."""
+        params = self.runner.param_tensors
+        n_in = len(self.runner.inputs)
+        copy = [
+            i < n_in or params[i - n_in]._node is not None
+            for i, n in enumerate(self.grad_names)
+            if n is not None
+        ]
+        return pre.fn.to_host(pre.grads, copy)
 
     def _gradients(self, results: tuple) -> tuple:
         """One Tensor (or None) per input and parameter, from the computed gradients."""
