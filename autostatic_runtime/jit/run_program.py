@@ -18,10 +18,11 @@ program whose one differentiable output is a scalar (a loss) and that writes no 
 is run as a *fused step* once ``FUSE_AFTER`` forwards in a row were followed by their
 ``backward()`` with a seed of one: the forward also computes the gradients (the gradient ops
 appended to block 0 of another clone, seeded with ones), which the Node keeps as device
-arrays and its backward hands out as the caller's own host arrays. A backward with another
-seed runs the split forward again on the Node's inputs, then the split backward (so the
-fused step is only for programs without random ops); a forward without a backward switches
-back to the split forward until backwards follow again.
+arrays and its backward hands out as host arrays (read-only views for parameters, which
+autograd adds into ``.grad`` or copies; the caller's own copies for inputs). A backward
+with another seed runs the split forward again on the Node's inputs, then the split
+backward (so the fused step is only for programs without random ops); a forward without a
+backward switches back to the split forward until backwards follow again.
 
 Persistable variables the program writes (batch-norm running statistics) are copied back
 into their eager tensors after each run, as an eager forward would have updated them.

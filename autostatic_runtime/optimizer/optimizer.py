@@ -387,15 +387,22 @@ def _regularizer(weight_decay: Any) -> Any:
     )
 
 
+# bytes from which an update's result is worth aligning: below, the aligned buffer costs more
+# (~5 µs) than XLA's copy of an unaligned array
+ALIGN_FROM = 1 << 16
+
+
 def descend(value: Any, step: Any, scale: Any = None) -> Any:
     """``value - step * scale`` (``value - step`` without a scale): a parameter's new value,
-    a new array. NumPy arrays of one shape and dtype are computed into a 64-byte aligned
-    buffer (``numpy_backend.aligned_empty``), in two passes without a temporary: a
-    ``to_static(backend="xla")`` training step then passes the parameters an eager update
-    just wrote to XLA without copying them. Same values as the expression."""
+    a new array. NumPy arrays of one shape and dtype, of ``ALIGN_FROM`` bytes or more, are
+    computed into a 64-byte aligned buffer (``numpy_backend.aligned_empty``), in two passes
+    without a temporary: a ``to_static(backend="xla")`` training step then passes the
+    parameters an eager update just wrote to XLA without copying them. Same values as the
+    expression."""
     if (
         type(value) is np.ndarray
         and type(step) is np.ndarray
+        and value.nbytes >= ALIGN_FROM
         and value.dtype == step.dtype
         and value.shape == step.shape
         and (scale is None or type(scale) is float or type(scale) is int)  # weak: keeps dtype
