@@ -304,9 +304,30 @@ def backward(tensors, grad_tensors=None, retain_graph: bool = False) -> None:
         if g is None:
             continue
         if leaf._hooks:
-            g = _apply_hooks(leaf._hooks, g)
-        g = g.detach()
-        leaf.grad = g if leaf.grad is None else (leaf.grad + g).detach()
+            g = _apply_hooks(leaf._hooks, _owned(g))
+        if leaf.grad is None:
+            leaf.grad = _owned(g.detach())
+        else:
+            leaf.grad = _accumulate(leaf.grad, g)
+
+
+def _owned(g: Tensor) -> Tensor:
+    """``g``, or a copy of it when its array is read-only (a zero-copy view of a compiled
+    function's result, a broadcast view): a gradient handed to the user is theirs to change."""
+    flags = getattr(g._data, "flags", None)
+    if flags is not None and not getattr(flags, "writeable", True):
+        return Tensor._rebuild(g._data.copy(), None, 0)
+    return g
+
+
+def _accumulate(old: Tensor, g: Tensor) -> Tensor:
+    """``old + g`` as a new detached tensor; arrays of one type, dtype and shape (not 0-d:
+    NumPy gives a scalar for those) are added directly (what the ``add`` op's kernel does,
+    without its dispatch)."""
+    a, b = old._data, g._data
+    if type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape != ():
+        return Tensor._rebuild(a + b, None, 0)
+    return (old + g).detach()
 
 
 def grad(
@@ -348,6 +369,6 @@ def grad(
                 "allow_unused=True to get None for it"
             )
         if g is not None and not create_graph:
-            g = g.detach()
+            g = _owned(g.detach())
         result.append(g)
     return result

@@ -229,9 +229,10 @@ class Tensor(TensorLike):
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Reset ``.grad``: to zeros (Paddle's default) or to None."""
         if self.grad is not None and set_to_zero:
-            from autostatic_runtime.creation import zeros_like
+            from autostatic_runtime.backends import backend_of
 
-            self.grad = zeros_like(self.grad)
+            g = self.grad._data  # straight from the backend: no op dispatch, no fill pass
+            self.grad = Tensor._rebuild(backend_of(g).ns.zeros(g.shape, dtype=g.dtype), None, 0)
         else:
             self.grad = None
 

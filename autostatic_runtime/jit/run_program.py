@@ -18,10 +18,11 @@ program whose one differentiable output is a scalar (a loss) and that writes no 
 is run as a *fused step* once ``FUSE_AFTER`` forwards in a row were followed by their
 ``backward()`` with a seed of one: the forward also computes the gradients (the gradient ops
 appended to block 0 of another clone, seeded with ones), which the Node keeps as device
-arrays and its backward hands out as the caller's own host arrays. A backward with another
-seed runs the split forward again on the Node's inputs, then the split backward (so the
-fused step is only for programs without random ops); a forward without a backward switches
-back to the split forward until backwards follow again.
+arrays and its backward hands out as host arrays (read-only views for parameters, which
+autograd adds into ``.grad`` or copies; the caller's own copies for inputs). A backward
+with another seed runs the split forward again on the Node's inputs, then the split
+backward (so the fused step is only for programs without random ops); a forward without a
+backward switches back to the split forward until backwards follow again.
 
 Persistable variables the program writes (batch-norm running statistics) are copied back
 into their eager tensors after each run, as an eager forward would have updated them.
@@ -344,13 +345,27 @@ class _TrainProgram:
         first = seeds[0] if seeds else (saved[0] if saved else None)
         backend = backends.backend_of(first) if first is not None else backends.current_backend()
         if saved and type(saved[0]) is _Precomputed:
-            if one:  # what the fused step computed: the caller's own copies
-                return self._gradients(saved[0].fn.to_host(saved[0].grads))
+            if one:  # what the fused step computed
+                return self._gradients(self._handout(saved[0]))
             # another seed: the split forward again on the same values, then its backward
             arrays = [t._data for t in ins[:n_in]]
             forward = self._forward_fn(backend)
             saved = forward(dict(scope), *arrays)[len(runner.outputs) :]
         return self._gradients(self._backward_fn(backend)(scope, *saved, *seeds))
+
+    def _handout(self, pre: _Precomputed) -> tuple:
+        """The fused step's gradients as host arrays: the caller's own copies for inputs,
+        read-only views of the computed arrays for parameters (leaves: autograd adds them
+        into ``.grad``, or copies a read-only one before the user gets it), so a step
+        copies no parameter gradient only to add it to the zeros ``clear_grad`` left."""
+        params = self.runner.param_tensors
+        n_in = len(self.runner.inputs)
+        copy = [
+            i < n_in or params[i - n_in]._node is not None
+            for i, n in enumerate(self.grad_names)
+            if n is not None
+        ]
+        return pre.fn.to_host(pre.grads, copy)
 
     def _gradients(self, results: tuple) -> tuple:
         """One Tensor (or None) per input and parameter, from the computed gradients."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autostatic_runtime.optimizer.optimizer import Optimizer
+from autostatic_runtime.optimizer.optimizer import Optimizer, descend
 from autostatic_runtime.optimizer.static_update import xp_of
 from autostatic_runtime.tensor import Tensor
 
@@ -106,7 +106,7 @@ class Adam(Optimizer):
         denom += eps * correction
         step = m / denom
         step *= lr * correction / (1.0 - b1p)
-        param._data = param._data - step
+        param._data = descend(param._data, step)
 
 
 class AdamW(Adam):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autostatic_runtime.optimizer.optimizer import Optimizer
+from autostatic_runtime.optimizer.optimizer import Optimizer, descend
 
 __all__ = ["Momentum"]
 
@@ -65,4 +65,4 @@ class Momentum(Optimizer):
             step += grad
         else:
             step = velocity
-        param._data = param._data - step * lr
+        param._data = descend(param._data, step, lr)

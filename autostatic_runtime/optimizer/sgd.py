@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autostatic_runtime.optimizer.optimizer import Optimizer
+from autostatic_runtime.optimizer.optimizer import Optimizer, descend
 
 __all__ = ["SGD"]
 
@@ -31,4 +31,4 @@ class SGD(Optimizer):
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
 
     def _update(self, param, grad, lr, group):
-        param._data = param._data - grad * lr
+        param._data = descend(param._data, grad, lr)

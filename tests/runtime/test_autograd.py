@@ -161,3 +161,50 @@ def test_graph_memory_is_released_with_the_output():
     del y
     gc.collect()
     assert ref() is None
+
+
+def test_a_read_only_gradient_becomes_a_writable_grad_of_its_own():
+    """A leaf's gradient whose array is read-only (here from a hook; a compiled program's
+    zero-copy results are such) is copied before it becomes ``.grad``: the user may write
+    into ``.grad``, and the array behind the gradient is left alone."""
+    frozen = np.full((2, 3), 4.0, "float32")
+    frozen.flags.writeable = False
+    x = rt.to_tensor(np.ones((2, 3), "float32"), stop_gradient=False)
+    x.register_hook(lambda g: rt.Tensor._rebuild(frozen, None, 0))
+    (x * 3.0).sum().backward()
+    got = x.grad.numpy()
+    assert got.flags.writeable and not np.shares_memory(got, frozen)
+    got[...] = 0.0
+    np.testing.assert_array_equal(frozen, 4.0)
+    (x * 3.0).sum().backward()  # accumulated: a new array, the old one left as it was
+    np.testing.assert_array_equal(x.grad.numpy(), 4.0)
+    np.testing.assert_array_equal(got, 0.0)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_accumulated_gradients_are_new_arrays_with_the_add_ops_values(shape):
+    x = rt.to_tensor(np.full(shape, 2.0, "float32"), stop_gradient=False)
+    (x * x).sum().backward()
+    first = x.grad
+    kept = first.numpy().copy()
+    (x * 5.0).sum().backward()
+    assert x.grad is not first
+    np.testing.assert_array_equal(first.numpy(), kept)
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(shape, 9.0, "float32"))
+    assert x.grad.dtype == first.dtype and x.grad.shape == list(shape)
+    x.grad = rt.to_tensor(np.ones(shape, "float64"))  # another dtype: promoted, as `+` does
+    (x * 5.0).sum().backward()
+    assert x.grad.dtype == rt.float64
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(shape, 6.0))
+
+
+def test_clear_grad_sets_new_writable_zeros_and_leaves_the_old_gradient_alone():
+    x = rt.to_tensor(np.ones((2, 3), "float16"), stop_gradient=False)
+    (x * 3.0).sum().backward()
+    old = x.grad.numpy()
+    x.clear_grad()
+    assert x.grad.dtype == rt.float16 and x.grad.shape == [2, 3] and x.grad.stop_gradient
+    zeros = x.grad.numpy()
+    np.testing.assert_array_equal(zeros, 0.0)
+    assert zeros.flags.writeable and not np.shares_memory(zeros, old)
+    np.testing.assert_array_equal(old, 3.0)

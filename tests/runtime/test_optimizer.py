@@ -545,3 +545,79 @@ def test_tiny_regression_trains_to_low_loss(make):
         opt.step()
         opt.clear_grad()
     assert float(loss) < 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(), (3,), (7, 5), (0, 4), (160, 130)])
+def test_descend_equals_the_expression_in_a_new_array_aligned_when_large(dtype, shape):
+    from autostatic_runtime.optimizer.optimizer import ALIGN_FROM, descend
+
+    rng = np.random.default_rng(3)
+    value = rng.normal(size=shape).astype(dtype)
+    step = rng.normal(size=shape).astype(dtype)
+    for scale, want in ((0.1, value - step * 0.1), (2, value - step * 2), (None, value - step)):
+        got = descend(value, step, scale)
+        assert type(got) is type(want)  # a NumPy scalar for 0-d arrays, as the expression
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)  # the same roundings, bit for bit
+        if got.nbytes >= ALIGN_FROM:
+            assert got.flags.writeable and got.flags.c_contiguous
+            assert not np.shares_memory(got, value) and not np.shares_memory(got, step)
+            assert got.ctypes.data % 64 == 0
+
+
+def test_descend_keeps_numpy_promotion_where_it_cannot_take_the_aligned_path():
+    from autostatic_runtime.optimizer.optimizer import descend
+
+    value = np.ones(3, "float32")
+    # a NumPy float64 scale is not weak: the expression gives float64, and so does descend
+    got = descend(value, np.ones(3, "float32"), np.float64(0.5))
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, value - np.ones(3, "float32") * np.float64(0.5))
+    got = descend(value, np.ones(3, "float64"), 0.5)  # mixed dtypes: promoted as NumPy does
+    assert got.dtype == np.float64
+    got = descend(value, np.ones((2, 3), "float32"), 0.5)  # broadcast
+    assert got.shape == (2, 3)
+
+
+def _plain(value, step, scale=None):
+    return value - step if scale is None else value - step * scale
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: rt.optimizer.SGD(0.1, parameters=ps),
+    lambda ps: rt.optimizer.Momentum(0.1, parameters=ps, use_nesterov=True),
+    lambda ps: rt.optimizer.Adam(0.1, parameters=ps),
+], ids=["sgd", "momentum", "adam"])  # fmt: skip
+def test_updated_parameters_are_new_aligned_arrays_the_user_may_write(make, monkeypatch):
+    """An update rebinds the parameter to a new array (an array taken before keeps its
+    values), 64-byte aligned on NumPy and writable, with the values of the plain expression
+    ``p - step * lr``."""
+    from autostatic_runtime.optimizer import adam, momentum, sgd
+
+    rng = np.random.default_rng(5)
+    start = rng.normal(size=(160, 130)).astype("float32")  # large enough to be aligned
+    grads = [rng.normal(size=(160, 130)).astype("float32") for _ in range(3)]
+
+    def run(check):
+        w = Parameter(start.copy())
+        opt = make([w])
+        for g in grads:
+            before = w.numpy()
+            kept = before.copy()
+            w.grad = rt.to_tensor(g.copy())
+            opt.step()
+            np.testing.assert_array_equal(before, kept)
+            after = w.numpy()
+            assert after.dtype == np.float32 and after.flags.writeable
+            if check:
+                assert after.ctypes.data % 64 == 0
+            after[0, 0] = 5.0  # the user's to change: the next update starts from it
+        return w.numpy()
+
+    got = run(check=True)
+    with monkeypatch.context() as m:
+        for module in (sgd, momentum, adam):
+            m.setattr(module, "descend", _plain)
+        want = run(check=False)
+    np.testing.assert_array_equal(got, want)

@@ -434,3 +434,74 @@ def test_inference_calls_go_through_the_lean_call_and_see_parameter_updates():
             net.weight.set_value(new)
             static_net.weight.set_value(new)
         assert calls == [1, 1, 1]
+
+
+def test_fused_steps_give_the_default_executors_gradients_as_arrays_the_user_owns():
+    """Fused steps hand out parameter gradients without copying them (views that autograd
+    adds into ``.grad``): ``.grad`` is still the user's own writable array, equal to the
+    default executor's, through accumulation without ``clear_grad``, ``clear_grad(False)``
+    (a gradient stored as it is), ``rt.grad``, a parameter hook changing its argument in
+    place and gradients changed in place before the update."""
+    from autostatic_runtime.jit.run_program import FUSE_AFTER
+
+    rt.seed(21)
+    base = LossNet(BranchNet())
+    nets = [autostatic.to_static(copy.deepcopy(base), backend=b) for b in (None, "xla")]
+    opts = [rt.optimizer.SGD(0.05, parameters=n.parameters()) for n in nets]
+    rng = np.random.default_rng(22)
+    x = rt.to_tensor(rng.normal(size=(5, 8)).astype("float32"))
+    label = rt.to_tensor(rng.integers(0, 3, 5))
+
+    def grads(net):
+        return [None if p.grad is None else p.grad.numpy() for p in net.parameters()]
+
+    def same(got, want):
+        for g, w in zip(got, want, strict=True):
+            assert (g is None) == (w is None)
+            if g is not None:
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+    def owned(net):
+        arrays = [g for g in grads(net) if g is not None]
+        for a in arrays:
+            assert a.flags.writeable
+            assert not any(np.shares_memory(a, b) for b in arrays if b is not a)
+
+    def each(action):
+        return [action(net, opt) for net, opt in zip(nets, opts)]
+
+    def step(net, opt, backwards=1, zero=True, scale_in_place=None):
+        for _ in range(backwards):  # more than one: accumulated into .grad
+            net(x, label).backward()
+        if scale_in_place is not None:
+            for g in grads(net):
+                g *= scale_in_place
+        opt.step()
+        opt.clear_grad(zero)
+
+    with no_fallback():
+        for _ in range(FUSE_AFTER + 2):
+            each(step)
+        assert _fused_functions(nets[1])
+        each(lambda net, opt: step(net, opt, backwards=2))
+        each(lambda net, opt: step(net, opt, zero=False))  # .grad None before the next
+        each(lambda net, opt: net(x, label).backward())  # stored as it is: a copy
+        same(*each(lambda net, opt: grads(net)))
+        owned(nets[1])
+        each(lambda net, opt: step(net, opt, scale_in_place=0.5))
+        got, want = each(lambda net, opt: rt.grad(net(x, label), list(net.parameters())))
+        for g in got:
+            assert g.numpy().flags.writeable
+        same([g.numpy() for g in got], [w.numpy() for w in want])
+
+        def double(g):
+            g.numpy()[...] *= 2.0  # in place: the hook's argument is its to change
+
+        for net in nets:
+            net.inner.fc2.weight.register_hook(double)
+        each(step)
+        each(lambda net, opt: net(x, label).backward())
+        same(*each(lambda net, opt: grads(net)))
+        owned(nets[1])
+    for p, q in zip(*(net.parameters() for net in nets), strict=True):
+        np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)

@@ -340,10 +340,13 @@ class XlaFunction:
         function that fell back says False, see ``fallback``)."""
         return self._python is None and self._random
 
-    def to_host(self, values: tuple) -> tuple:
+    def to_host(self, values: tuple, copy: list | None = None) -> tuple:
         """Results kept as device arrays (``device_results_from``) as the caller's own host
-        arrays, as the call would have returned them."""
-        return tuple([self._result(v) for v in values])
+        arrays, as the call would have returned them; where ``copy`` says False, as the host
+        view of the device array instead (read-only on NumPy: no copy on JAX's CPU device)."""
+        if copy is None:
+            return tuple([self._result(v) for v in values])
+        return tuple([self._result(v) if c else self._host_array(v) for v, c in zip(values, copy)])
 
     def _result(self, value: Any) -> Any:
         """A result for the caller: a writable host array of its own, as the default
