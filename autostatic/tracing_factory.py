@@ -26,6 +26,7 @@ import gast
 from autostatic.conversion import converting, transform_function
 from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.to_gast import to_ast
 from autostatic.transformers.base import clone
 
@@ -125,8 +126,13 @@ class _HiddenLocals(ast.NodeTransformer):
 def _hide_from_locals(fdef: ast.FunctionDef, hidden: tuple) -> None:
     """``locals()``/``vars()`` in the tracing function must not list the factory's parameters
     (free variables of the tracing function): filter them out where they are called."""
-    if any(isinstance(n, ast.Name) and n.id in ("locals", "vars") for n in ast.walk(fdef)):
-        _HiddenLocals(hidden).visit(fdef)
+    _HiddenLocals(hidden).visit(fdef)
+
+
+def _names_locals(node: gast.AST) -> bool:
+    """Whether the user's function names ``locals`` or ``vars`` (converted code calls
+    neither by name: one walk of the user's tree, not of the larger converted one)."""
+    return any(type(n) is gast.Name and n.id in ("locals", "vars") for n in walk(node))
 
 
 def mangling_class(qualname: str) -> str | None:
@@ -237,12 +243,14 @@ def tracing_factory(
 
 
 def _factory_code(node, filename, qualname, freevars, flags, taken) -> types.CodeType:
+    names_locals = _names_locals(node)
     fdef, jst, sym = tracing_node(
         node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
     )
     _bare_signature(fdef)
     tree = to_ast(fdef)
-    _hide_from_locals(tree, (jst, sym))
+    if names_locals:
+        _hide_from_locals(tree, (jst, sym))
     return compile_factory(
         tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
     )
