@@ -54,13 +54,19 @@ def warm(fn, *args):
     assert sf.program_cache.tensor_call is not None
 
 
-def test_the_tensor_call_runs_from_the_third_call_and_gives_fresh_results():
-    rt.seed(0)
+def twin_nets():
+    """An eager ``Net`` and an XLA to_static one with the same weights, both in eval mode."""
     eager = Net()
     eager.eval()
     static_net = autostatic.to_static(Net(), backend="xla")
     static_net.set_state_dict(eager.state_dict())
     static_net.eval()
+    return eager, static_net
+
+
+def test_the_tensor_call_runs_from_the_third_call_and_gives_fresh_results():
+    rt.seed(0)
+    eager, static_net = twin_nets()
     x = data()
     with no_fallback(), rt.no_grad():
         warm(static_net, x)
@@ -77,11 +83,7 @@ def test_the_tensor_call_runs_from_the_third_call_and_gives_fresh_results():
 
 
 def test_parameters_set_or_changed_in_place_between_calls_are_seen():
-    eager = Net()
-    eager.eval()
-    static_net = autostatic.to_static(Net(), backend="xla")
-    static_net.set_state_dict(eager.state_dict())
-    static_net.eval()
+    eager, static_net = twin_nets()
     x = data()
     with no_fallback(), rt.no_grad():
         warm(static_net, x)
@@ -97,11 +99,7 @@ def test_parameters_set_or_changed_in_place_between_calls_are_seen():
 
 def test_what_the_tensor_call_does_not_take_goes_the_generic_way():
     rt.seed(1)
-    eager = Net()
-    static_net = autostatic.to_static(Net(), backend="xla")
-    static_net.set_state_dict(eager.state_dict())
-    eager.eval()
-    static_net.eval()
+    eager, static_net = twin_nets()
     x = data()
     with no_fallback():
         with rt.no_grad():
