@@ -195,15 +195,7 @@ def tensor_call(
         args.insert(0, "*plan[1]")
     if fn._random:
         args.insert(0, "call_key()")
-    lines += [
-        "    token = x64_on()",
-        "    try:",
-        f"        outs = fn._jitted({', '.join(args)})",
-        "    except Replan:",
-        "        return MISS",
-        "    finally:",
-        "        x64_off(token)",
-    ]
+    lines += _jitted_call(args, "MISS")
     results = [f"rebuild(array(outs[{i}]), None, 0)" for i in range(len(fn.results))]
     if finish is None:
         (result,) = results
@@ -283,19 +275,25 @@ def _call_lines(fn: Any, args: list[str], slow: str) -> list[str]:
         call_args.insert(0, "*plan[1]")
     if fn._random:
         call_args.insert(0, "call_key()")
-    lines += [
-        "    token = x64_on()",
-        "    try:",
-        f"        outs = fn._jitted({', '.join(call_args)})",
-        "    except Replan:",
-        f"        return {slow}",
-        "    finally:",
-        "        x64_off(token)",
-    ]
+    lines += _jitted_call(call_args, slow)
     if fn.writes:
         n = len(fn.results)
         lines.append(f"    store(scope, outs[{n}:], {'plan' if fn.reads else 'fn._plan'})")
     return lines
+
+
+def _jitted_call(args: list[str], miss: str) -> list[str]:
+    """The generated lines that call the jitted function with x64 on (``miss`` returned when
+    it asks to plan again)."""
+    return [
+        "    token = x64_on()",
+        "    try:",
+        f"        outs = fn._jitted({', '.join(args)})",
+        "    except Replan:",
+        f"        return {miss}",
+        "    finally:",
+        "        x64_off(token)",
+    ]
 
 
 def _define(lines: list[str], ns: dict) -> Callable:
