@@ -247,19 +247,49 @@ class _Symbolic:
         return iter(())
 
 
-def python_items(value: Any) -> Any:
+class _Stoppable:
+    """The items of a Python ``for`` whose body ends with an inner loop left by the same
+    flag: that loop's ``hand_over`` sets ``stopped``, and this loop takes no further item."""
+
+    __slots__ = ("items", "stopped")
+
+    def __init__(self, items: Any):
+        self.items, self.stopped = items, False
+
+    def __iter__(self):
+        for item in self.items:
+            yield item
+            if self.stopped:
+                return
+
+
+def python_items(value: Any, stoppable: bool = False) -> Any:
     """``iter(value)`` for the Python form of a ``for`` left by a flag (``break``, ``return``),
-    or no items when ``value`` is symbolic (``is_symbolic_iterable``), for ``hand_over``."""
-    return _Symbolic(value) if is_symbolic_iterable(value) else iter(value)
+    or no items when ``value`` is symbolic (``is_symbolic_iterable``), for ``hand_over``;
+    ``stoppable``: items an inner loop's ``hand_over`` can end (``_Stoppable``)."""
+    if is_symbolic_iterable(value):
+        return _Symbolic(value)
+    return _Stoppable(iter(value)) if stoppable else iter(value)
 
 
-def hand_over(items: Any, flag: Any) -> Any:
+def hand_over(items: Any, flag: Any, outer: _Stoppable | None = None) -> Any:
     """What ``convert_for_loop`` steps after the Python form of a ``for`` (``python_items``):
     the symbolic iterable itself; the other items after a tensor ``break`` or ``return`` (a
-    symbolic ``flag``); None when the Python loop was the whole loop."""
-    if items.__class__ is _Symbolic:
-        return items.iterable
-    return items if flag.__class__ is Variable else None
+    symbolic ``flag``), or after an inner loop stopped them with the flag not set by Python;
+    None when the Python loop was the whole loop. The ``outer`` loop's items stop once the
+    flag is set or this loop is handed over (the rest of the outer loop is then stepped by
+    its own ``hand_over``)."""
+    cls = items.__class__
+    if cls is _Symbolic:
+        rest = items.iterable
+    elif cls is _Stoppable:
+        handed = flag.__class__ is Variable or (items.stopped and flag is not True)
+        rest = items.items if handed else None
+    else:
+        rest = items if flag.__class__ is Variable else None
+    if outer is not None and (rest is not None or flag is not False):
+        outer.stopped = True
+    return rest
 
 
 def loop_continues(broke: Any, index: Any, length: Any) -> Any:

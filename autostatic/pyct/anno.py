@@ -58,6 +58,7 @@ CALLS = "calls"  # statement: the calls in it (nested function bodies aside), a 
 PYTHON_IF = "python_if"  # If the converter made whose test is always a Python value
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
 #   (a for body's own guard: the break flag)
+HAND_OVER = "hand_over"  # the hand_over statement after a for left by a flag: the flag
 RETURN_BREAK = "return_break"  # Break the return lowering made (a return in a loop): its flag
 
 

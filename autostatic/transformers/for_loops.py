@@ -145,21 +145,65 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
             ...
             if __break_0 is not False:
                 break
-        if (__iter_0 := _jst.hand_over(__iter_0, __break_0)) is not None:
-            __break_0, s = _jst.convert_for_loop(__iter_0, __loop_body_1, ...)
+        __break_0, s = _jst.convert_for_loop(__iter_0, __loop_body_1, ...) if (__iter_0 :=
+            _jst.hand_over(__iter_0, __break_0)) is not None else (__break_0, s)
 
-    ``names``: the flag and the iterator's name; ``source``: what the functional form steps.
+    A body that ends with an inner such loop left by the same flag has no leave of its own:
+    the inner ``hand_over(..., __iter_0)`` stops this loop's items (``python_items(xs,
+    True)``) once the flag is set or the inner loop was handed over, so each level of a nest
+    left by a ``return`` costs three lines. ``names``: the flag and the iterator's name;
+    ``source``: what the functional form steps.
     """
     flag, it = names
     leave = replace("if flag is not False:\n    break", node, flag=flag)
+    stops = _inner_hand_over(body, flag)
+    if stops is not None:  # the inner loop's hand_over ends this loop's items
+        stops.args.append(name(it))
+        body = body[:-1]
     node.body = [leave[0] if anno.get(s, anno.BREAK_CHECK, None) else s for s in body]
-    node.iter = replace_expr("(it := jst.python_items(iterable))", node.iter, it=it,
-                             jst=self.ctx.jst, iterable=iterable)  # fmt: skip
-    test = replace_expr("(it := jst.hand_over(it, flag)) is not None", node, it=it,
-                        jst=self.ctx.jst, flag=flag)  # fmt: skip
-    after = gast.If(test=test, body=[clone(call)], orelse=[])
+    items = "jst.python_items(iterable, True)" if stops else "jst.python_items(iterable)"
+    items = replace_expr(items, node.iter, jst=self.ctx.jst, iterable=iterable)
+    node.iter = gast.NamedExpr(target=name(it, store=True), value=items)
+    hand_over = replace_expr("jst.hand_over(it, flag)", node, jst=self.ctx.jst, it=it, flag=flag)
+    test = gast.Compare(
+        left=gast.NamedExpr(target=name(it, store=True), value=hand_over),
+        ops=[gast.IsNot()],
+        comparators=[constant(None)],
+    )
+    after = _assign_if(test, clone(call))
+    anno.set(after, anno.HAND_OVER, flag)
     functional = copy_location_deep(_over(call, source), node)
     return [node, copy_location_deep(after, node)], [functional]
+
+
+def _inner_hand_over(body: list, flag: str) -> gast.Call | None:
+    """The ``hand_over`` call of an inner loop left by ``flag`` that ends ``body`` (before
+    the leave that follows it), or None."""
+    if len(body) < 2 or anno.get(body[-1], anno.BREAK_CHECK, None) != flag:
+        return None
+    after = body[-2]
+    if anno.get(after, anno.HAND_OVER, None) != flag:
+        return None
+    test = after.value.test if type(after) is gast.Assign else after.test
+    return test.left.value
+
+
+def _assign_if(test: gast.expr, call: gast.stmt) -> gast.stmt:
+    """``targets = <call> if test else targets`` when the call's outputs are its plain loop
+    variables (bound, so the else reads them as they are), else ``if test: <call>``."""
+    targets, loop_vars = call.targets[0], call.value.args[2]
+    outputs = getattr(targets, "elts", None)
+    if (
+        outputs is not None
+        and len(outputs) == len(loop_vars.elts)
+        and all(
+            type(o) is gast.Name and type(v) is gast.Name and o.id == v.id
+            for o, v in zip(outputs, loop_vars.elts)
+        )
+    ):
+        call.value = gast.IfExp(test=test, body=call.value, orelse=clone(loop_vars))
+        return call
+    return gast.If(test=test, body=[call], orelse=[])
 
 
 def _over(call: gast.stmt, iterable: gast.expr) -> gast.stmt:

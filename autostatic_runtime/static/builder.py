@@ -10,6 +10,7 @@ are captured as persistable variables whose values the Executor loads on first u
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -204,6 +205,9 @@ def _current_role() -> str:
     return current_role()
 
 
+_UNNAMED = itertools.count()
+
+
 def capture(program: Program, tensor: Tensor) -> Variable:
     """The persistable variable standing for an eager Tensor inside ``program``."""
     captured = program.__dict__.setdefault("_captured", {})
@@ -211,8 +215,10 @@ def capture(program: Program, tensor: Tensor) -> Variable:
     if entry is not None and entry[1] is tensor:
         return entry[0]
     block = program.global_block()
-    base = tensor.name or ("param" if not tensor.stop_gradient else "const")
-    name = base if base not in block.vars else program.unique_name(base)
+    if tensor.name:
+        name = tensor.name if tensor.name not in block.vars else program.unique_name(tensor.name)
+    else:  # unique across programs: they share the global scope, which keeps the first value
+        name = f"{'param' if not tensor.stop_gradient else 'const'}_{next(_UNNAMED)}"
     if not tensor.stop_gradient:
         var = block.create_parameter(name, tensor.shape, tensor.dtype, trainable=True)
     else:

@@ -377,3 +377,85 @@ def test_hand_over_gives_the_symbolic_iterable_or_the_rest_after_a_tensor_flag()
             assert hand_over(items, sym > 0) is items  # a tensor flag: the other items
     finally:
         rt.disable_static()
+
+
+def first_product_over(xs, ys, limit):
+    for a in xs:  # a nest left by a `return`: the inner hand_over ends the outer items
+        for b in ys:
+            if a * b > limit:
+                return a - b
+    return limit * 0
+
+
+@pytest.mark.parametrize("xs_kind", ["list", "tensor"])
+@pytest.mark.parametrize("ys_kind", ["list", "tensor"])
+def test_a_nest_left_by_a_return_stops_each_level_by_its_inner_hand_over(xs_kind, ys_kind):
+    """Each level of a nest whose body ends with an inner loop left by the same flag steps
+    ``python_items(xs, True)``: no leave of its own, the inner ``hand_over`` stops it once the
+    flag is set or the inner loop was handed over, and its own ``hand_over`` steps the rest."""
+    code = autostatic.to_code(first_product_over)
+    assert "_jst.python_items(xs, True)" in code and "_jst.python_items(ys))" in code
+    assert code.count("is not False") == 1  # only the innermost loop leaves by a break
+    rng = np.random.default_rng(1)
+    for _ in range(6):
+        xv = (rng.normal(size=3) * 2).astype(np.float32)
+        yv = (rng.normal(size=2) * 2).astype(np.float32)
+        limit = np.float32(rng.normal())
+        xs = rt.to_tensor(xv) if xs_kind == "tensor" else [float(v) for v in xv]
+        ys = rt.to_tensor(yv) if ys_kind == "tensor" else [float(v) for v in yv]
+
+        def fn(lim, xs=xs, ys=ys):
+            return first_product_over(xs, ys, lim)
+
+        main, outs = trace(fn, np.zeros([], np.float32))
+        want = np.asarray(first_product_over(xv, yv, limit), np.float32)
+        np.testing.assert_allclose(run(main, outs, limit)[0], want, rtol=1e-6)
+
+
+def test_a_nest_left_by_a_python_return_fetches_no_item_after_it(monkeypatch):
+    import autostatic_runtime.convert_ops as convert_ops
+
+    pulled = []
+
+    def items(tag, n):
+        for k in range(n):
+            pulled.append((tag, k))
+            yield k
+
+    def find(limit):
+        for a in items("a", 4):
+            for b in items("b", 3):
+                for c in items("c", 3):
+                    if a + b + c > limit:
+                        return a, b, c
+        return None
+
+    converted = autostatic.convert(find)
+    monkeypatch.setattr(convert_ops, "tracing", True)  # the converted body runs
+    for limit in (-1, 0, 3, 5, 6, 9):
+        pulled.clear()
+        got = converted(limit)
+        want_pulled = list(pulled)
+        monkeypatch.setattr(convert_ops, "tracing", False)
+        pulled.clear()
+        assert got == find(limit) and want_pulled == pulled
+        monkeypatch.setattr(convert_ops, "tracing", True)
+
+
+def test_hand_over_stops_the_outer_items_once_the_flag_is_set_or_the_loop_handed_over():
+    from autostatic_runtime.convert_loops import hand_over, python_items
+
+    outer = python_items(iter([1, 2, 3]), True)
+    steps = iter(outer)
+    assert next(steps) == 1
+    assert hand_over(python_items([5]), False, outer) is None and not outer.stopped
+    assert hand_over(python_items([5]), True, outer) is None and outer.stopped
+    assert list(steps) == []  # stopped: no further item is taken
+    assert hand_over(outer, True) is None  # a Python return: nothing is left to step
+    outer = python_items([1, 2, 3], True)
+    steps = iter(outer)
+    next(steps)
+    rest = python_items([7, 8])
+    assert hand_over(rest, False, outer) is None
+    outer.stopped = True  # as after an inner loop handed over that left the flag False
+    assert list(hand_over(outer, False)) == [2, 3]  # the rest goes to convert_for_loop

@@ -278,3 +278,14 @@ def test_a_repeated_call_follows_a_device_change():
     (again,) = exe.run(main, feed, fetch, return_numpy=False)
     assert type(again._data) is np.ndarray
     np.testing.assert_array_equal(again.numpy(), [2.0, 2.0])
+
+
+def test_programs_capturing_other_eager_tensors_each_see_their_own_values():
+    """Unnamed eager tensors captured by two programs get names of their own: the programs
+    share the global scope, which keeps a captured value once it holds one."""
+    exe = static.Executor()
+    for k in range(3):
+        captured = rt.to_tensor(np.full([2], k, np.float32))
+        main, _, out = build(lambda x, c=captured: x + c, ("x", [2], "float32"))
+        (got,) = exe.run(main, {"x": np.ones([2], np.float32)}, [out])
+        np.testing.assert_array_equal(got, np.full([2], k + 1, np.float32))
