@@ -272,7 +272,7 @@ def python_items(value: Any, stoppable: bool = False) -> Any:
     return _Stoppable(iter(value)) if stoppable else iter(value)
 
 
-def hand_over(items: Any, flag: Any, outer: _Stoppable | None = None) -> Any:
+def hand_over(items: Any, flag: Any = False, outer: _Stoppable | None = None) -> Any:
     """What ``convert_for_loop`` steps after the Python form of a ``for`` (``python_items``):
     the symbolic iterable itself; the other items after a tensor ``break`` or ``return`` (a
     symbolic ``flag``), or after an inner loop stopped them with the flag not set by Python;

@@ -66,6 +66,27 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
     return found
 
 
+def _continues_as_else(stmts: list) -> list:
+    """A loop body with each ``if c: A; continue`` of its own block (``A`` jumping nowhere)
+    as ``if c: A else: <the rest of the body>``, or ``if not c: <the rest>`` for an ``A``
+    of nothing: the same statements run, and no flag is needed for those ``continue``s."""
+    for i, stmt in enumerate(stmts):
+        if (
+            type(stmt) is gast.If
+            and type(stmt.body[-1]) is gast.Continue
+            and not any(_own_jumps(s) for s in stmt.body[:-1])
+        ):
+            rest = _continues_as_else(stmt.orelse + stmts[i + 1 :])
+            if len(stmt.body) == 1 and not stmt.orelse and rest:
+                test = gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=stmt.test), stmt)
+                stmt = gast.copy_location(gast.If(test=test, body=rest, orelse=[]), stmt)
+            else:
+                pass_ = gast.copy_location(gast.Pass(), stmt.body[-1])
+                stmt.body, stmt.orelse = stmt.body[:-1] or [pass_], rest
+            return stmts[:i] + [stmt]
+    return stmts
+
+
 def _return_flag(body: list) -> str | None:
     """The return flag when every ``break`` leaving this loop was made by the return
     lowering (``return`` in the loop, or ``if returned: break`` after an inner loop)."""
@@ -176,6 +197,7 @@ class BreakContinueTransformer(Transformer):
         (False whenever the loop runs, set before each of them), so it needs none of its own
         (``self.returned``: nothing to initialize)."""
         self.generic_visit(node)
+        node.body = _continues_as_else(node.body)
         kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
         if not kinds:
             return None

@@ -29,7 +29,8 @@ loop is a loop variable, ``target=<its position>``, and each item goes to its pl
 lowered ``break`` flag is passed as ``breaks=<its position>``: the loop stops once it is set.
 When its symbolic form is one call, such a loop is the user's loop over
 ``_jst.python_items(iterable)`` (no items for a symbolic iterable), leaving at ``if <flag> is
-not False: break``, then that call on what ``_jst.hand_over`` gives (see ``_handed_over``).
+not False: break``, then that call on what ``_jst.hand_over`` gives (see ``_handed_over``;
+an outer loop of such a nest leaves when its inner loop's ``hand_over`` stops its items).
 Otherwise its Python form steps an iterator of its own (``for t in (__iter_0 :=
 iter(__iter_0)):``) and, after each item, ``if <flag> is not False:`` calls
 ``convert_for_loop`` on that iterator and leaves: nothing more runs after a Python ``break``,
@@ -105,7 +106,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     func_for = shallow(node)
     source = node.iter if python_only else iterable
     one_call = ok and not checks and len(call) == 1  # no inputs read before the iterable
-    if flag is not None and one_call and not (python_only or node.orelse or _target_slot(call[0])):
+    if one_call and not (python_only or node.orelse) and not (flag and _target_slot(call[0])):
         return _handed_over(self, node, body_d, call[0], (flag, it), iterable, source)
     if flag is not None:  # the rest of the items go to convert_for_loop once a break set it
         rest = _rest_of_loop(self, node, call, flag, ok)
@@ -155,16 +156,19 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
     ``source``: what the functional form steps.
     """
     flag, it = names
-    leave = replace("if flag is not False:\n    break", node, flag=flag)
-    stops = _inner_hand_over(body, flag)
+    stops = _inner_hand_over(body, flag) if flag else None
     if stops is not None:  # the inner loop's hand_over ends this loop's items
         stops.args.append(name(it))
         body = body[:-1]
-    node.body = [leave[0] if anno.get(s, anno.BREAK_CHECK, None) else s for s in body]
+    if flag:
+        leave = replace("if flag is not False:\n    break", node, flag=flag)
+        body = [leave[0] if anno.get(s, anno.BREAK_CHECK, None) else s for s in body]
+    node.body = body
     items = "jst.python_items(iterable, True)" if stops else "jst.python_items(iterable)"
     items = replace_expr(items, node.iter, jst=self.ctx.jst, iterable=iterable)
     node.iter = gast.NamedExpr(target=name(it, store=True), value=items)
-    hand_over = replace_expr("jst.hand_over(it, flag)", node, jst=self.ctx.jst, it=it, flag=flag)
+    template = "jst.hand_over(it, flag)" if flag else "jst.hand_over(it)"
+    hand_over = replace_expr(template, node, jst=self.ctx.jst, it=it, flag=flag)
     test = gast.Compare(
         left=gast.NamedExpr(target=name(it, store=True), value=hand_over),
         ops=[gast.IsNot()],
@@ -172,8 +176,11 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
     )
     after = _assign_if(test, clone(call))
     anno.set(after, anno.HAND_OVER, flag)
-    functional = copy_location_deep(_over(call, source), node)
-    return [node, copy_location_deep(after, node)], [functional]
+    functional = [copy_location_deep(_over(call, source), node)]
+    slot = _target_slot(call)
+    if slot and type(slot[0][slot[1]]) is gast.Attribute:  # it starts UNDEFINED: after no
+        functional += self.unbind([node.target.id], node)  # item, unbound as in Python
+    return [node, copy_location_deep(after, node)], functional
 
 
 def _inner_hand_over(body: list, flag: str) -> gast.Call | None:
@@ -191,6 +198,8 @@ def _inner_hand_over(body: list, flag: str) -> gast.Call | None:
 def _assign_if(test: gast.expr, call: gast.stmt) -> gast.stmt:
     """``targets = <call> if test else targets`` when the call's outputs are its plain loop
     variables (bound, so the else reads them as they are), else ``if test: <call>``."""
+    if type(call) is not gast.Assign:  # a loop with no outputs: an expression statement
+        return gast.If(test=test, body=[call], orelse=[])
     targets, loop_vars = call.targets[0], call.value.args[2]
     outputs = getattr(targets, "elts", None)
     if (

@@ -87,10 +87,14 @@ def range_sum(n):
 def test_generated_code_keeps_the_users_loop_and_adds_a_while():
     code = autostatic.to_code(range_sum)
     assert "_jst.convert_range(range, n)" in code
-    assert "if _jst.is_symbolic_iterable((__iter_0 := _jst.convert_range(range, n))):" in code
+    # the Python path: the user's loop over the iterable's items (none when it is symbolic)
+    assert "for i in (__iter_0 := _jst.python_items(_jst.convert_range(range, n))):" in code
     assert "__loop_body_1 = lambda i, s: (s + i,)" in code  # the item first, as the target
-    assert "_jst.convert_for_loop(__iter_0, __loop_body_1, (s,), (), ('s',)" in code
-    assert "for i in __iter_" in code  # the Python path: the user's loop over the temporary
+    # then the while op over a symbolic iterable, or nothing (the Python loop was the loop)
+    assert (
+        "s, = _jst.convert_for_loop(__iter_0, __loop_body_1, (s,), (), ('s',)" in code
+        and "if (__iter_0 := _jst.hand_over(__iter_0)) is not None else (s,)" in code
+    )
 
 
 def test_loops_over_iterables_that_are_never_symbolic_stay_as_written():
