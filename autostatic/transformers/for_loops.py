@@ -174,7 +174,7 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
         ops=[gast.IsNot()],
         comparators=[constant(None)],
     )
-    after = _assign_if(test, clone(call))
+    after = assign_if(test, clone(call))
     anno.set(after, anno.HAND_OVER, flag)
     functional = [copy_location_deep(_over(call, source), node)]
     slot = _target_slot(call)
@@ -195,7 +195,7 @@ def _inner_hand_over(body: list, flag: str) -> gast.Call | None:
     return test.left.value
 
 
-def _assign_if(test: gast.expr, call: gast.stmt) -> gast.stmt:
+def assign_if(test: gast.expr, call: gast.stmt) -> gast.stmt:
     """``targets = <call> if test else targets`` when the call's outputs are its plain loop
     variables (bound, so the else reads them as they are), else ``if test: <call>``."""
     if type(call) is not gast.Assign:  # a loop with no outputs: an expression statement

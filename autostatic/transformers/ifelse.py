@@ -171,7 +171,9 @@ def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: 
     for branch in (body, orelse):
         # inside try/with only values that cannot raise: an exception must not find the
         # branch's first variables unset
-        values = None if None in outputs else assignments(self, branch, outputs, self.protected)
+        values = None if None in outputs else assignments(
+            self, branch, outputs, self.protected, augmented=True
+        )
         if values is None or not all(o in values or o in defined for o in outputs):
             return None  # an output left unbound on this path
         elts = [clone(values[o]) if o in values else name(o) for o in outputs]
@@ -424,15 +426,60 @@ _IN_PLACE = {
 
 def single_result(body: list, results: list) -> gast.expr | None:
     """``value`` when ``body`` is one ``results = value`` (the targets in ``results``' order,
-    as an inner statement's functional form assigns them), else None."""
+    as an inner statement's functional form assigns them), or ``value[k:]`` when ``results``
+    are its last targets (a loop's flags come first); ``flag = <constant>`` before a loop
+    call is folded into the call's loop variables. Else None."""
+    if len(body) == 2:
+        body = _constant_start(body)
     if len(body) != 1 or type(body[0]) is not gast.Assign or len(body[0].targets) != 1:
         return None
     target = body[0].targets[0]
-    if type(target) is not gast.Tuple or len(target.elts) != len(results):
+    if type(target) is not gast.Tuple or len(target.elts) < len(results):
         return None
-    if all(map(_same_target, target.elts, results)):
+    skip = len(target.elts) - len(results)
+    if not all(map(_same_target, target.elts[skip:], results)):
+        return None
+    if not skip:
         return body[0].value
-    return None
+    if not all(type(t) is gast.Name for t in target.elts[:skip]):
+        return None
+    rest = gast.Slice(lower=constant(skip), upper=None, step=None)
+    return gast.Subscript(value=body[0].value, slice=rest, ctx=LOAD)
+
+
+_LOOP_CALLS = frozenset({"convert_while_loop", "convert_for_loop"})
+
+
+def _constant_start(body: list) -> list:
+    """``[outs = <loop call>(..., (c, ...), ...)]`` for ``[flag = c; outs = <loop
+    call>(..., (flag, ...), ...)]`` whose call reads ``flag`` only as that loop variable."""
+    first, second = body
+    call = getattr(second, "value", None)
+    if not (
+        type(first) is gast.Assign
+        and len(first.targets) == 1
+        and type(first.targets[0]) is gast.Name
+        and _is_constant(first.value)
+        and type(second) is gast.Assign
+        and type(call) is gast.Call
+        and getattr(call.func, "attr", None) in _LOOP_CALLS
+        and len(call.args) > 2
+        and type(call.args[2]) is gast.Tuple
+    ):
+        return body
+    flag = first.targets[0].id
+    reads = [n for n in walk(call) if type(n) is gast.Name and n.id == flag]
+    at = [i for i, e in enumerate(call.args[2].elts) if type(e) is gast.Name and e.id == flag]
+    if len(reads) != 1 or len(at) != 1:
+        return body
+    call = shallow(call)
+    call.args = list(call.args)
+    loop_vars = gast.Tuple(elts=list(call.args[2].elts), ctx=LOAD)
+    loop_vars.elts[at[0]] = clone(first.value)
+    call.args[2] = loop_vars
+    folded = shallow(second)
+    folded.value = call
+    return [folded]
 
 
 def _same_target(a: gast.expr, b: gast.expr) -> bool:

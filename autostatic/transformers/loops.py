@@ -44,7 +44,12 @@ from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import LOAD, constant, name, replace
 from autostatic.transformers.base import bare, clone, names_in
-from autostatic.transformers.for_loops import _store_names, appended_lists, note_body_calls
+from autostatic.transformers.for_loops import (
+    _store_names,
+    appended_lists,
+    assign_if,
+    note_body_calls,
+)
 from autostatic.transformers.ifelse import (
     _attribute,
     assign_results,
@@ -78,7 +83,10 @@ def _python_loop(self, node: gast.While, pred: str, symbolic: list, body: list, 
     when the test fails)."""
     bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
     test = gast.BoolOp(op=gast.And(), values=[self.is_symbolic(bind, negate=True), name(pred)])
-    switch = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[])
+    if len(symbolic) == 1:  # one assignment when it can be: `outs = <call> if ... else outs`
+        switch = assign_if(self.is_symbolic(name(pred)), clone(symbolic[0]))
+    else:
+        switch = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[])
     loop = gast.While(test=test, body=body, orelse=[])
     if orelse:
         loop.orelse = [switch] + orelse
