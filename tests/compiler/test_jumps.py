@@ -459,3 +459,60 @@ def test_hand_over_stops_the_outer_items_once_the_flag_is_set_or_the_loop_handed
     assert hand_over(rest, False, outer) is None
     outer.stopped = True  # as after an inner loop handed over that left the flag False
     assert list(hand_over(outer, False)) == [2, 3]  # the rest goes to convert_for_loop
+
+
+def skip_negatives(x):
+    total = x[0] * 0
+    count = 0
+    for k in range(4):
+        v = x[k]
+        if v < 0:  # `if not v < 0: <the rest>`: no flag
+            continue
+        if v > 5:
+            total = total - v
+            continue
+        else:
+            count += 1
+        total = total + v * count
+    return total
+
+
+def test_a_continue_ending_an_if_at_the_top_of_a_loop_body_needs_no_flag():
+    """``if c: A; continue`` then the rest of the body is ``if c: A else: <the rest>``: the
+    same statements run, the symbolic form is one cond per ``if``, no continue flag."""
+    code = autostatic.to_code(skip_negatives)
+    assert "__continue" not in code
+    main, outs = trace(skip_negatives, np.zeros([4], np.float32))
+    assert "cond" in op_types(main)
+    rng = np.random.default_rng(3)
+    for _ in range(8):
+        x = (rng.normal(size=4) * 4).astype(np.float32)
+        want = np.asarray(skip_negatives(rt.to_tensor(x)))
+        np.testing.assert_allclose(run(main, outs, x)[0], want, rtol=1e-6)
+
+
+def test_a_continue_rewritten_as_else_evaluates_each_test_once_in_order(monkeypatch):
+    import autostatic_runtime.convert_ops as convert_ops
+
+    seen = []
+
+    def check(tag, value):
+        seen.append(tag)
+        return value
+
+    def walk(items):
+        out = []
+        for v in items:
+            if check(("neg", v), v < 0):
+                continue
+            out.append(v)
+            if check(("big", v), v > 2):  # the last statement: nothing after it
+                continue
+        return out
+
+    converted = autostatic.convert(walk)
+    monkeypatch.setattr(convert_ops, "tracing", True)  # the converted body runs
+    got = converted([1, -1, 3, 0])
+    monkeypatch.setattr(convert_ops, "tracing", False)
+    got_seen, seen[:] = list(seen), []
+    assert got == walk([1, -1, 3, 0]) and got_seen == seen
