@@ -7,7 +7,8 @@ Before::
     else:
         done = True
 
-After::
+After (a loop with an ``else`` or a target read after a ``break``; see below for the
+others)::
 
     __loop_body_3 = lambda i, row, s: (s + row * i,)   # i, row: the item; s: loop variable
     ...
@@ -27,11 +28,13 @@ After::
 parameter; a name target read after the
 loop is a loop variable, ``target=<its position>``, and each item goes to its place). A
 lowered ``break`` flag is passed as ``breaks=<its position>``: the loop stops once it is set.
-When its symbolic form is one call, such a loop is the user's loop over
+When its symbolic form is one call and it has no ``else``, a loop is the user's loop over
 ``_jst.python_items(iterable)`` (no items for a symbolic iterable), leaving at ``if <flag> is
-not False: break``, then that call on what ``_jst.hand_over`` gives (see ``_handed_over``;
-an outer loop of such a nest leaves when its inner loop's ``hand_over`` stops its items).
-Otherwise its Python form steps an iterator of its own (``for t in (__iter_0 :=
+not False: break`` when a flag may leave it, then one assignment, ``s, = <that call on
+__iter_0> if (__iter_0 := _jst.hand_over(__iter_0[, flag])) is not None else (s,)`` (see
+``_handed_over``; an outer loop of a nest left by one flag leaves when its inner loop's
+``hand_over`` stops its items).
+Otherwise a loop left by a flag steps an iterator of its own (``for t in (__iter_0 :=
 iter(__iter_0)):``) and, after each item, ``if <flag> is not False:`` calls
 ``convert_for_loop`` on that iterator and leaves: nothing more runs after a Python ``break``,
 and after a tensor one each remaining item's body runs under ``if not <flag>`` (the target
