@@ -258,6 +258,17 @@ def packages_report(names) -> None:
     print(f"  over 50 ms: {sum(r[0] > 50 for r in rows)}; slowest:")
     for ms, qualname, src, out, gc_ms in sorted(rows, reverse=True)[:10]:
         print(f"  {qualname[:58]:58s} {src:4d} -> {out:4d} lines {ms:7.1f} ms (gc {gc_ms:5.1f})")
+    sizes = sorted(
+        ((out / src, qualname, src, out) for _, qualname, src, out, _ in rows), reverse=True
+    )
+    lines_in, lines_out = sum(r[2] for r in sizes), sum(r[3] for r in sizes)
+    print(
+        f"  size: {lines_in} -> {lines_out} lines ({lines_out / lines_in:.2f}x), median "
+        f"{statistics.median(r[0] for r in sizes):.2f}x; over 4x: {sum(r[0] > 4 for r in sizes)}; "
+        "largest:"
+    )
+    for ratio, qualname, src, out in sizes[:5]:
+        print(f"  {qualname[:58]:58s} {src:4d} -> {out:4d} lines {ratio:5.2f}x")
 
 
 def main() -> None:
