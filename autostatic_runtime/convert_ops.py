@@ -283,13 +283,27 @@ _LIBRARY_PARTS = (
 )  # fmt: skip
 
 
+def _user_line(exc: Exception) -> str:
+    """``file:line`` of the innermost frame of user code in ``exc``'s traceback, or ''."""
+    found, tb = "", exc.__traceback__
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        if not any(part in path for part in _LIBRARY_PARTS):
+            found = f"{path}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
+
+
 def _raising_branch(exc: Exception, names: tuple) -> list:
     """A branch that raised while traced (``else: raise ValueError(...)``): an ``assert`` op
     that fails when the program takes it, and placeholders for its outputs."""
     from autostatic_runtime.creation import full
 
-    message = f"{type(exc).__name__}: {exc}"
-    convert_assert(full([], False, dtypes.bool_), message, message)
+    source = message = f"{type(exc).__name__}: {exc}"
+    where = _user_line(exc)
+    if where:  # the assert op is at the `if`; the message names the line that raised
+        message += f" (raised at {where} when the branch was traced)"
+    convert_assert(full([], False, dtypes.bool_), message, source)
     return [PLACEHOLDER] * len(names)
 
 

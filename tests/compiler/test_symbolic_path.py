@@ -267,8 +267,10 @@ def test_a_branch_that_raises_raises_when_the_program_takes_it():
 
     sf = autostatic.to_static(checked)
     np.testing.assert_allclose(sf(rt.to_tensor(np.ones(2, np.float32))).numpy(), [2.0, 2.0])
-    with pytest.raises(AssertionError, match="ValueError: negative input"):
+    with pytest.raises(AssertionError, match="ValueError: negative input") as info:
         sf(rt.to_tensor(-np.ones(2, np.float32)))
+    raised_at = checked.__code__.co_firstlineno + 4  # the `raise`, not the `if`
+    assert f"(raised at {__file__}:{raised_at} when the branch was traced)" in str(info.value)
 
 
 def cells_read_by_tensor_branches_and_loops(x):
