@@ -177,7 +177,7 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
         ops=[gast.IsNot()],
         comparators=[constant(None)],
     )
-    after = assign_if(test, clone(call))
+    after = assign_if(test, clone(call), node)
     anno.set(after, anno.HAND_OVER, flag)
     functional = [copy_location_deep(_over(call, source), node)]
     slot = _target_slot(call)
@@ -198,24 +198,30 @@ def _inner_hand_over(body: list, flag: str) -> gast.Call | None:
     return test.left.value
 
 
-def assign_if(test: gast.expr, call: gast.stmt) -> gast.stmt:
+def assign_if(test: gast.expr, call: gast.stmt, loop: gast.stmt) -> gast.stmt:
     """``targets = <call> if test else targets`` when the call's outputs are its plain loop
-    variables (bound, so the else reads them as they are), else ``if test: <call>``."""
+    variables and bound before ``loop`` on every path (and not deleted in it: the else reads
+    them as they are), else ``if test: <call>``."""
+    statement = gast.If(test=test, body=[call], orelse=[])
     if type(call) is not gast.Assign:  # a loop with no outputs: an expression statement
-        return gast.If(test=test, body=[call], orelse=[])
+        return statement
     targets, loop_vars = call.targets[0], call.value.args[2]
     outputs = getattr(targets, "elts", None)
-    if (
-        outputs is not None
-        and len(outputs) == len(loop_vars.elts)
-        and all(
-            type(o) is gast.Name and type(v) is gast.Name and o.id == v.id
-            for o, v in zip(outputs, loop_vars.elts)
-        )
-    ):
-        call.value = gast.IfExp(test=test, body=call.value, orelse=clone(loop_vars))
-        return call
-    return gast.If(test=test, body=[call], orelse=[])
+    if outputs is None or len(outputs) != len(loop_vars.elts):
+        return statement
+    bound = anno.get(loop, anno.DEFINED_IN, ())
+    deleted = getattr(anno.get(loop, anno.BODY_SCOPE, None), "deleted", ())
+    for out, var in zip(outputs, loop_vars.elts):
+        if not (
+            type(out) is gast.Name
+            and type(var) is gast.Name
+            and out.id == var.id
+            and out.id in bound
+            and out.id not in deleted
+        ):
+            return statement
+    call.value = gast.IfExp(test=test, body=call.value, orelse=clone(loop_vars))
+    return call
 
 
 def _over(call: gast.stmt, iterable: gast.expr) -> gast.stmt:

@@ -758,3 +758,26 @@ def test_unpacking_an_item_fails_as_the_assignment_would(pairs, error):
         pairs_in_a_tensor_branch(rt.to_tensor(x), pairs)
     with pytest.raises(type(eagerly.value), match=re.escape(error)):
         build(lambda v: pairs_in_a_tensor_branch(v, pairs), ([2], "float32"))
+
+
+def test_a_target_unbound_after_a_loop_of_no_items_stays_unbound(monkeypatch):
+    """The hand-over assignment reads its loop variables back only when they are bound before
+    the loop: after a loop of no items, a target read in an ``except`` is unbound, as in
+    Python (packaging's ``pylock`` reads ``i`` so)."""
+    import autostatic_runtime.convert_ops as convert_ops
+
+    def first_bad(xs):
+        try:
+            for i, a in enumerate(xs):  # noqa: B007
+                if a < 0:
+                    raise ValueError(a)
+        except ValueError:
+            return "bad", i
+        return "ok"
+
+    converted = autostatic.convert(first_bad)
+    monkeypatch.setattr(convert_ops, "tracing", True)  # the converted body runs
+    assert converted([1, 2, -3]) == ("bad", 2)
+    assert converted([]) == "ok"
+    monkeypatch.setattr(convert_ops, "tracing", False)
+    assert first_bad([]) == "ok"
