@@ -477,17 +477,32 @@ def skip_negatives(x):
     return total
 
 
-def test_a_continue_ending_an_if_at_the_top_of_a_loop_body_needs_no_flag():
+def skip_negatives_in_a_tensor_loop(x):
+    i = rt.full([], 0, "int64")
+    s = x[0] * 0
+    while i < 4:  # a while op: the continues are conds inside its body
+        i = i + 1
+        if x[i - 1] < 0:
+            continue
+        if x[i - 1] > 2:
+            s = s - 1
+            continue
+        s = s + x[i - 1]
+    return s
+
+
+@pytest.mark.parametrize("fn", [skip_negatives, skip_negatives_in_a_tensor_loop])
+def test_a_continue_ending_an_if_at_the_top_of_a_loop_body_needs_no_flag(fn):
     """``if c: A; continue`` then the rest of the body is ``if c: A else: <the rest>``: the
     same statements run, the symbolic form is one cond per ``if``, no continue flag."""
-    code = autostatic.to_code(skip_negatives)
+    code = autostatic.to_code(fn)
     assert "__continue" not in code
-    main, outs = trace(skip_negatives, np.zeros([4], np.float32))
+    main, outs = trace(fn, np.zeros([4], np.float32))
     assert "cond" in op_types(main)
     rng = np.random.default_rng(3)
     for _ in range(8):
         x = (rng.normal(size=4) * 4).astype(np.float32)
-        want = np.asarray(skip_negatives(rt.to_tensor(x)))
+        want = np.asarray(fn(rt.to_tensor(x)))
         np.testing.assert_allclose(run(main, outs, x)[0], want, rtol=1e-6)
 
 
