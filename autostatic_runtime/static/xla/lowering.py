@@ -78,6 +78,9 @@ class Lowering:
         self.lax = jax.lax
         self.jnp = backend.ns
         self.random = jax.random
+        # XLA's CPU dots: a transposed matmul operand is faster as its own array
+        # (``lower_matmul``); other platforms' dots take transposes as they are
+        self.transpose_first = jax.default_backend() == "cpu"
         self.call_key = call_key  # a legacy uint32[2] key, new at every call (None: no key)
         self.random_ops = 0  # random ops lowered so far (each folds its number into the key)
         self.in_loop = False  # inside a lax.while_loop body
@@ -410,9 +413,12 @@ def lower_matmul(low: Lowering, op, env: dict) -> None:
     transpose back into the dot: XLA's CPU dot contracting ``x``'s first dimension is slower
     than a transpose and a plain dot (W2's ``[64,784]^T @ [64,256]`` 0.84x of the time,
     ``[64,256]^T @ [64,10]`` 0.78x, ``[512,512]`` 0.94x, small ones equal; the W2 training
-    step 0.84-0.97x, paired rounds). Same values up to the order of the dot's sums."""
+    step 0.84-0.97x, paired rounds). Same values up to the order of the dot's sums. On CPU
+    only (``Lowering.transpose_first``): a GPU's dots take transposed operands as they are."""
     x = read(env, op.inputs[0])
-    if not (op.attrs.get("trans_x") and type(x) in low.traced and x.ndim == 2):
+    if not (
+        low.transpose_first and op.attrs.get("trans_x") and type(x) in low.traced and x.ndim == 2
+    ):
         low._kernel(op, env)
         return
     y = read(env, op.inputs[1])
