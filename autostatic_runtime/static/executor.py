@@ -81,6 +81,10 @@ class Executor:
         # the last call: (program, version, fetch_list, its items, feed names, backend,
         # runner); a call with the same objects skips building the cache key
         self._last: tuple | None = None
+        # the last call's form when its runner has a prepared call (program, fetch_list,
+        # version, fetch items, backend, runner, the one fetch item of a list of one):
+        # run() tries that call first
+        self._fast: tuple | None = None
 
     def _backend(self):
         if self.place is None:
@@ -102,6 +106,25 @@ class Executor:
         use_program_cache: bool = True,
     ):
         """Run ``program``; returns the fetched values (NumPy arrays, or Tensors)."""
+        fast = self._fast
+        if (  # the last call again, and its runner has a prepared call: that checks the rest
+            fast is not None
+            and program is fast[0]
+            and fetch_list is fast[1]
+            and program._version == fast[2]
+            and use_program_cache
+            and (
+                fast[3] is None  # a fetch list that cannot change (tuple, name, Variable)
+                or (len(fetch_list) == 1 and fetch_list[0] is fast[6])
+                or _same(fetch_list, fast[3])
+            )
+            and (_current[0] if self.place is None and _current else self._backend()) is fast[4]
+        ):
+            results = fast[5].prepared(
+                _global_scope[0] if scope is None else scope, {} if feed is None else feed
+            )
+            if results is not None:  # None: other feed names
+                return results if return_numpy else [_rebuild(r, None, 0) for r in results]
         scope = _global_scope[0] if scope is None else scope
         feed = {} if feed is None else feed
         last = self._last
@@ -113,18 +136,17 @@ class Executor:
             and use_program_cache
             and (last[3] is None or _same(fetch_list, last[3]))
             and (_current[0] if self.place is None and _current else self._backend()) is last[5]
+            and feed.keys() == last[4]
         ):
             backend, runner = last[5], last[6]
-            prepared = runner.prepared
-            if prepared is not None:  # None: other feed names (it checks them itself)
-                results = prepared(scope, feed)
-                if results is not None:
-                    return results if return_numpy else [_rebuild(r, None, 0) for r in results]
-            if feed.keys() != last[4]:
-                backend, runner = self._runner(program, feed, fetch_list, use_program_cache)
         else:
             backend, runner = self._runner(program, feed, fetch_list, use_program_cache)
         results = runner(scope, feed)
+        if runner.prepared is not None and self._last is not None and self._last[6] is runner:
+            last = self._last  # from now on its prepared call takes this call's form first
+            items = last[3]
+            single = items[0] if items is not None and len(items) == 1 else _NOTHING
+            self._fast = (last[0], last[2], last[1], items, last[5], runner, single)
         if return_numpy:
             to_numpy = backend.to_numpy
             return [r if type(r) is np.ndarray else to_numpy(r) for r in results]
@@ -157,7 +179,10 @@ class Executor:
 
     def close(self) -> None:
         self._cache.clear()
-        self._last = None
+        self._last = self._fast = None
+
+
+_NOTHING = object()  # never a fetch item
 
 
 def _same(items: Any, before: tuple) -> bool:

@@ -63,6 +63,83 @@ def test_the_second_call_is_prepared_and_equals_the_default_executor(strict):
     np.testing.assert_allclose(tensors[1].numpy(), default.run(main, {"x": feeds[0]}, outs)[1])
 
 
+def test_executor_run_tries_the_prepared_call_first_but_sees_what_changed(strict):
+    """Once a runner has a prepared call, Executor.run calls it before any other check;
+    a fetch list changed in place, a changed program, other feed names, a tuple fetch list,
+    Tensors asked for and another global scope are still what a new call gives."""
+    main, x_var = static.Program(), None
+    rt.enable_static()
+    try:
+        with static.program_guard(main, static.Program()):
+            x_var = static.data("x", [2], "float32")
+            doubled, tripled = x_var * 2.0, x_var * 3.0
+    finally:
+        rt.disable_static()
+    exe = static.Executor(compiler="xla")
+    feed = {"x": np.ones(2, "float32")}
+    fetch = [doubled]
+    for _ in range(3):
+        assert exe.run(main, feed, fetch)[0].tolist() == [2.0, 2.0]
+    calls = []
+    runner = runner_of(exe, main)
+    prepared = runner.prepared
+    runner.prepared = lambda scope, feed: calls.append(1) or prepared(scope, feed)
+    assert exe.run(main, feed, fetch)[0].tolist() == [2.0, 2.0]
+    assert calls == [1]  # the prepared call, first
+    fetch[0] = tripled  # the same list object, another variable
+    for _ in range(2):
+        assert exe.run(main, feed, fetch)[0].tolist() == [3.0, 3.0]
+    fetch.append(doubled)
+    for _ in range(2):
+        assert [r.tolist() for r in exe.run(main, feed, fetch)] == [[3.0, 3.0], [2.0, 2.0]]
+    with pytest.raises(OpError, match="feed 'y'"):
+        exe.run(main, {"y": np.ones(2, "float32")}, fetch)
+    tensors = exe.run(main, feed, fetch, return_numpy=False)
+    assert [type(t) for t in tensors] == [rt.Tensor, rt.Tensor]
+    rt.enable_static()
+    try:
+        with static.program_guard(main):
+            quadrupled = x_var * 4.0  # the program changes
+    finally:
+        rt.disable_static()
+    fetch[:] = [quadrupled]
+    for _ in range(2):
+        assert exe.run(main, feed, fetch)[0].tolist() == [4.0, 4.0]
+    for _ in range(2):
+        assert exe.run(main, feed, (doubled,))[0].tolist() == [2.0, 2.0]
+
+
+def test_executor_run_reads_the_global_scope_of_each_call(strict):
+    """A prepared call made under one global scope reads the parameters of the scope that
+    is global at the next call (``scope_guard``), as the default executor does."""
+    rt.seed(4)
+    net = rt.nn.Linear(3, 2)
+
+    def fn(x):
+        return [net(x)]
+
+    main, startup, outs = build(fn, [("x", [4, 3], "float32")])
+    x = np.random.default_rng(4).normal(size=(4, 3)).astype("float32")
+    scopes = [static.Scope(), static.Scope()]
+    results = []
+    for compiler in ("xla", None):
+        exe, got = static.Executor(compiler=compiler), []
+        for i, scope in enumerate(scopes):
+            with static.scope_guard(scope):
+                exe.run(startup)
+                scope.var(net.weight.name).set(np.full((3, 2), i + 1.0, "float32"))
+        for scope in scopes + scopes:
+            with static.scope_guard(scope):
+                got += [exe.run(main, {"x": x}, outs)[0] for _ in range(2)]
+        if compiler == "xla":
+            assert runner_of(exe, main).prepared is not None
+        results.append(got)
+    assert_same(*results, rtol=1e-6)
+    xla_got = results[0]  # the second scope's weights are twice the first's (zero bias)
+    np.testing.assert_allclose(xla_got[2], 2 * xla_got[0], rtol=1e-6)
+    np.testing.assert_allclose(xla_got[4], xla_got[0], rtol=1e-6)
+
+
 def test_results_are_fresh_writable_arrays_every_call(strict):
     main, _, outs = build(branchy, [("x", [4, 16], "float32")])
     exe = static.Executor(compiler="xla")
