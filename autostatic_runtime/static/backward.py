@@ -4,7 +4,8 @@ Each op's ``grad`` rule (the same function eager autograd calls) runs on Variabl
 mode, so it appends ops. Control flow is differentiated by *replaying* the forward sub-block
 inside the gradient sub-block (values local to a branch or an iteration are recomputed, not
 stored): a ``cond`` gets a gradient ``cond`` whose branches replay the forward branch and then
-differentiate it; a ``while`` records the loop variables entering each iteration (its
+differentiate it (its gradient ops read the forward ``cond``'s own outputs, so the ops that
+made only those are pruned); a ``while`` records the loop variables entering each iteration (its
 trajectory), and a ``while_grad`` op walks that trajectory backwards, replaying one body
 iteration and differentiating it at each step.
 """
@@ -160,16 +161,19 @@ def _cond_grad(op, gouts: list) -> list:
     program: Program = op.block.program
     parent = program.current_block()
     seeds = _seed_grads(op, gouts, len(op.outputs))
+    written = _writers(program)
     branches, results = [], []
     for key, outs in (("true_block", "true_outputs"), ("false_block", "false_outputs")):
         gb = program._create_block()
         try:
             mapping = replay(op.attrs[key], gb)
+            replayed = len(gb.ops)
             bseeds: dict[str, Variable] = {}
             for name, s in zip(op.attrs[outs], seeds):
                 _accumulate(bseeds, mapping[name].name if name in mapping else name, s)
             grads = backward_block(gb, bseeds)
             results.append([_grad_or_zeros(grads, x) for x in need])
+            _read_forward_outputs(op, gb, op.attrs[outs], replayed, written)
         finally:
             program._rollback()
         branches.append(gb)
@@ -195,6 +199,34 @@ def _cond_grad(op, gouts: list) -> list:
     )
     by_name = {x.name: g for x, g in zip(need, outs)}
     return [by_name.get(x.name) if isinstance(x, Variable) else None for x in op.inputs]
+
+
+def _writers(program: Program) -> dict[str, int]:
+    """How many ops of ``program`` write each variable name."""
+    count: dict[str, int] = {}
+    for block in program.blocks:
+        for op in block.ops:
+            for v in op.outputs:
+                count[v.name] = count.get(v.name, 0) + 1
+    return count
+
+
+def _read_forward_outputs(op, gb: Block, names: tuple, replayed: int, written: dict) -> None:
+    """Let the gradient ops of a ``cond`` branch (``gb.ops[replayed:]``) read the forward
+    ``cond``'s own outputs instead of their replayed values: the gradient ``cond`` takes the
+    same branch, so they are equal, and the replayed ops that made them are then pruned (a
+    ``tanh`` branch is not computed again). Only outputs no other op writes, not persistable."""
+    swap = {}
+    for name, out in zip(names, op.outputs):
+        if name in gb.vars and not out.persistable and written.get(out.name) == 1:
+            swap[name] = out
+    if not swap:
+        return
+    for grad_op in gb.ops[replayed:]:
+        grad_op.inputs = [
+            swap.get(x.name, x) if isinstance(x, Variable) and x.block is gb else x
+            for x in grad_op.inputs
+        ]
 
 
 def _while_grad(op, gouts: list) -> list:

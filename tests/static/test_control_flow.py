@@ -261,3 +261,28 @@ def test_a_loop_var_starting_constant_carries_gradients_from_the_body():
     (out, grad), _ = run_static(fn, x, grad_of=[0])
     np.testing.assert_allclose(out, x.sum(0) * 2)
     np.testing.assert_allclose(grad, np.full((3, 3), 2.0))
+
+
+def tanh_or_relu(x):
+    h = x * 2.0
+    return static.nn.cond(rt.mean(h) > 0, lambda: rt.tanh(h), lambda: rt.nn.functional.relu(h))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_cond_gradient_reads_the_forward_branch_outputs_instead_of_replaying_them(sign):
+    """The gradient ``cond`` takes the branch the forward took, so its gradient ops read the
+    forward ``cond``'s outputs: the ``tanh``/``relu`` that made them is not run again."""
+    x = np.linspace(-1, 2, 6).astype(np.float32) * sign
+    got, main = run_static(tanh_or_relu, x, grad_of=[0])
+    want = run_eager(tanh_or_relu, x, grad_of=[0])
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+    from autostatic_runtime.static.compiler import prune
+
+    (grad_cond,) = [
+        op for op in main.global_block().ops
+        if op.type == "cond" and op.attrs.get("op_role") == "backward"
+    ]  # fmt: skip
+    for key, outs in (("true_block", "true_outputs"), ("false_block", "false_outputs")):
+        kept = [op.type for op in prune(grad_cond.attrs[key], list(grad_cond.attrs[outs]))]
+        assert "tanh" not in kept and "relu" not in kept, kept
