@@ -20,14 +20,15 @@ After (the converted body; the original body is untouched)::
     if not __break_0:
         found = False
 
-An ``if c: A; continue`` at the top of a loop body (``A`` jumping nowhere) becomes ``if c:
-A else: <the rest of the body>`` (``if not c: <the rest>`` when ``A`` is nothing), so it
-needs no flag; any other ``continue`` sets a flag reset at the top of each iteration. Statements after one that may
-jump run under ``if not <flags>``; the test is not evaluated once the loop has broken, and
-the ``else`` runs only when it did not, as in Python. A ``for`` gets ``if not <flag>:``
-around its body and ``if <flag> is True: break`` after it; the control-flow pass takes the
-guard off again (``for_loops._unguard``): a Python ``for`` hands its other items to the
-runtime once a tensor ``break`` set the flag, and a symbolic one stops at the flag.
+An ``if c: A; continue`` at the top of a loop body (``A`` jumping nowhere) becomes ``if c: A
+else: <the rest of the body>`` (``if not c: <the rest>`` when ``A`` is nothing), so it needs
+no flag; any other ``continue`` sets a flag reset at the top of each iteration. Statements
+after one that may jump run under ``if not <flags>``; the test is not evaluated once the
+loop has broken, and the ``else`` runs only when it did not, as in Python. A ``for`` gets
+``if not <flag>:`` around its body and ``if <flag> is True: break`` after it; the control-
+flow pass takes the guard off again (``for_loops._unguard``): a Python ``for`` hands its
+other items to the runtime once a tensor ``break`` set the flag, and a symbolic one stops at
+the flag.
 """
 
 from __future__ import annotations

@@ -61,7 +61,9 @@ SHAPES = {
     ),
     "while_loops_nested_with_return": lambda n: (
         "def f(t, m):\n"
-        + "".join(f"{'    ' * (k + 1)}i{k} = 0\n{'    ' * (k + 1)}while i{k} < m:\n" for k in range(n))
+        + "".join(
+            f"{'    ' * (k + 1)}i{k} = 0\n{'    ' * (k + 1)}while i{k} < m:\n" for k in range(n)
+        )
         + f"{'    ' * (n + 1)}if i{n - 1} == t:\n{'    ' * (n + 2)}return i0\n"
         + "".join(f"{'    ' * (k + 2)}i{k} += 1\n" for k in reversed(range(n)))
         + "    return -1\n"
