@@ -215,9 +215,17 @@ def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.Cod
     sub = (line, name, code.co_qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
     found = known.get(sub)
     if found is None:
-        node, taken = _locate(filename, digest, line, name, code.co_qualname)
+        from autostatic.pyct.to_gast import to_gast
+
+        tree, taken = _locate(filename, digest, line, name, code.co_qualname)
         found = known[sub] = _build(
-            node, filename, code.co_qualname, code.co_freevars, sub[4], taken
+            to_gast(tree),
+            filename,
+            code.co_qualname,
+            code.co_freevars,
+            sub[4],
+            taken,
+            again=functools.partial(to_gast, tree),  # a tree of its own: converted in place
         )
         if where is not None:
             _write_disk(where, digest, known)
@@ -249,8 +257,8 @@ def _write_disk(where: str, digest: str, entries: dict) -> None:
 
 
 def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
-    """The gast def ``name`` starting at ``line`` (decorators included) of ``filename``, from a
-    source whose hash is ``digest``."""
+    """The ``ast`` def ``name`` starting at ``line`` (decorators included) of ``filename``, from
+    a source whose hash is ``digest``, and the names its module uses."""
     found = _trees.get(filename)
     if found is None or found[0] != digest:
         try:
@@ -272,7 +280,7 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
         tree = ast.parse(data, filename)
         index = {
             (min([d.lineno for d in n.decorator_list] + [n.lineno]), n.name): n
-            for n in ast.walk(tree)
+            for n in _statements(tree)
             if isinstance(n, ast.FunctionDef)
         }
         from autostatic.hook.names import names_used
@@ -284,25 +292,48 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
             f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",
             (filename, line, qualname),
         )
-    from autostatic.pyct.to_gast import to_gast
+    return node, found[2]
 
-    return to_gast(node), found[2]
+
+def _statements(tree: ast.Module) -> list:
+    """Every statement of ``tree`` (``def``\\s are statements: no expression is walked)."""
+    out = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        values = node.__dict__
+        for block_name in _BLOCKS:
+            block = values.get(block_name)
+            if block.__class__ is list:
+                out.extend(block)
+                stack.extend(block)
+    return out
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 
 
 # -- building a factory ------------------------------------------------------------------------
 
 
-def _build(node, filename, qualname, freevars, flags, taken) -> tuple[str | None, types.CodeType]:
+def _build(
+    node, filename, qualname, freevars, flags, taken, again=None
+) -> tuple[str | None, types.CodeType]:
     """``(None, factory code)``, or ``(reason, factory of the body as written)`` when the
-    converter cannot handle the function (it then traces as Python runs it)."""
+    converter cannot handle the function (it then traces as Python runs it). ``again``, a
+    function making ``node`` anew: the conversion uses ``node`` up (no copy), and the body as
+    written comes from ``again()``."""
     try:
         from autostatic.tracing_factory import tracing_factory
 
         return None, tracing_factory(
-            node, filename=filename, qualname=qualname, freevars=freevars, flags=flags, taken=taken
-        )
+            node, filename=filename, qualname=qualname, freevars=freevars, flags=flags,
+            taken=taken, copy=again is None,
+        )  # fmt: skip
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if again is not None:
+        node = again()
     return reason, _plain_factory(node, filename, qualname, freevars, flags)
 
 
@@ -315,7 +346,7 @@ def _plain_factory(node, filename, qualname, freevars, flags) -> types.CodeType:
 
     if isinstance(node, gast.Lambda):
         node = _lambda_as_def(node)
-    fdef = to_ast(node)
+    fdef = ast.fix_missing_locations(to_ast(node))
     fdef.decorator_list = []
     return compile_factory(
         fdef, "__jst_unused__", "__jst_unused_Variable__", filename=filename,
@@ -386,6 +417,7 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
         if name in names or name in original.co_freevars:
             raise ValueError(f"{fn.__qualname__} uses the name {name!r}")
     fdef = to_ast(_lambda_as_def(node) if isinstance(node, gast.Lambda) else node)
+    ast.fix_missing_locations(fdef)  # (factory_module expects a located tree)
     fdef.name = "__autostatic_entry__"  # its own name stays the module's global in its body
     fdef.decorator_list = []
     constant = not original.co_freevars and CONST_ALIAS not in original.co_consts
