@@ -30,6 +30,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
+from autostatic.pyct.templates import copy_location
 from autostatic.transformers.base import _BLOCKS, Transformer, docstring, shallow
 
 
@@ -158,4 +159,4 @@ class ControlFlowTransformer(Transformer):
 
 def _pass(stmts: list) -> list:
     """``[pass]`` at the first statement's line (a block whose statements all went away)."""
-    return [gast.copy_location(gast.Pass(), stmts[0])]
+    return [copy_location(gast.Pass(), stmts[0])]
