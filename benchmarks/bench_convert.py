@@ -4,6 +4,9 @@
     python benchmarks/bench_convert.py --packages [name ...]
         (``lazy.tracing_source`` of every function of some installed packages: the slowest,
         the total, and where the time goes: parsing, converting, unparsing, collecting)
+    python benchmarks/bench_convert.py --first-trace [name ...]
+        (the import hook's first trace of the largest of those functions, stage by stage:
+        parse, convert, as_ast, compile; and the file's stage, once per trace session)
 
 Goals (issues 4 and 13): converting a 50-line function with nested control flow in under
 5 ms; any function's converted code at most 4x its lines (non-blank) and converted in at most
@@ -260,7 +263,86 @@ def packages_report(names) -> None:
         print(f"  {qualname[:58]:58s} {src:4d} -> {out:4d} lines {ms:7.1f} ms (gc {gc_ms:5.1f})")
 
 
+def first_trace_report(names, top: int = 4, rounds: int = 7) -> None:
+    """The first trace of the ``top`` largest package functions (source lines), stage by
+    stage as the import hook does it (``lazy.hook_factory``): the def from the file's tree
+    (``to_gast``), the conversion (``tracing_node``), ``as_ast`` (gast -> ast in place, every
+    node located) and Python's ``compile`` of the factory module; medians of ``rounds``
+    rounds, the functions interleaved. The file's own stage (read, hash, parse, index the
+    defs, collect its names: once per file and trace session) is reported apart."""
+    import gc
+    import importlib.util
+
+    from autostatic import lazy
+    from autostatic import tracing_factory as tf
+    from autostatic.conversion import converting
+    from autostatic.pyct.census import Census
+    from autostatic.pyct.to_gast import as_ast, to_gast
+
+    found = []
+    for qualname, fn in package_functions(names):
+        try:
+            lines = len(inspect.getsourcelines(fn)[0])
+        except Exception:
+            continue
+        if isinstance(fn.__code__, type(fifty_lines.__code__)) and fn.__name__ != "<lambda>":
+            found.append((lines, qualname, fn))
+    found.sort(key=lambda r: -r[0])
+    chosen = found[:top]
+    digests = {}
+    for _, _, fn in chosen:
+        with open(fn.__code__.co_filename, "rb") as f:
+            digests[fn] = importlib.util.source_hash(f.read()).hex()
+    times = {q: [] for _, q, _ in chosen}
+    file_times = {q: [] for _, q, _ in chosen}
+    for _ in range(rounds):
+        for _, qualname, fn in chosen:
+            code = fn.__code__
+            key = (code.co_filename, digests[fn], code.co_firstlineno, code.co_name)
+            lazy._trees.clear()
+            gc.collect()
+            with converting():
+                t0 = time.perf_counter()
+                tree, taken = lazy._locate(*key, code.co_qualname)  # the file's stage
+                t1 = time.perf_counter()
+                node = to_gast(tree)
+                t2 = time.perf_counter()
+                census = Census.of(node)
+                hidden = "locals" in census.names or "vars" in census.names
+                fdef, jst, sym = tf.tracing_node(
+                    node, filename=key[0], qualname=code.co_qualname,
+                    taken=set(taken) | set(code.co_freevars), copy=False, census=census,
+                )  # fmt: skip
+                tf._bare_signature(fdef)
+                t3 = time.perf_counter()
+                fdef = as_ast(fdef)
+                if hidden:
+                    tf._hide_from_locals(fdef, (jst, sym))
+                t4 = time.perf_counter()
+                tf.compile_factory(
+                    fdef, jst, sym, filename=key[0], qualname=code.co_qualname,
+                    freevars=code.co_freevars, flags=code.co_flags & lazy._FUTURE_FLAGS,
+                )  # fmt: skip
+                t5 = time.perf_counter()
+                del tree, node, fdef
+            file_times[qualname].append(t1 - t0)
+            times[qualname].append((t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t1))
+    print(f"first trace, stage by stage (median of {rounds}, ms):")
+    for lines, qualname, _ in chosen:
+        med = [statistics.median(r[i] for r in times[qualname]) * 1e3 for i in range(5)]
+        print(
+            f"  {qualname[-40:]:40s} {lines:4d} lines: parse {med[0]:5.1f} + convert "
+            f"{med[1]:5.1f} + as_ast {med[2]:5.1f} + compile {med[3]:5.1f} = {med[4]:5.1f} "
+            f"(best {min(r[4] for r in times[qualname]) * 1e3:5.1f}); its file once per "
+            f"session {statistics.median(file_times[qualname]) * 1e3:5.1f}"
+        )
+
+
 def main() -> None:
+    if "--first-trace" in sys.argv[1:]:
+        names = [a for a in sys.argv[1:] if not a.startswith("--")]
+        first_trace_report(names or PACKAGES)
+        return
     if "--packages" in sys.argv[1:]:
         names = [a for a in sys.argv[1:] if not a.startswith("--")]
         packages_report(names or PACKAGES)
