@@ -68,8 +68,9 @@ CONVERTED = ("autostatic.converted",)
 _functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: (filename, source hash) -> {(line, name, ...): (reason or None, factory code)}
 _factories: dict[tuple[str, str], dict] = {}
-#: filename -> (source hash, {(line, name): gast def}, module names); cleared when tracing ends
-_trees: dict[str, tuple[str, dict, set]] = {}
+#: filename -> (source hash, {(line, name): ast def}, module names, ids of the defs no other
+#: def holds or is in, the (line, name) of those given away); cleared when tracing ends
+_trees: dict[str, tuple[str, dict, set, set, set]] = {}
 
 
 def _end_of_session(static: bool) -> None:
@@ -219,14 +220,14 @@ def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.Cod
 
         tree, taken = _locate(filename, digest, line, name, code.co_qualname)
         found = known[sub] = _build(
-            to_gast(tree),
+            _own_tree(filename, line, name, tree),
             filename,
             code.co_qualname,
             code.co_freevars,
             sub[4],
             taken,
-            again=functools.partial(to_gast, tree),  # a tree of its own: converted in place
-        )
+            again=lambda: to_gast(_locate(filename, digest, line, name, code.co_qualname)[0]),
+        )  # (a tree of its own: the conversion changes it)
         if where is not None:
             _write_disk(where, digest, known)
     reason, factory = found
@@ -285,14 +286,57 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
         }
         from autostatic.hook.names import names_used
 
-        found = _trees[filename] = (digest, index, names_used(tree))
+        found = _trees[filename] = (digest, index, names_used(tree), _alone(tree), set())
     node = found[1].get((line, name))
+    if node is None and (line, name) in found[4]:  # given away: the file parsed again
+        del _trees[filename]
+        return _locate(filename, digest, line, name, qualname)
     if node is None:
         raise StaticBuildError(
             f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",
             (filename, line, qualname),
         )
     return node, found[2]
+
+
+def _own_tree(filename: str, line: int, name: str, node: ast.FunctionDef):
+    """The gast form of the def ``node`` from ``_locate``, for the converter to change: ``node``
+    itself, converted in place and dropped from the index, when no other def holds it or is in
+    it (nothing else of the file's tree can be traced through it); else a copy."""
+    from autostatic.pyct.to_gast import as_gast, to_gast
+
+    found = _trees.get(filename)
+    if found is None or id(node) not in found[3] or found[1].get((line, name)) is not node:
+        return to_gast(node)
+    del found[1][(line, name)]  # (asked again, the file is parsed again: ``_locate``)
+    found[4].add((line, name))
+    return as_gast(node)
+
+
+def _alone(tree: ast.Module) -> set:
+    """``id``\\s of the defs of ``tree`` with no def around them or in them."""
+    alone = set()
+    stack = [(tree, False)]  # (node, inside a def)
+    while stack:
+        node, inside = stack.pop()
+        values = node.__dict__
+        for block_name in _BLOCKS:
+            block = values.get(block_name)
+            if block.__class__ is not list:
+                continue
+            for sub in block:
+                is_def = isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef))
+                if is_def and not inside and not _holds_def(sub):
+                    alone.add(id(sub))
+                stack.append((sub, inside or is_def))
+    return alone
+
+
+def _holds_def(node: ast.AST) -> bool:
+    """Whether a def (or lambda) is among the statements under ``node``."""
+    return any(
+        isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) for sub in _statements(node)
+    )
 
 
 def _statements(tree: ast.Module) -> list:
