@@ -31,7 +31,14 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.templates import copy_location
-from autostatic.transformers.base import _BLOCKS, Transformer, docstring, shallow
+from autostatic.transformers.base import (
+    _BLOCK_FIELDS,
+    _BLOCKS,
+    Transformer,
+    _block_fields,
+    docstring,
+    shallow,
+)
 
 
 class ControlFlowTransformer(Transformer):
@@ -95,7 +102,10 @@ class ControlFlowTransformer(Transformer):
             from autostatic.transformers.for_loops import build_for
 
             return build_for(self, stmt)
-        if not any(type(getattr(stmt, b, None)) is list for b in _BLOCKS):
+        blocks = _BLOCK_FIELDS.get(kind)
+        if blocks is None:
+            blocks = _block_fields(kind)
+        if not blocks:  # a simple statement
             if kind is gast.Assign and self._dead_flag(stmt):
                 return [], []
             return [stmt], [stmt]

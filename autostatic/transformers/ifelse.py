@@ -60,20 +60,10 @@ def function_def(
             for p in shared
             if renamed[p] in params
         ]
-    args = _node(
-        gast.arguments,
-        args=[name(p, ctx=PARAM, at=origin) for p in params],
-        posonlyargs=[],
-        vararg=None,
-        kwonlyargs=[],
-        kw_defaults=[],
-        kwarg=None,
-        defaults=[],
-    )
     node = _node(
         gast.FunctionDef,
         name=fn_name,
-        args=args,
+        args=_arguments(params, origin),
         body=prologue + (body or [gast.Pass()]),
         decorator_list=[],
         returns=None,
@@ -88,10 +78,23 @@ def function_def(
     return copy_location(node, origin)
 
 
+def _arguments(params: list[str], origin: gast.AST) -> gast.arguments:
+    """The positional parameters ``params``, located at ``origin``."""
+    return _node(
+        gast.arguments,
+        args=[name(p, ctx=PARAM, at=origin) for p in params],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
+
+
 def lambda_def(fn_name: str, params: list[str], value: gast.expr, origin: gast.AST) -> gast.Assign:
     """``fn_name = lambda params: value`` located at ``origin`` (a loop's test function)."""
-    fn = function_def(fn_name, params, [], origin)
-    lam = _node(gast.Lambda, args=fn.args, body=value)
+    lam = _node(gast.Lambda, args=_arguments(params, origin), body=value)
     anno.set(lam, anno.GENERATED, True)  # not a user closure: its names are not captured
     assign = _node(gast.Assign, targets=[name(fn_name, store=True)], value=lam, type_comment=None)
     return copy_location_deep(assign, origin)
