@@ -523,8 +523,9 @@ def tracing_source(fn: Any) -> str:
 
 
 def _tracing_source(original: Any) -> str:
-    from autostatic.conversion import _unparse
     from autostatic.pyct import parser
+    from autostatic.pyct.to_gast import as_ast
+    from autostatic.pyct.unparse import unparse
     from autostatic.tracing_factory import tracing_node
 
     src = parser.parse_function(original)
@@ -535,7 +536,7 @@ def _tracing_source(original: Any) -> str:
         taken=set(getattr(original, "__globals__", {})),
         copy=False,  # a tree of its own
     )
-    return _unparse(node)
+    return unparse(as_ast(node))  # (the tree is dropped: made ``ast`` in place)
 
 
 def is_entry_checked(fn: Any) -> bool:

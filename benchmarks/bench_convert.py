@@ -205,8 +205,10 @@ def packages_report(names) -> None:
     (parse, convert, unparse; garbage collection is counted apart, wherever it ran)."""
     import gc
 
-    from autostatic.conversion import _unparse, converting
+    from autostatic.conversion import converting
     from autostatic.pyct import parser
+    from autostatic.pyct.to_gast import as_ast
+    from autostatic.pyct.unparse import unparse
     from autostatic.tracing_factory import tracing_node
 
     collecting = [0.0]
@@ -241,7 +243,7 @@ def packages_report(names) -> None:
                         copy=False,
                     )
                     t2 = time.perf_counter()
-                    out = _unparse(node)
+                    out = unparse(as_ast(node))
                     del node, parsed
             except Exception:
                 failed += 1
