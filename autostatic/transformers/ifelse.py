@@ -406,16 +406,33 @@ def assignments(
             return None
         if simple and not (_is_constant(value) or type(value) is gast.Name):
             return None
-        for sub in walk(value):
-            kind = type(sub)
-            if kind is gast.Name and sub.id in values:
-                return None
-            if kind is gast.NamedExpr and sub.target.id not in temps:
-                return None
-            if kind in (gast.Yield, gast.YieldFrom, gast.Await):
-                return None
+        reads, binds, yields = _reads(stmt.value)  # (an augmented one reads its target too)
+        if yields or not binds <= temps or (values and not reads.isdisjoint(values)):
+            return None
         values[target] = value
     return values
+
+
+def _reads(value: gast.expr) -> tuple:
+    """(the names ``value`` reads, the names its ``:=`` bind, whether it yields or awaits),
+    remembered on it (a value is looked at for each form of its branch)."""
+    known = anno.get(value, _READS, None)
+    if known is None:
+        reads, binds, yields = set(), set(), False
+        for sub in walk(value):
+            kind = type(sub)
+            if kind is gast.Name:
+                reads.add(sub.id)
+            elif kind is gast.NamedExpr:
+                binds.add(sub.target.id)
+            elif kind in (gast.Yield, gast.YieldFrom, gast.Await):
+                yields = True
+        known = (frozenset(reads), frozenset(binds), yields)
+        anno.set(value, _READS, known)
+    return known
+
+
+_READS = "ifelse_reads"  # annotation: ``_reads`` of a value
 
 
 #: ``x op= y`` as a call: ``operator.iadd(x, y)`` is exactly what ``x += y`` computes
