@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from autostatic.pyct.nodes import child_nodes
+
 
 def copy_location_deep(node: Any, origin: Any) -> Any:
     """Give ``node`` and the statements in its blocks that have no location the location of
@@ -32,6 +34,26 @@ def copy_location_deep(node: Any, origin: Any) -> Any:
             block = values.get(field)
             if block.__class__ is list:
                 stack.extend(block)
+    return node
+
+
+def copy_location_all(node: Any, origin: Any) -> Any:
+    """Give ``node`` and every node under it without a location ``origin``'s first line (a
+    located node's subtree is left as it is), expressions included: for generated nodes that
+    end up under a parent whose location is another's (shared between two statements)."""
+    if origin is None or getattr(origin, "lineno", None) is None:
+        return node
+    line, col = origin.lineno, getattr(origin, "col_offset", 0)
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        values = sub.__dict__
+        if values.get("lineno") is not None:
+            continue
+        if "lineno" in sub.__class__._attributes:
+            values["lineno"] = values["end_lineno"] = line
+            values["col_offset"] = values["end_col_offset"] = col
+        stack.extend(child_nodes(sub))
     return node
 
 

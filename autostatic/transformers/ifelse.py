@@ -40,7 +40,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
-from autostatic.pyct.origin import copy_location_deep
+from autostatic.pyct.origin import copy_location_all, copy_location_deep
 from autostatic.pyct.templates import LOAD, PARAM, STORE, constant, copy_location, name, replace
 from autostatic.transformers.base import Transformer, _node, bare, names_in, shallow
 from autostatic.transformers.containers import mutated_containers
@@ -185,6 +185,8 @@ def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: 
     bind = _node(gast.NamedExpr, target=name(pred, store=True), value=node.test)
     value = _node(gast.IfExp, test=self.is_symbolic(bind), body=symbolic[0].value, orelse=python)
     assign = _node(gast.Assign, targets=symbolic[0].targets, value=value, type_comment=None)
+    for target in assign.targets:  # (shared with the call's statement, located at its line)
+        copy_location_all(target, node)
     return copy_location_deep(assign, node)
 
 
