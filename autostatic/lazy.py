@@ -68,8 +68,9 @@ CONVERTED = ("autostatic.converted",)
 _functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: (filename, source hash) -> {(line, name, ...): (reason or None, factory code)}
 _factories: dict[tuple[str, str], dict] = {}
-#: filename -> (source hash, {(line, name): gast def}, module names); cleared when tracing ends
-_trees: dict[str, tuple[str, dict, set]] = {}
+#: filename -> (source hash, {(line, name): ast def}, module names, ids of the defs no other
+#: def holds or is in, the (line, name) of those given away); cleared when tracing ends
+_trees: dict[str, tuple[str, dict, set, set, set]] = {}
 
 
 def _end_of_session(static: bool) -> None:
@@ -215,10 +216,18 @@ def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.Cod
     sub = (line, name, code.co_qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
     found = known.get(sub)
     if found is None:
-        node, taken = _locate(filename, digest, line, name, code.co_qualname)
+        from autostatic.pyct.to_gast import to_gast
+
+        tree, taken = _locate(filename, digest, line, name, code.co_qualname)
         found = known[sub] = _build(
-            node, filename, code.co_qualname, code.co_freevars, sub[4], taken
-        )
+            _own_tree(filename, line, name, tree),
+            filename,
+            code.co_qualname,
+            code.co_freevars,
+            sub[4],
+            taken,
+            again=lambda: to_gast(_locate(filename, digest, line, name, code.co_qualname)[0]),
+        )  # (a tree of its own: the conversion changes it)
         if where is not None:
             _write_disk(where, digest, known)
     reason, factory = found
@@ -249,8 +258,8 @@ def _write_disk(where: str, digest: str, entries: dict) -> None:
 
 
 def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
-    """The gast def ``name`` starting at ``line`` (decorators included) of ``filename``, from a
-    source whose hash is ``digest``."""
+    """The ``ast`` def ``name`` starting at ``line`` (decorators included) of ``filename``, from
+    a source whose hash is ``digest``, and the names its module uses."""
     found = _trees.get(filename)
     if found is None or found[0] != digest:
         try:
@@ -272,37 +281,103 @@ def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
         tree = ast.parse(data, filename)
         index = {
             (min([d.lineno for d in n.decorator_list] + [n.lineno]), n.name): n
-            for n in ast.walk(tree)
+            for n in _statements(tree)
             if isinstance(n, ast.FunctionDef)
         }
         from autostatic.hook.names import names_used
 
-        found = _trees[filename] = (digest, index, names_used(tree))
+        found = _trees[filename] = (digest, index, names_used(tree), _alone(tree), set())
     node = found[1].get((line, name))
+    if node is None and (line, name) in found[4]:  # given away: the file parsed again
+        del _trees[filename]
+        return _locate(filename, digest, line, name, qualname)
     if node is None:
         raise StaticBuildError(
             f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",
             (filename, line, qualname),
         )
-    from autostatic.pyct.to_gast import to_gast
+    return node, found[2]
 
-    return to_gast(node), found[2]
+
+def _own_tree(filename: str, line: int, name: str, node: ast.FunctionDef):
+    """The gast form of the def ``node`` from ``_locate``, for the converter to change: ``node``
+    itself, converted in place and dropped from the index, when no other def holds it or is in
+    it (nothing else of the file's tree can be traced through it); else a copy."""
+    from autostatic.pyct.to_gast import as_gast, to_gast
+
+    found = _trees.get(filename)
+    if found is None or id(node) not in found[3] or found[1].get((line, name)) is not node:
+        return to_gast(node)
+    del found[1][(line, name)]  # (asked again, the file is parsed again: ``_locate``)
+    found[4].add((line, name))
+    return as_gast(node)
+
+
+def _alone(tree: ast.Module) -> set:
+    """``id``\\s of the defs of ``tree`` with no def around them or in them."""
+    alone = set()
+    stack = [(tree, False)]  # (node, inside a def)
+    while stack:
+        node, inside = stack.pop()
+        values = node.__dict__
+        for block_name in _BLOCKS:
+            block = values.get(block_name)
+            if block.__class__ is not list:
+                continue
+            for sub in block:
+                is_def = isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef))
+                if is_def and not inside and not _holds_def(sub):
+                    alone.add(id(sub))
+                stack.append((sub, inside or is_def))
+    return alone
+
+
+def _holds_def(node: ast.AST) -> bool:
+    """Whether a def (or lambda) is among the statements under ``node``."""
+    return any(
+        isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) for sub in _statements(node)
+    )
+
+
+def _statements(tree: ast.Module) -> list:
+    """Every statement of ``tree`` (``def``\\s are statements: no expression is walked)."""
+    out = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        values = node.__dict__
+        for block_name in _BLOCKS:
+            block = values.get(block_name)
+            if block.__class__ is list:
+                out.extend(block)
+                stack.extend(block)
+    return out
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 
 
 # -- building a factory ------------------------------------------------------------------------
 
 
-def _build(node, filename, qualname, freevars, flags, taken) -> tuple[str | None, types.CodeType]:
+def _build(
+    node, filename, qualname, freevars, flags, taken, again=None
+) -> tuple[str | None, types.CodeType]:
     """``(None, factory code)``, or ``(reason, factory of the body as written)`` when the
-    converter cannot handle the function (it then traces as Python runs it)."""
+    converter cannot handle the function (it then traces as Python runs it). ``again``, a
+    function making ``node`` anew: the conversion uses ``node`` up (no copy), and the body as
+    written comes from ``again()``."""
     try:
         from autostatic.tracing_factory import tracing_factory
 
         return None, tracing_factory(
-            node, filename=filename, qualname=qualname, freevars=freevars, flags=flags, taken=taken
-        )
+            node, filename=filename, qualname=qualname, freevars=freevars, flags=flags,
+            taken=taken, copy=again is None,
+        )  # fmt: skip
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if again is not None:
+        node = again()
     return reason, _plain_factory(node, filename, qualname, freevars, flags)
 
 
@@ -315,7 +390,7 @@ def _plain_factory(node, filename, qualname, freevars, flags) -> types.CodeType:
 
     if isinstance(node, gast.Lambda):
         node = _lambda_as_def(node)
-    fdef = to_ast(node)
+    fdef = ast.fix_missing_locations(to_ast(node))
     fdef.decorator_list = []
     return compile_factory(
         fdef, "__jst_unused__", "__jst_unused_Variable__", filename=filename,
@@ -386,6 +461,7 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
         if name in names or name in original.co_freevars:
             raise ValueError(f"{fn.__qualname__} uses the name {name!r}")
     fdef = to_ast(_lambda_as_def(node) if isinstance(node, gast.Lambda) else node)
+    ast.fix_missing_locations(fdef)  # (factory_module expects a located tree)
     fdef.name = "__autostatic_entry__"  # its own name stays the module's global in its body
     fdef.decorator_list = []
     constant = not original.co_freevars and CONST_ALIAS not in original.co_consts
@@ -447,8 +523,9 @@ def tracing_source(fn: Any) -> str:
 
 
 def _tracing_source(original: Any) -> str:
-    from autostatic.conversion import _unparse
     from autostatic.pyct import parser
+    from autostatic.pyct.to_gast import as_ast
+    from autostatic.pyct.unparse import unparse
     from autostatic.tracing_factory import tracing_node
 
     src = parser.parse_function(original)
@@ -459,7 +536,7 @@ def _tracing_source(original: Any) -> str:
         taken=set(getattr(original, "__globals__", {})),
         copy=False,  # a tree of its own
     )
-    return _unparse(node)
+    return unparse(as_ast(node))  # (the tree is dropped: made ``ast`` in place)
 
 
 def is_entry_checked(fn: Any) -> bool:

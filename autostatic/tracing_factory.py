@@ -26,8 +26,7 @@ import gast
 from autostatic.conversion import converting, transform_function
 from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
-from autostatic.pyct.nodes import walk
-from autostatic.pyct.to_gast import to_ast
+from autostatic.pyct.to_gast import as_ast
 from autostatic.transformers.base import clone
 
 __all__ = ["tracing_factory", "tracing_node"]
@@ -45,13 +44,15 @@ def tracing_node(
     taken: set[str],
     passes: int | None = None,
     copy: bool = True,
+    census: Census | None = None,
 ) -> tuple[gast.FunctionDef, str, str]:
     """The tracing function of ``node`` as a new node (``node`` is not changed), and the names
     its code gives the runtime module and the ``Variable`` class (``jst``, ``sym``).
 
     The tracing function has ``node``'s signature (no decorators) and the converted body. With
     ``passes``, the body after the first ``passes`` transformers. ``copy=False``: convert
-    ``node`` itself (a tree nobody else holds), changing it.
+    ``node`` itself (a tree nobody else holds), changing it. ``census``: ``Census.of(node)``
+    when the caller has it.
     """
     if copy:
         node = clone(node)
@@ -59,7 +60,8 @@ def tracing_node(
         from autostatic.conversion import _lambda_as_def
 
         node = _lambda_as_def(node)
-    census = Census.of(node)
+        census = None  # (the def's own census: its name is new)
+    census = census or Census.of(node)
     namer = Namer.for_function(census, set(taken))
     jst = namer.reserve("_jst")
     sym = namer.reserve("_jst_Variable")
@@ -116,23 +118,28 @@ class _HiddenLocals(ast.NodeTransformer):
                     )
                 ],
             )
-            return ast.copy_location(new, node)
+            return _located(new, node)
         return node
 
     def visit_FunctionDef(self, node):  # nested functions: only those that use the names
         return self.generic_visit(node)
 
 
+def _located(new: ast.AST, origin: ast.AST) -> ast.AST:
+    """``new`` and its nodes without a location at ``origin``'s (the tree is compiled as it
+    is: ``ast.fix_missing_locations`` does not run)."""
+    at = {a: getattr(origin, a) for a in ("lineno", "col_offset", "end_lineno", "end_col_offset")}
+    for sub in ast.walk(new):
+        if "lineno" in sub._attributes and getattr(sub, "lineno", None) is None:
+            for attr, value in at.items():
+                setattr(sub, attr, value)
+    return new
+
+
 def _hide_from_locals(fdef: ast.FunctionDef, hidden: tuple) -> None:
     """``locals()``/``vars()`` in the tracing function must not list the factory's parameters
     (free variables of the tracing function): filter them out where they are called."""
     _HiddenLocals(hidden).visit(fdef)
-
-
-def _names_locals(node: gast.AST) -> bool:
-    """Whether the user's function names ``locals`` or ``vars`` (converted code calls
-    neither by name: one walk of the user's tree, not of the larger converted one)."""
-    return any(type(n) is gast.Name and n.id in ("locals", "vars") for n in walk(node))
 
 
 def mangling_class(qualname: str) -> str | None:
@@ -148,14 +155,15 @@ def mangling_class(qualname: str) -> str | None:
 def factory_module(
     fdef: ast.FunctionDef, jst: str, sym: str, qualname: str, freevars: tuple[str, ...]
 ) -> ast.Module:
-    """The module around ``fdef`` that makes ``freevars`` free and ``__x`` mangle as the user's."""
+    """The module around ``fdef`` that makes ``freevars`` free and ``__x`` mangle as the user's.
+    Every node of ``fdef`` must have its location (its own nodes are at line 1)."""
 
     def function(name, params, body):
         return ast.FunctionDef(
             name=name,
             args=ast.arguments(
                 posonlyargs=[],
-                args=[ast.arg(arg=p) for p in params],
+                args=[ast.arg(arg=p, **_LINE_1) for p in params],
                 vararg=None,
                 kwonlyargs=[],
                 kw_defaults=[],
@@ -166,11 +174,11 @@ def factory_module(
             decorator_list=[],
             returns=None,
             type_params=[],
+            **_LINE_1,
         )
 
-    inner = function(
-        FACTORY, [jst, sym], [fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))]
-    )
+    result = ast.Name(id=fdef.name, ctx=ast.Load(), **_LINE_1)
+    inner = function(FACTORY, [jst, sym], [fdef, ast.Return(value=result, **_LINE_1)])
     outer: ast.stmt = function(_OUTER, [v for v in freevars if v != "__class__"], [inner])
     cls = mangling_class(qualname)
     if cls is not None or "__class__" in freevars:
@@ -183,8 +191,14 @@ def factory_module(
             body=[outer],
             decorator_list=[],
             type_params=[],
+            **_LINE_1,
         )
-    return ast.fix_missing_locations(ast.Module(body=[outer], type_ignores=[]))
+    return ast.Module(body=[outer], type_ignores=[])
+
+
+#: where the factory module's own nodes are (``fdef`` is located already: the module is
+#: compiled without ``ast.fix_missing_locations``, which would walk the whole tree)
+_LINE_1 = {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 0}
 
 
 def find_factory(code: types.CodeType) -> types.CodeType:
@@ -231,26 +245,45 @@ def tracing_factory(
     freevars: tuple[str, ...],
     flags: int,
     taken: set[str],
+    copy: bool = True,
 ) -> types.CodeType:
     """Code of a factory function. Its co_freevars are a subset of ``freevars`` (map cells by
     name using ``code.co_freevars``); it takes two parameters (the convert_ops module and the
     Variable class) and returns the tracing function: the original's parameters (without
     defaults and annotations: its caller passes every argument),
-    body = the converted (dual-path) body, compiled at the user's file and lines."""
+    body = the converted (dual-path) body, compiled at the user's file and lines.
+    ``copy=False``: convert ``node`` itself (a tree nobody else holds), using it up."""
     with converting():  # deeply nested code: gast -> ast and compile recurse too
         # the trees are made and dropped inside (freed before the collector runs again)
-        return _factory_code(node, filename, qualname, freevars, flags, taken)
+        fdef, jst, sym = tracing_tree(
+            node, filename=filename, qualname=qualname, freevars=freevars, taken=taken, copy=copy
+        )
+        return compile_factory(
+            fdef, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
+        )
 
 
-def _factory_code(node, filename, qualname, freevars, flags, taken) -> types.CodeType:
-    names_locals = _names_locals(node)
+def tracing_tree(
+    node: gast.FunctionDef,
+    *,
+    filename: str,
+    qualname: str,
+    freevars: tuple[str, ...],
+    taken: set[str],
+    copy: bool = True,
+) -> tuple[ast.FunctionDef, str, str]:
+    """The tracing function of ``node`` as ``ast`` (every node located: at the user's
+    line, or at its parent's) and its names for the runtime module and ``Variable``."""
+    census = Census.of(node)  # (a copy has the same)
+    # whether the user's function names ``locals`` or ``vars`` (converted code calls neither
+    # by name: found in the user's tree, not in the larger converted one)
+    names_locals = "locals" in census.names or "vars" in census.names
     fdef, jst, sym = tracing_node(
-        node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars)
-    )
+        node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars),
+        copy=copy, census=census,
+    )  # fmt: skip
     _bare_signature(fdef)
-    tree = to_ast(fdef)
+    tree = as_ast(fdef)  # (the converted gast tree is used up)
     if names_locals:
         _hide_from_locals(tree, (jst, sym))
-    return compile_factory(
-        tree, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
-    )
+    return tree, jst, sym

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import gast
-
-from autostatic.pyct.nodes import _fields as _FIELDS
-from autostatic.pyct.nodes import node_fields
+from autostatic.pyct.nodes import child_nodes
 
 
 def copy_location_deep(node: Any, origin: Any) -> Any:
-    """Give ``node`` and every descendant without a location the location of ``origin``."""
+    """Give ``node`` and the statements in its blocks that have no location the location of
+    ``origin``. Expressions are not walked: one without a location takes its parent's when
+    the tree is compiled (``to_gast.as_ast``, or ``ast.fix_missing_locations``), the same
+    location as here for a node made under a statement located at ``origin``."""
     if origin is None or getattr(origin, "lineno", None) is None:
         return node
     # Generated code spans the origin's first line only: tracebacks, f_lineno and error
@@ -27,23 +27,38 @@ def copy_location_deep(node: Any, origin: Any) -> Any:
         if "lineno" in kind._attributes:
             values["lineno"] = values["end_lineno"] = line
             values["col_offset"] = values["end_col_offset"] = col
-        if kind is _CONSTANT or (kind is _NAME and values.get("annotation") is None):
-            continue  # a leaf: nothing under it
-        fields = _FIELDS.get(kind)
+        fields = _BLOCKS.get(kind)
         if fields is None:
-            fields = node_fields(kind)
-        for field in fields:  # the children (``child_nodes`` inline; any order will do)
-            value = values.get(field)
-            if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, _AST):
-                        stack.append(item)
-            elif isinstance(value, _AST):
-                stack.append(value)
+            fields = _BLOCKS[kind] = tuple(f for f in _BLOCK_NAMES if f in kind._fields)
+        for field in fields:  # the statements (and except/case clauses) under it
+            block = values.get(field)
+            if block.__class__ is list:
+                stack.extend(block)
     return node
 
 
-_NAME, _CONSTANT, _AST = gast.Name, gast.Constant, gast.AST
+def copy_location_all(node: Any, origin: Any) -> Any:
+    """Give ``node`` and every node under it without a location ``origin``'s first line (a
+    located node's subtree is left as it is), expressions included: for generated nodes that
+    end up under a parent whose location is another's (shared between two statements)."""
+    if origin is None or getattr(origin, "lineno", None) is None:
+        return node
+    line, col = origin.lineno, getattr(origin, "col_offset", 0)
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        values = sub.__dict__
+        if values.get("lineno") is not None:
+            continue
+        if "lineno" in sub.__class__._attributes:
+            values["lineno"] = values["end_lineno"] = line
+            values["col_offset"] = values["end_col_offset"] = col
+        stack.extend(child_nodes(sub))
+    return node
+
+
+_BLOCK_NAMES = ("body", "orelse", "finalbody", "handlers", "cases")
+_BLOCKS: dict = {}  # node class -> those of _BLOCK_NAMES among its fields (none: expressions)
 
 
 def location(node: Any, filename: str) -> tuple[str, int, str]:

@@ -25,7 +25,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.errors import SourceUnavailableError
-from autostatic.pyct.to_gast import to_gast
+from autostatic.pyct.to_gast import as_gast, to_gast
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -81,7 +81,7 @@ def parse_function(fn: Any) -> FunctionSource:
     node = tree.body[0] if tree.body else None
     if not isinstance(node, _DEFS) or node.name != code.co_name:
         raise SourceUnavailableError(fn, f"{code.co_filename}:{first} does not define it")
-    node = to_gast(node)
+    node = as_gast(node)  # (a fresh parse: converted in place)
     anno.set(node, anno.DECORATORS, tuple(node.decorator_list))
     for d in node.decorator_list:
         anno.set(d, anno.IS_DECORATOR, True)

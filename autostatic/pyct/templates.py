@@ -91,7 +91,95 @@ def replace(template: str, origin: Any = None, **replacements: Any) -> list:
     """The template's statements with placeholders replaced; locations from ``origin``."""
     if origin is not None and getattr(origin, "lineno", None) is None:
         origin = None
-    return _instantiate(_parsed(template).body, replacements, origin)
+    build = _builders.get((template, *replacements))
+    if build is None:
+        build = _builders[(template, *replacements)] = _builder(template, replacements)
+    return build(replacements, origin)
+
+
+#: (template, placeholder names...) -> the function building its statements
+_builders: dict = {}
+
+
+def _builder(template: str, placeholders: Any):
+    """A function ``build(replacements, origin)`` making what ``_instantiate`` makes from the
+    template, written out as one expression per statement (no walk of the template)."""
+    consts: list = []
+
+    def const(value: Any) -> str:
+        if value is None or type(value) in (bool, int, str):
+            return repr(value)
+        consts.append(value)
+        return f"C[{len(consts) - 1}]"
+
+    def build(node: Any) -> str:
+        kind = type(node)
+        if kind is gast.Name and node.id in placeholders:
+            return f"_sub(R[{node.id!r}], {const(node.ctx)}, origin, {node.id!r})"
+        fields = []
+        for field, value in node.__dict__.items():  # the template's fields (no locations)
+            if type(value) is list:
+                value = "[" + ", ".join(item(v) for v in value) + "]"
+            elif isinstance(value, gast.AST) and field != "ctx":
+                value = build(value)
+            elif kind is gast.FunctionDef and field == "name" and value in placeholders:
+                value = f"R[{value!r}]"
+            else:
+                value = const(value)
+            fields.append(f"{field!r}: {value}")
+        if "lineno" in kind._attributes:
+            fields.append("**L")
+        return f"_new({const(kind)}, {{{', '.join(fields)}}})"
+
+    def item(node: Any) -> str:
+        if not isinstance(node, gast.AST):
+            return const(node)
+        if type(node) is gast.Expr and type(node.value) is gast.Name and (
+            node.value.id in placeholders
+        ):  # a statement placeholder (when given statements)
+            key = repr(node.value.id)
+            return f"*(_stmts(R[{key}], origin) if type(R[{key}]) is list else [{build(node)}])"
+        return build(node)
+
+    body = "[" + ", ".join(item(stmt) for stmt in _parsed(template).body) + "]"
+    source = (
+        "def build(R, origin):\n"
+        "    L = _at(origin)\n"
+        f"    return {body}\n"
+    )
+    scope = {"C": consts, "_new": _new, "_sub": _sub, "_stmts": _stmts, "_at": _at}
+    exec(compile(source, f"<template {template.strip()[:40]!r}>", "exec"), scope)
+    return scope["build"]
+
+
+def _new(kind: type, values: dict) -> gast.AST:
+    node = kind.__new__(kind)
+    node.__dict__ = values
+    return node
+
+
+_NOWHERE: dict = {}
+
+
+def _at(origin: Any) -> dict:
+    """The location fields of nodes made at ``origin`` (its first line only)."""
+    if origin is None:
+        return _NOWHERE
+    line, col = origin.lineno, getattr(origin, "col_offset", 0)
+    return {"lineno": line, "col_offset": col, "end_lineno": line, "end_col_offset": col}
+
+
+def _sub(value: Any, ctx: Any, origin: Any, key: str) -> gast.expr:
+    """What an expression placeholder becomes: a name for a ``str``, else a located copy."""
+    if type(value) is str:  # a name, made located
+        return name(value, ctx=ctx, at=origin)
+    if isinstance(value, list):
+        raise ValueError(f"placeholder {key!r} takes statements, not an expression")
+    return copy_location_deep(_expr(value, ctx), origin)
+
+
+def _stmts(stmts: list, origin: Any) -> list:
+    return [copy_location_deep(s, origin) for s in stmts]
 
 
 def replace_expr(template: str, origin: Any = None, **replacements: Any) -> gast.expr:
@@ -108,16 +196,29 @@ LOAD, STORE, PARAM = gast.Load(), gast.Store(), gast.Param()
 def name(id: str, store: bool = False, ctx: Any = None, at: Any = None) -> gast.Name:
     """A ``Name`` (loaded, stored with ``store``, or in ``ctx``), located ``at`` a node."""
     node = _Name.__new__(_Name)  # ``gast.Name(...)`` without its generic constructor
-    values = node.__dict__
-    values.update(
-        id=id,
-        ctx=ctx or (STORE if store else LOAD),
-        annotation=None,
-        type_comment=None,
-    )
-    if getattr(at, "lineno", None) is not None:
-        values["lineno"] = values["end_lineno"] = at.lineno
-        values["col_offset"] = values["end_col_offset"] = getattr(at, "col_offset", 0)
+    ctx = ctx or (STORE if store else LOAD)
+    line = None if at is None else getattr(at, "lineno", None)
+    if line is None:
+        node.__dict__ = {"id": id, "ctx": ctx, "annotation": None, "type_comment": None}
+    else:
+        col = getattr(at, "col_offset", 0)
+        node.__dict__ = {
+            "id": id, "ctx": ctx, "annotation": None, "type_comment": None,
+            "lineno": line, "col_offset": col, "end_lineno": line, "end_col_offset": col,
+        }  # fmt: skip
+    return node
+
+
+def copy_location(node: Any, origin: Any) -> Any:
+    """``gast.copy_location`` (``origin``'s start, and its end or None) for two statements or
+    expressions, without its ``hasattr``\\s."""
+    source, values = origin.__dict__, node.__dict__
+    if "lineno" in source:
+        values["lineno"] = source["lineno"]
+    if "col_offset" in source:
+        values["col_offset"] = source["col_offset"]
+    values["end_lineno"] = source.get("end_lineno")  # (gast's and ast's class default: None)
+    values["end_col_offset"] = source.get("end_col_offset")
     return node
 
 

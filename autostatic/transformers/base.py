@@ -299,8 +299,12 @@ def scope_of(node: gast.AST, key: str):
     return anno.get(node, key, None)
 
 
-def names_in(scope: Any, kind: str) -> set[str]:
-    return set(getattr(scope, kind, ())) if scope is not None else set()
+def names_in(scope: Any, kind: str) -> frozenset[str]:
+    """The symbols of ``kind`` in ``scope`` (its own frozenset: not a copy)."""
+    return getattr(scope, kind, _NONE) if scope is not None else _NONE
+
+
+_NONE: frozenset = frozenset()
 
 
 def bare(symbols: set[str]) -> set[str]:
@@ -320,27 +324,37 @@ def clone(node: Any) -> Any:
 
 def _clone(node: gast.AST) -> gast.AST:
     kind = node.__class__
-    new = kind.__new__(kind)
-    values = new.__dict__
+    plan = _clones.get(kind)
+    if plan is None:
+        plan = _clones[kind] = _clone_plan(kind)
+    fields, children, defaults = plan
     source = node.__dict__
-    for name_ in kind._fields:  # each field, None when missing
-        value = source.get(name_)
+    values = {f: source.get(f) for f in fields}  # each field, None when missing
+    for name_ in children:  # (the fields that may hold nodes: copied deep)
+        value = values[name_]
         if value.__class__ is list:
-            value = [_clone(v) if isinstance(v, _AST) else v for v in value]
+            values[name_] = [_clone(v) if isinstance(v, _AST) else v for v in value]
         elif isinstance(value, _AST) and not isinstance(value, _CONTEXT):
-            value = _clone(value)
-        values[name_] = value
-    for attr in kind._attributes:
-        value = source.get(attr, _MISSING)
-        if value is _MISSING:  # many of gast's classes default the ends to None
-            value = getattr(kind, attr, _MISSING)
-            if value is _MISSING:
-                continue
-        values[attr] = value
+            values[name_] = _clone(value)
+    for attr, default in defaults:
+        value = source.get(attr, default)
+        if value is not _MISSING:  # (many of gast's classes default the ends to None)
+            values[attr] = value
     annotations = source.get("_as_anno")
     if annotations is not None:
         values["_as_anno"] = dict(annotations)
+    new = kind.__new__(kind)
+    new.__dict__ = values
     return new
+
+
+_clones: dict = {}  # node class -> (fields, fields that may hold nodes, (attribute, default))
+
+
+def _clone_plan(kind: type) -> tuple:
+    children = tuple(f for f in kind._fields if f in node_fields(kind) or f == "ctx")
+    defaults = tuple((a, getattr(kind, a, _MISSING)) for a in kind._attributes)
+    return kind._fields, children, defaults
 
 
 _AST, _CONTEXT = gast.AST, gast.expr_context

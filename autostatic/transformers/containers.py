@@ -11,7 +11,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
-from autostatic.pyct.nodes import child_nodes
+from autostatic.pyct.nodes import node_fields
 from autostatic.transformers.base import _SCOPES
 
 #: Methods that change a list, dict or set in place.
@@ -69,17 +69,19 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
     """(names ``stmt`` changes in place, the calls in it), remembered on it."""
     found: list[str] = []
     calls: list[gast.Call] = []
-
-    def note(target: gast.AST) -> None:
-        if isinstance(target, gast.Name) and target.id not in found:
-            found.append(target.id)
-
     stack = [stmt]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _SCOPES):
+    pop, push = stack.pop, stack.append
+    while stack:  # depth-first in source order: children pushed last field first
+        node = pop()
+        kind = node.__class__
+        how = _how.get(kind)
+        if how is None:
+            how = _how[kind] = _kind(kind)
+        role, fields = how
+        if role is _SCOPE:
             continue
-        if node is not stmt and isinstance(node, (gast.stmt, gast.ExceptHandler)):
+        values = node.__dict__
+        if role is _STATEMENT and node is not stmt:
             names = anno.get(node, anno.MUTATED, None)
             inner = anno.get(node, anno.CALLS, None)
             if names is None or inner is None:
@@ -87,19 +89,48 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
             found.extend(n for n in names if n not in found)
             calls.extend(inner)
             continue
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            note(node.value)
-        elif isinstance(node, gast.Call):
+        target = None
+        if role is _SUBSCRIPT:
+            if values["ctx"].__class__ is not gast.Load:
+                target = values["value"]
+        elif role is _CALL:
             calls.append(node)
             func = callee(node)
-            if isinstance(func, gast.Attribute) and func.attr in MUTATORS:
-                note(func.value)
-        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
-            note(node.target.value)
-        children = child_nodes(node)
-        children.reverse()
-        stack.extend(children)
+            if func.__class__ is gast.Attribute and func.attr in MUTATORS:
+                target = func.value
+        elif kind is gast.AugAssign and values["target"].__class__ is gast.Subscript:
+            target = values["target"].value
+        if target is not None and target.__class__ is gast.Name and target.id not in found:
+            found.append(target.id)
+        for field in fields:  # (reversed: the first child is popped first)
+            value = values.get(field)
+            if value.__class__ is list:
+                for item in reversed(value):
+                    if item.__class__ not in _LEAVES and isinstance(item, gast.AST):
+                        push(item)
+            elif value.__class__ not in _LEAVES and isinstance(value, gast.AST):
+                push(value)
     result = tuple(found), tuple(calls)
     anno.set(stmt, anno.MUTATED, result[0])
     anno.set(stmt, anno.CALLS, result[1])
     return result
+
+
+_OTHER, _SCOPE, _STATEMENT, _SUBSCRIPT, _CALL = "other", "scope", "statement", "subscript", "call"
+_how: dict = {}  # node class -> (its role in the walk, its node fields reversed)
+_LEAVES = {gast.Name, gast.Constant}  # nothing under them to find (a parameter's annotation
+#   is in a signature: a scope, not walked)
+
+
+def _kind(kind: type) -> tuple:
+    if issubclass(kind, _SCOPES):
+        role = _SCOPE
+    elif issubclass(kind, (gast.stmt, gast.ExceptHandler)):
+        role = _STATEMENT
+    elif kind is gast.Subscript:
+        role = _SUBSCRIPT
+    elif kind is gast.Call:
+        role = _CALL
+    else:
+        role = _OTHER
+    return role, tuple(reversed(node_fields(kind)))

@@ -30,7 +30,15 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
-from autostatic.transformers.base import _BLOCKS, Transformer, docstring, shallow
+from autostatic.pyct.templates import copy_location
+from autostatic.transformers.base import (
+    _BLOCK_FIELDS,
+    _BLOCKS,
+    Transformer,
+    _block_fields,
+    docstring,
+    shallow,
+)
 
 
 class ControlFlowTransformer(Transformer):
@@ -94,7 +102,10 @@ class ControlFlowTransformer(Transformer):
             from autostatic.transformers.for_loops import build_for
 
             return build_for(self, stmt)
-        if not any(type(getattr(stmt, b, None)) is list for b in _BLOCKS):
+        blocks = _BLOCK_FIELDS.get(kind)
+        if blocks is None:
+            blocks = _block_fields(kind)
+        if not blocks:  # a simple statement
             if kind is gast.Assign and self._dead_flag(stmt):
                 return [], []
             return [stmt], [stmt]
@@ -158,4 +169,4 @@ class ControlFlowTransformer(Transformer):
 
 def _pass(stmts: list) -> list:
     """``[pass]`` at the first statement's line (a block whose statements all went away)."""
-    return [gast.copy_location(gast.Pass(), stmts[0])]
+    return [copy_location(gast.Pass(), stmts[0])]

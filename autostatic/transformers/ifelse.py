@@ -40,9 +40,9 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
-from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import LOAD, PARAM, constant, name, replace
-from autostatic.transformers.base import Transformer, bare, clone, names_in, shallow
+from autostatic.pyct.origin import copy_location_all, copy_location_deep
+from autostatic.pyct.templates import LOAD, PARAM, STORE, constant, copy_location, name, replace
+from autostatic.transformers.base import Transformer, _node, bare, names_in, shallow
 from autostatic.transformers.containers import mutated_containers
 
 
@@ -60,18 +60,10 @@ def function_def(
             for p in shared
             if renamed[p] in params
         ]
-    args = gast.arguments(
-        args=[name(p, ctx=PARAM, at=origin) for p in params],
-        posonlyargs=[],
-        vararg=None,
-        kwonlyargs=[],
-        kw_defaults=[],
-        kwarg=None,
-        defaults=[],
-    )
-    node = gast.FunctionDef(
+    node = _node(
+        gast.FunctionDef,
         name=fn_name,
-        args=args,
+        args=_arguments(params, origin),
         body=prologue + (body or [gast.Pass()]),
         decorator_list=[],
         returns=None,
@@ -83,15 +75,28 @@ def function_def(
         anno.set(node.body[-1], anno.GENERATED, True)
     for stmt in prologue:
         copy_location_deep(stmt, origin)
-    return gast.copy_location(node, origin)
+    return copy_location(node, origin)
+
+
+def _arguments(params: list[str], origin: gast.AST) -> gast.arguments:
+    """The positional parameters ``params``, located at ``origin``."""
+    return _node(
+        gast.arguments,
+        args=[name(p, ctx=PARAM, at=origin) for p in params],
+        posonlyargs=[],
+        vararg=None,
+        kwonlyargs=[],
+        kw_defaults=[],
+        kwarg=None,
+        defaults=[],
+    )
 
 
 def lambda_def(fn_name: str, params: list[str], value: gast.expr, origin: gast.AST) -> gast.Assign:
     """``fn_name = lambda params: value`` located at ``origin`` (a loop's test function)."""
-    fn = function_def(fn_name, params, [], origin)
-    lam = gast.Lambda(args=fn.args, body=value)
+    lam = _node(gast.Lambda, args=_arguments(params, origin), body=value)
     anno.set(lam, anno.GENERATED, True)  # not a user closure: its names are not captured
-    assign = gast.Assign(targets=[name(fn_name, store=True)], value=lam, type_comment=None)
+    assign = _node(gast.Assign, targets=[name(fn_name, store=True)], value=lam, type_comment=None)
     return copy_location_deep(assign, origin)
 
 
@@ -152,9 +157,9 @@ def build_if(self, node: gast.If) -> tuple[list, list]:
 def _dual(self, pred: str, test, symbolic: list, body: list, orelse: list, node) -> gast.If:
     """``if (pred := test).__class__ is Variable: symbolic`` ``elif pred: body`` ``else:
     orelse`` (the test evaluated once, by the statement's own line)."""
-    bind = gast.NamedExpr(target=name(pred, store=True), value=test)
-    python_if = gast.If(test=name(pred), body=body, orelse=orelse)
-    check = gast.If(test=self.is_symbolic(bind), body=symbolic, orelse=[python_if])
+    bind = _node(gast.NamedExpr, target=name(pred, store=True), value=test)
+    python_if = _node(gast.If, test=name(pred), body=body, orelse=orelse)
+    check = _node(gast.If, test=self.is_symbolic(bind), body=symbolic, orelse=[python_if])
     return copy_location_deep(check, node)
 
 
@@ -176,12 +181,14 @@ def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: 
         )
         if values is None or not all(o in values or o in defined for o in outputs):
             return None  # an output left unbound on this path
-        elts = [clone(values[o]) if o in values else name(o) for o in outputs]
-        branches.append(gast.Tuple(elts=elts, ctx=LOAD))
-    python = gast.IfExp(test=name(pred), body=branches[0], orelse=branches[1])
-    bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
-    value = gast.IfExp(test=self.is_symbolic(bind), body=symbolic[0].value, orelse=python)
-    assign = gast.Assign(targets=symbolic[0].targets, value=value, type_comment=None)
+        elts = [values[o] if o in values else name(o) for o in outputs]
+        branches.append(_node(gast.Tuple, elts=elts, ctx=LOAD))
+    python = _node(gast.IfExp, test=name(pred), body=branches[0], orelse=branches[1])
+    bind = _node(gast.NamedExpr, target=name(pred, store=True), value=node.test)
+    value = _node(gast.IfExp, test=self.is_symbolic(bind), body=symbolic[0].value, orelse=python)
+    assign = _node(gast.Assign, targets=symbolic[0].targets, value=value, type_comment=None)
+    for target in assign.targets:  # (shared with the call's statement, located at its line)
+        copy_location_all(target, node)
     return copy_location_deep(assign, node)
 
 
@@ -279,10 +286,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
             values = assignments(self, branch_f, outputs, augmented=True)
         if values is not None:  # only assignments: a lambda of one line gives the outputs
             elts = [
-                clone(values[o]) if o in values else name(o) if o in inputs else self.jst(unset)
+                values[o] if o in values else name(o) if o in inputs else self.jst(unset)
                 for o in outputs
             ]
-            value = gast.Tuple(elts=elts, ctx=LOAD)
+            value = _node(gast.Tuple, elts=elts, ctx=LOAD)
             fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
             continue
         results += [_attribute(a) for a in attrs]
@@ -290,10 +297,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         if value is not None:  # one statement computes the outputs: a lambda of one line
             fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
             continue
-        ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
+        ret = _node(gast.Return, value=_node(gast.Tuple, elts=results, ctx=LOAD))
         body = list(branch_f)
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
-            body.append(gast.copy_location(ret, node))
+            body.append(copy_location(ret, node))
         fns.append(self.hoist(function_def(self.ctx.namer.new(label), inputs, body, node, shared)))
     dead = unread(node, passed_on - set(outputs) - tested)
     reads_before, args = guarded_inputs(self, inputs, defined, node, dead)
@@ -304,7 +311,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         pred=pred,
         true_fn=fns[0],
         false_fn=fns[1],
-        args=gast.Tuple(elts=args, ctx=LOAD),
+        args=_node(gast.Tuple, elts=args, ctx=LOAD),
         names=constant(tuple(outputs + attrs)),
         where=self.location(node),
     )[0]
@@ -334,7 +341,7 @@ def _passthrough(
     positions = tuple(
         inputs.index(copies.get(o, o)) if copies.get(o, o) in inputs else missing for o in outputs
     )
-    call = gast.Call(func=self.jst("passthrough"), args=[constant(positions)], keywords=[])
+    call = _node(gast.Call, func=self.jst("passthrough"), args=[constant(positions)], keywords=[])
     pairs = [
         gast.Tuple(elts=[constant(j), values[o]], ctx=LOAD)
         for j, o in enumerate(outputs)
@@ -360,7 +367,7 @@ def _simple_assignments(branch: list, inputs: list) -> tuple[dict, dict] | None:
             return None
         target, value = stmt.targets[0].id, stmt.value
         if _is_constant(value):
-            values[target] = clone(value)
+            values[target] = value
             copies.pop(target, None)
         elif (
             type(value) is gast.Name
@@ -403,16 +410,33 @@ def assignments(
             return None
         if simple and not (_is_constant(value) or type(value) is gast.Name):
             return None
-        for sub in walk(value):
-            kind = type(sub)
-            if kind is gast.Name and sub.id in values:
-                return None
-            if kind is gast.NamedExpr and sub.target.id not in temps:
-                return None
-            if kind in (gast.Yield, gast.YieldFrom, gast.Await):
-                return None
+        reads, binds, yields = _reads(stmt.value)  # (an augmented one reads its target too)
+        if yields or not binds <= temps or (values and not reads.isdisjoint(values)):
+            return None
         values[target] = value
     return values
+
+
+def _reads(value: gast.expr) -> tuple:
+    """(the names ``value`` reads, the names its ``:=`` bind, whether it yields or awaits),
+    remembered on it (a value is looked at for each form of its branch)."""
+    known = anno.get(value, _READS, None)
+    if known is None:
+        reads, binds, yields = set(), set(), False
+        for sub in walk(value):
+            kind = type(sub)
+            if kind is gast.Name:
+                reads.add(sub.id)
+            elif kind is gast.NamedExpr:
+                binds.add(sub.target.id)
+            elif kind in (gast.Yield, gast.YieldFrom, gast.Await):
+                yields = True
+        known = (frozenset(reads), frozenset(binds), yields)
+        anno.set(value, _READS, known)
+    return known
+
+
+_READS = "ifelse_reads"  # annotation: ``_reads`` of a value
 
 
 #: ``x op= y`` as a call: ``operator.iadd(x, y)`` is exactly what ``x += y`` computes
@@ -535,10 +559,9 @@ def assign_results(call: gast.Expr, names: list, attrs: list, origin: gast.AST) 
     targets = [name(n, store=True) for n in names] + [_attribute(a, store=True) for a in attrs]
     if not targets:
         return call
-    assign = gast.Assign(
-        targets=[gast.Tuple(elts=targets, ctx=gast.Store())], value=call.value, type_comment=None
-    )
-    return gast.copy_location(assign, origin)
+    target = _node(gast.Tuple, elts=targets, ctx=STORE)
+    assign = _node(gast.Assign, targets=[target], value=call.value, type_comment=None)
+    return copy_location(assign, origin)
 
 
 def unread(node: gast.stmt, names: set) -> set:
@@ -557,4 +580,4 @@ def release_copies(args: list, names: list, defined: set, origin: gast.AST) -> l
 
 def _delete(names: list[str], origin: gast.AST) -> gast.Delete:
     targets = [gast.Name(id=n, ctx=gast.Del(), annotation=None, type_comment=None) for n in names]
-    return gast.copy_location(gast.Delete(targets=targets), origin)
+    return copy_location(gast.Delete(targets=targets), origin)

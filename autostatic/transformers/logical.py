@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import gast
 
+from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import name
-from autostatic.transformers.base import Transformer, clone
+from autostatic.transformers.base import Transformer, _node, clone
 
 
 class LogicalTransformer(Transformer):
@@ -47,15 +48,13 @@ class LogicalTransformer(Transformer):
 
     def _temp(self, value: gast.expr):
         tmp = self.temporary("v")
-        walrus = gast.NamedExpr(
-            target=name(tmp, store=True),
-            value=value,
-        )
+        walrus = _node(gast.NamedExpr, target=name(tmp, store=True), value=value)
         return tmp, walrus
 
     def _dual(self, tmp: str, walrus, python: gast.expr, symbolic: gast.expr, origin):
         test = self.is_symbolic(walrus, negate=True)
-        return copy_location_deep(gast.IfExp(test=test, body=python, orelse=symbolic), origin)
+        dual = _node(gast.IfExp, test=test, body=python, orelse=symbolic)
+        return copy_location_deep(dual, origin)
 
     def visit_BoolOp(self, node: gast.BoolOp):
         self.generic_visit(node)
@@ -69,19 +68,22 @@ class LogicalTransformer(Transformer):
     def _pair(self, node: gast.BoolOp, left: gast.expr, right: gast.expr) -> gast.expr:
         tmp, walrus = self._temp(left)
         is_and = isinstance(node.op, gast.And)
-        truth = gast.UnaryOp(op=gast.Not(), operand=name(tmp)) if is_and else name(tmp)
-        done = gast.BoolOp(op=gast.And(), values=[self.is_symbolic(walrus, negate=True), truth])
+        truth = name(tmp)
+        if is_and:
+            truth = _node(gast.UnaryOp, op=_node(gast.Not), operand=truth)
+        unknown = self.is_symbolic(walrus, negate=True)
+        done = _node(gast.BoolOp, op=_node(gast.And), values=[unknown, truth])
         fn = "convert_and" if is_and else "convert_or"
-        rest = gast.Call(func=self.jst(fn), args=[name(tmp), right], keywords=[])
-        return copy_location_deep(gast.IfExp(test=done, body=name(tmp), orelse=rest), node)
+        rest = _node(gast.Call, func=self.jst(fn), args=[name(tmp), right], keywords=[])
+        return copy_location_deep(_node(gast.IfExp, test=done, body=name(tmp), orelse=rest), node)
 
     def visit_UnaryOp(self, node: gast.UnaryOp):
         self.generic_visit(node)
         if not isinstance(node.op, gast.Not) or self._no_walrus:
             return node
         tmp, walrus = self._temp(node.operand)
-        python = gast.UnaryOp(op=gast.Not(), operand=name(tmp))
-        symbolic = gast.Call(func=self.jst("logical_not"), args=[name(tmp)], keywords=[])
+        python = _node(gast.UnaryOp, op=_node(gast.Not), operand=name(tmp))
+        symbolic = _node(gast.Call, func=self.jst("logical_not"), args=[name(tmp)], keywords=[])
         return self._dual(tmp, walrus, python, symbolic, node)
 
     def visit_IfExp(self, node: gast.IfExp):
@@ -93,13 +95,14 @@ class LogicalTransformer(Transformer):
         if any(_binds(arm, self.ctx.temporaries) for arm in arms):  # a lambda would bind it
             return node
         lambdas = [_lambda(arm) for arm in arms]
-        symbolic = gast.Call(
-            func=self.jst("convert_ifexp"), args=[name(tmp), *lambdas], keywords=[]
+        symbolic = _node(
+            gast.Call, func=self.jst("convert_ifexp"), args=[name(tmp), *lambdas], keywords=[]
         )
         if sum(_size(arm) for arm in arms) > _COPY_LIMIT:  # one copy: Python calls it too
             symbolic.args[0] = walrus
             return copy_location_deep(symbolic, node)
-        python = gast.IfExp(test=name(tmp), body=clone(node.body), orelse=clone(node.orelse))
+        arms = clone(node.body), clone(node.orelse)
+        python = _node(gast.IfExp, test=name(tmp), body=arms[0], orelse=arms[1])
         return self._dual(tmp, walrus, python, symbolic, node)
 
     def visit_FunctionDef(self, node: gast.FunctionDef):
@@ -125,7 +128,7 @@ def _size(node: gast.AST) -> int:
 def _binds(node: gast.AST, temporaries: set) -> bool:
     """Whether ``node`` holds a user's ``:=``, or ``yield``/``await`` (a lambda around it
     would change their scope; the converter's own ``:=`` temporaries are read at once)."""
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, (gast.Yield, gast.YieldFrom, gast.Await)):
             return True
         if isinstance(sub, gast.NamedExpr) and getattr(sub.target, "id", None) not in temporaries:
@@ -134,8 +137,9 @@ def _binds(node: gast.AST, temporaries: set) -> bool:
 
 
 def _lambda(body: gast.expr) -> gast.Lambda:
-    args = gast.arguments(
+    args = _node(
+        gast.arguments,
         args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
         defaults=[],
     )  # fmt: skip
-    return gast.Lambda(args=args, body=body)
+    return _node(gast.Lambda, args=args, body=body)

@@ -12,7 +12,7 @@ import textwrap
 import gast
 import pytest
 
-from autostatic.pyct.to_gast import to_ast, to_gast
+from autostatic.pyct.to_gast import as_ast, as_gast, to_ast, to_gast
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
 STDLIB = os.path.dirname(ast.__file__)
@@ -155,3 +155,155 @@ def test_gast_tree_is_left_as_it_was():
     before = gast.dump(tree, include_attributes=True)
     to_ast(tree)
     assert gast.dump(tree, include_attributes=True) == before
+
+
+# -- as_ast: in place, located ------------------------------------------------------------------
+
+
+def _located_copy(tree: gast.AST) -> str:
+    """What ``as_ast`` must make: ``to_ast``'s tree with ``ast.fix_missing_locations``."""
+    return ast.dump(ast.fix_missing_locations(to_ast(tree)), include_attributes=True)
+
+
+def test_as_ast_is_to_ast_with_missing_locations_fixed():
+    expected = _located_copy(to_gast(ast.parse(EVERY_SYNTAX)))
+    assert ast.dump(as_ast(to_gast(ast.parse(EVERY_SYNTAX))), include_attributes=True) == expected
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_as_ast_on_real_files(path):
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20000))
+    try:
+        expected = _located_copy(to_gast(ast.parse(source, path)))
+        new = as_ast(to_gast(ast.parse(source, path)))
+        assert ast.dump(new, include_attributes=True) == expected
+        compile(new, path, "exec", dont_inherit=True)
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def _unlocated(tree: ast.AST) -> list:
+    """The nodes of ``tree`` with a location field unset (or None)."""
+    fields = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+    return [
+        node
+        for node in ast.walk(tree)
+        if any(getattr(node, f, None) is None for f in fields if f in node._attributes)
+    ]
+
+
+def _converted(fn, copy=True):
+    from autostatic.conversion import converting
+    from autostatic.pyct import parser
+    from autostatic.tracing_factory import tracing_node
+
+    src = parser.parse_function(fn)
+    with converting():
+        node, _, _ = tracing_node(
+            src.node, filename=src.filename, qualname=fn.__qualname__, taken=set(), copy=copy
+        )
+    return node
+
+
+def test_converted_functions_as_ast_are_located_as_before():
+    """The converter leaves most generated expressions unlocated (they take their
+    statement's); ``as_ast`` locates them as ``ast.fix_missing_locations`` would. (A node
+    the converter put in two places is converted once, located by its first parent: the
+    comparison is on a copy where each place has its own, as ``to_ast`` makes them.)"""
+    from autostatic.transformers.base import clone
+    from tests.programs import PROGRAMS
+
+    for fn in PROGRAMS:
+        node = _converted(fn)
+        expected = _located_copy(node)
+        assert ast.dump(as_ast(clone(node)), include_attributes=True) == expected, fn.__name__
+        assert not _unlocated(as_ast(node)), fn.__name__
+
+
+def test_every_node_of_a_compiled_tracing_factory_is_located():
+    """The factory module is compiled without ``ast.fix_missing_locations``: every node of
+    it (the tracing function's and the factory's own) carries its location."""
+    from autostatic.tracing_factory import factory_module, tracing_tree
+    from tests.programs import PROGRAMS
+
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        from bench_convert import fifty_lines
+    finally:
+        sys.path.pop(0)
+    for fn in [*PROGRAMS, fifty_lines]:
+        from autostatic.pyct import parser
+
+        src = parser.parse_function(fn)
+        fdef, jst, sym = tracing_tree(
+            src.node, filename=src.filename, qualname=fn.__qualname__,
+            freevars=fn.__code__.co_freevars, taken=set(fn.__globals__), copy=False,
+        )  # fmt: skip
+        module = factory_module(fdef, jst, sym, fn.__qualname__, fn.__code__.co_freevars)
+        assert not _unlocated(module), fn.__name__
+        compile(module, src.filename, "exec", dont_inherit=True)
+
+
+def test_locals_filter_is_located():
+    """``locals()`` in a tracing function is rewritten on the ``ast`` tree: located too."""
+    from autostatic.tracing_factory import factory_module, tracing_tree
+
+    def uses_locals(x):
+        y = x + 1
+        if y > 2:
+            y = 3
+        return sorted(locals())
+
+    src = __import__("autostatic.pyct.parser", fromlist=["parser"]).parse_function(uses_locals)
+    fdef, jst, sym = tracing_tree(
+        src.node, filename=src.filename, qualname="uses_locals", freevars=(), taken=set()
+    )
+    module = factory_module(fdef, jst, sym, "uses_locals", ())
+    assert not _unlocated(module)
+    assert any(isinstance(n, ast.DictComp) for n in ast.walk(module))
+
+
+def test_as_ast_converts_shared_nodes_once():
+    name = gast.Name("x", gast.Load(), None, None)
+    tree = gast.Expression(body=gast.Tuple(elts=[name, name], ctx=gast.Load()))
+    new = as_ast(tree)
+    assert type(new.body.elts[0]) is ast.Name and new.body.elts[0] is new.body.elts[1]
+    assert new.body.elts[0].lineno == 1
+    assert eval(compile(new, "<t>", "eval"), {"x": 5}) == (5, 5)
+
+
+# -- as_gast: in place ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: os.path.relpath(p, ROOT))
+def test_as_gast_on_real_files(path):
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 20000))
+    try:
+        expected = gast.dump(to_gast(ast.parse(source, path)), include_attributes=True)
+        assert gast.dump(as_gast(ast.parse(source, path)), include_attributes=True) == expected
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def test_as_gast_every_syntax_and_back():
+    tree = as_gast(ast.parse(EVERY_SYNTAX))
+    assert gast.dump(tree, include_attributes=True) == gast.dump(
+        to_gast(ast.parse(EVERY_SYNTAX)), include_attributes=True
+    )
+    _same_back(tree)
+
+
+def test_as_gast_leaves_the_parsers_shared_nodes_alone():
+    """Python's parser shares one node per context and operator between all trees."""
+    as_gast(ast.parse("a = b + c and not d < e"))
+    tree = ast.parse("x = y + z or not w < v")
+    kinds = {type(n) for n in ast.walk(tree)}
+    assert {ast.Load, ast.Store, ast.Add, ast.Or, ast.Not, ast.Lt} <= kinds
+    assert not any(isinstance(n, gast.AST) and type(n).__module__.startswith("gast")
+                   for n in ast.walk(tree))  # fmt: skip
