@@ -42,7 +42,7 @@ from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_all, copy_location_deep
 from autostatic.pyct.templates import LOAD, PARAM, STORE, constant, copy_location, name, replace
-from autostatic.transformers.base import Transformer, _node, bare, names_in, shallow
+from autostatic.transformers.base import Transformer, _node, bare, clone, names_in, shallow
 from autostatic.transformers.containers import mutated_containers
 
 
