@@ -8,7 +8,7 @@ import types
 from typing import Any
 
 from autostatic import callables, lazy
-from autostatic.conversion import set_code_level, set_verbosity  # noqa: F401
+from autostatic.verbosity import set_code_level, set_verbosity  # noqa: F401  (no gast)
 from autostatic.markers import not_to_static
 
 callables.install()
