@@ -298,3 +298,39 @@ def test_show_explain_to_code_convert_on_demand(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "autostatic", "show", "mod:nope"], cwd=proj,
                          env=e, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
+
+
+def test_pycache_prefix_and_dont_write_bytecode(tmp_path):
+    proj = make_project(str(tmp_path / "proj"))
+    prefix = str(tmp_path / "prefix")
+    e = env()
+    e["PYTHONPYCACHEPREFIX"] = prefix
+    p = subprocess.run([sys.executable, "driver.py"], cwd=proj, env=e, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert values(json.loads(p.stdout.splitlines()[-1])) == EXPECTED
+    assert not os.path.exists(os.path.join(proj, "__pycache__"))
+    written = [os.path.basename(f) for f in glob.glob(os.path.join(prefix, "**", "*.pyc"),
+                                                      recursive=True)]
+    assert any(n.startswith("mod.") and n.endswith("-tracing.pyc") for n in written), written
+    # python -B: nothing written, everything still works
+    proj2 = make_project(str(tmp_path / "proj2"))
+    p = subprocess.run([sys.executable, "-B", "driver.py"], cwd=proj2, env=env(),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert values(json.loads(p.stdout.splitlines()[-1])) == EXPECTED
+    assert not os.path.exists(os.path.join(proj2, "__pycache__"))
+
+
+def test_corrupt_tracing_entry_is_a_miss(tmp_path):
+    proj = make_project(str(tmp_path / "proj"))
+    run_driver(proj)
+    (tracing,) = glob.glob(os.path.join(proj, "__pycache__", "*-tracing.pyc"))
+    data = bytearray(open(tracing, "rb").read())
+    data[len(data) // 2] ^= 0x10
+    open(tracing, "wb").write(bytes(data))
+    out = run_driver(proj)
+    assert values(out) == EXPECTED
+    assert out["gast_after_trace"]  # converted again
+    out = run_driver(proj)  # and rewritten: a hit again
+    assert not out["gast_after_trace"]
