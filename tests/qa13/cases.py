@@ -475,6 +475,66 @@ def default_mutable(v, acc=[]):  # noqa: B006
     return list(acc)
 
 
+class Base:
+    def f(self, n):
+        return ("base", n)
+
+
+class Child(Base):
+    scale = 3
+
+    def f(self, n):
+        if n > 0:
+            return super().f(n)
+        for i in range(-n):
+            if i == 2:
+                return ("child-loop", i, __class__.__name__)
+        return ("child", n)
+
+    @property
+    def p(self):
+        if self.scale > 2:
+            return self.scale * 2
+        return None
+
+    @staticmethod
+    def s(n):
+        while n > 10:
+            n //= 2
+        return n
+
+    @classmethod
+    def c(cls, n):
+        return cls.__name__ if n else cls.scale
+
+
+def class_methods(n):
+    ch = Child()
+    return ch.f(n), ch.p, Child.s(n), Child.c(n), Child.c(0)
+
+
+async def _agen(n):
+    for i in range(n):
+        if i % 2:
+            continue
+        yield i
+
+
+async def _coro(n):
+    out = []
+    async for v in _agen(n):
+        if v > 4:
+            break
+        out.append(v)
+    return out
+
+
+def run_async(n):
+    import asyncio
+
+    return asyncio.run(_coro(n))
+
+
 CASES = [
     (order_of_evaluation, [(1, 2), (3, 1), (0, 0), (2, 2), (-1, 3)]),
     (unbound_after_if, [(1,), (0,)]),
@@ -512,4 +572,6 @@ CASES = [
     (augmented_attribute_subscript, [(0,), (5,)]),
     (raise_from_and_reraise, [(0,), (2,)]),
     (itertools_loop, [(0,), (3,), (5,)]),
+    (class_methods, [(0,), (2,), (-5,), (40,)]),
+    (run_async, [(0,), (9,)]),
 ]
