@@ -36,7 +36,6 @@ function.
 
 from __future__ import annotations
 
-import _imp
 import ast
 import functools
 import importlib.util
@@ -236,8 +235,8 @@ def _read_disk(where: str | None, digest: str, filename: str) -> dict:
         entries = None
     if not entries:
         return {}
-    for _, factory in entries.values():  # the project may have moved since they were written
-        _imp._fix_co_filename(factory, filename)
+    for key, (reason, factory) in entries.items():  # the project may have moved since
+        entries[key] = (reason, hook_cache.relocate(factory, filename))  # they were written
     return entries
 
 

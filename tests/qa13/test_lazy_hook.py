@@ -43,6 +43,12 @@ def boom(x, n):
     if n > 0:
         raise ValueError("boom")
     return x
+
+
+def half(x):
+    if rt.mean(x) > 0:
+        y = x * 2
+    return y
 '''
 
 DRIVER = '''\
@@ -72,6 +78,10 @@ for label, call in (("eager", lambda: mod.boom(x, 1)),
     except Exception as e:
         frames[label] = [fs.filename for fs in traceback.extract_tb(e.__traceback__)]
 out["frames"] = frames
+try:
+    autostatic.to_static(mod.half)(x)
+except Exception as e:
+    out["half_error"] = type(e).__name__ + ": " + str(e)
 print(json.dumps(out))
 '''
 
@@ -230,6 +240,33 @@ def test_moved_project_names_its_new_paths(tmp_path):
         frames = out["frames"][label]
         assert os.path.join(new, "mod.py") in frames, (label, frames)
         assert not any(fr.startswith(old) for fr in frames), (label, frames)
+    # the locations inside cached tracing bodies (error messages, op locations) moved too
+    assert out["half_error"].startswith("StaticBuildError"), out["half_error"]
+    assert os.path.join(new, "mod.py") + ":" in out["half_error"], out["half_error"]
+    assert old not in out["half_error"]
+
+
+def test_moved_forced_project_names_its_new_paths(tmp_path):
+    """AUTOSTATIC_FORCE_CONVERTED=1 caches whole converted modules (-forced.pyc): moved, their
+    converted bodies' locations name the new file too."""
+    old = make_project(str(tmp_path / "old"))
+    e = env()
+    e["AUTOSTATIC_FORCE_CONVERTED"] = "1"
+    first = subprocess.run([sys.executable, "driver.py"], cwd=old, env=e, capture_output=True,
+                           text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert glob.glob(os.path.join(old, "__pycache__", "*-forced*.pyc"))
+    new = str(tmp_path / "new")
+    shutil.copytree(old, new)
+    shutil.rmtree(old)
+    p = subprocess.run([sys.executable, "driver.py"], cwd=new, env=e, capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout.splitlines()[-1])
+    assert values(out) == EXPECTED
+    assert out["code_file"] == os.path.join(new, "mod.py")
+    assert os.path.join(new, "mod.py") + ":" in out["half_error"], out["half_error"]
+    assert old not in out["half_error"] and old not in json.dumps(out["frames"])
 
 
 def _copy_packages(dest):
