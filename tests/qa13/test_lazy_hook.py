@@ -371,3 +371,26 @@ def test_corrupt_tracing_entry_is_a_miss(tmp_path):
     assert out["gast_after_trace"]  # converted again
     out = run_driver(proj)  # and rewritten: a hit again
     assert not out["gast_after_trace"]
+
+
+def test_processes_tracing_different_functions_keep_each_others_bodies(tmp_path):
+    proj = make_project(str(tmp_path / "proj"))
+    code = textwrap.dedent('''
+        import sys, os
+        sys.path.insert(0, os.getcwd())
+        import autostatic; autostatic.install()
+        import autostatic_runtime as rt, mod
+        for name in sys.argv[1:]:
+            autostatic.to_static(getattr(mod, name))(rt.to_tensor([1.0]))
+        print("gast" in sys.modules)
+    ''')
+
+    def trace(*names):
+        p = subprocess.run([sys.executable, "-c", code, *names], cwd=proj, env=env(),
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.strip()
+
+    assert trace("f") == "True"  # converts f
+    assert trace("g") == "True"  # converts g, keeps f's
+    assert trace("f", "g") == "False"  # both from the disk cache
