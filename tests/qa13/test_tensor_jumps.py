@@ -73,3 +73,19 @@ def test_for_range_tensor_bound_with_continue():
     for n in (0, 1, 4, 7):
         nt = rt.to_tensor(np.array(n, dtype=np.int64))
         _same(fn(x, nt), static(x, nt))
+
+
+GRAD_CASES = [tc.ret_in_if, tc.ret_nested_ifs, tc.ret_in_tensor_while, tc.break_on_data,
+              tc.ret_in_nested_loops, tc.continue_in_python_for, tc.early_returns_dispatch,
+              tc.while_tensor_ret_break_continue, tc.return_loop_var]
+
+
+@pytest.mark.parametrize("fn", GRAD_CASES, ids=lambda f: f.__name__)
+def test_gradients_through_lowered_jumps(fn):
+    static = autostatic.to_static(fn, input_spec=[InputSpec([None], "float32", "x")])
+    for values in X1:
+        xe = rt.to_tensor(np.array(values, dtype=np.float32), stop_gradient=False)
+        xs = rt.to_tensor(np.array(values, dtype=np.float32), stop_gradient=False)
+        (ge,) = rt.grad(rt.sum(fn(xe) * 1.5), [xe])
+        (gs,) = rt.grad(rt.sum(static(xs) * 1.5), [xs])
+        np.testing.assert_allclose(gs.numpy(), ge.numpy(), rtol=1e-5, atol=1e-5)
