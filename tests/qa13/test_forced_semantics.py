@@ -147,3 +147,26 @@ def test_locals_lists_only_the_users_names(forced):
     fn = cases2.locals_view
     for args in ((0,), (1,)):
         assert outcome(autostatic.convert(fn), args) == outcome(fn, args)
+
+
+SAME_SOURCE = '''\
+def f(k):
+    if k > 1:
+        del k
+    return k
+'''
+
+
+def test_same_source_in_two_files_keeps_its_own_file(tmp_path, forced):
+    """Code objects compare equal across files (co_filename is not compared): converting the
+    same function text from two modules must not reuse the first module's code, whose
+    tracebacks name the first file."""
+    from tests.qa13.sizes import load
+
+    one = load(tmp_path, "qa13_same_a", SAME_SOURCE).f
+    two = load(tmp_path, "qa13_same_b", SAME_SOURCE).f
+    assert one.__code__ == two.__code__  # the premise
+    for fn in (one, two):
+        got = outcome(autostatic.convert(fn), (2,))
+        assert got == outcome(fn, (2,))
+        assert got[3] == fn.__code__.co_filename
