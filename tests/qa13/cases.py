@@ -475,6 +475,29 @@ def default_mutable(v, acc=[]):  # noqa: B006
     return list(acc)
 
 
+def del_in_loop_left_by_return(k):
+    """The hand-over of the loop's other items after a return (a Python flag) read ``b``,
+    deleted by an earlier item: UnboundLocalError where Python returns."""
+    a = 1
+    b = 2
+    for a in range(k):
+        if a > 0:
+            return (a, k)
+        del b
+    return (a, b)
+
+
+def del_in_loop_left_by_break(k):
+    b = 2
+    for a in range(k):
+        if a > 0:
+            break
+        del b
+    else:
+        a = -1
+    return a
+
+
 class Base:
     def f(self, n):
         return ("base", n)
@@ -573,5 +596,7 @@ CASES = [
     (raise_from_and_reraise, [(0,), (2,)]),
     (itertools_loop, [(0,), (3,), (5,)]),
     (class_methods, [(0,), (2,), (-5,), (40,)]),
+    (del_in_loop_left_by_return, [(0,), (1,), (3,)]),
+    (del_in_loop_left_by_break, [(0,), (1,), (3,)]),
     (run_async, [(0,), (9,)]),
 ]
