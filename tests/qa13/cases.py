@@ -498,6 +498,31 @@ def del_in_loop_left_by_break(k):
     return a
 
 
+def del_loop_target_then_return(k):
+    b = 2
+    a = 1
+    for a in range(k):
+        del a
+        if b > 0:
+            return (b, k)
+    return (a, b)
+
+
+def unbound_after_loop_left_by_break(k):
+    """A Python break handed the loop's (no) other items over all the same, binding ``a``
+    (unbound in Python) to the runtime's UNDEFINED: ``a = a`` then did not raise."""
+    b = 2
+    if b % 2:
+        a = 0
+    else:
+        for c in range(k):
+            if b > 0:
+                break
+            a = c
+        a = a
+    return a
+
+
 class Base:
     def f(self, n):
         return ("base", n)
@@ -598,5 +623,7 @@ CASES = [
     (class_methods, [(0,), (2,), (-5,), (40,)]),
     (del_in_loop_left_by_return, [(0,), (1,), (3,)]),
     (del_in_loop_left_by_break, [(0,), (1,), (3,)]),
+    (del_loop_target_then_return, [(0,), (1,), (3,)]),
+    (unbound_after_loop_left_by_break, [(0,), (1,), (3,)]),
     (run_async, [(0,), (9,)]),
 ]
