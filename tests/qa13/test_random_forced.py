@@ -48,7 +48,7 @@ def stmt(draw, depth, in_loop):
     if in_loop:
         kinds += ["break", "continue"]
     if depth < 3:
-        kinds += ["if", "for", "while", "try", "match"]
+        kinds += ["if", "for", "while", "try", "match", "with", "closure", "comprehension"]
     kind = draw(st.sampled_from(kinds))
     v = draw(st.sampled_from(NAMES))
     e = draw(expr())
@@ -81,6 +81,14 @@ def stmt(draw, depth, in_loop):
         if draw(st.booleans()):
             res += ["else:", draw(block(depth + 1, in_loop))]
         return res
+    if kind == "with":
+        return ["with suppress(NameError, UnboundLocalError):", draw(block(depth + 1, in_loop))]
+    if kind == "closure":
+        return [f"def g{depth}():", [f"nonlocal {v}", f"{v} = {v} + 1", f"return {v}"],
+                "try:", [f"log.append(g{depth}())"], "except NameError:", ["log.append('ne')"]]
+    if kind == "comprehension":
+        return [f"log.append([{v} * 2 for {v} in range(k) if {v} != c])",
+                f"log.append(sum(x for x in range(k) if (y := x) > 0))"]
     if kind == "match":
         return [f"match {v}:", ["case 0 | 1:", draw(block(depth + 2, in_loop)),
                                 "case int(n) if n > k:", draw(block(depth + 2, in_loop)),
@@ -105,7 +113,7 @@ def render(body, indent="    "):
 @st.composite
 def programs(draw):
     body = ["log = []", "a = 1", "b = 2"] + draw(block(0, False)) + ["return (a, b, log)"]
-    return "def f(k, c):\n" + render(body)
+    return "from contextlib import suppress\n\n\ndef f(k, c):\n" + render(body)
 
 
 def load(source):
