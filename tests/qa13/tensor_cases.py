@@ -324,3 +324,90 @@ def while_tensor_flag_loop(x):
         if i > 8:
             break
     return x
+
+
+def while_with_inner_python_break_and_return(x):
+    i = rt.zeros([1], "int64")
+    while i < 5:
+        i += 1
+        for j in range(3):
+            if rt.sum(x) * j > 4:
+                break
+            x = x + 0.5
+        if rt.mean(x) > 3:
+            return x * 10
+    return x
+
+
+def rows_with_inner_continue_then_break(x):
+    s = rt.zeros([1])
+    for row in x:
+        for j in range(2):
+            if rt.sum(row) > 3:
+                continue
+            s = s + rt.sum(row) * j
+        if s > 5:
+            break
+    return s
+
+
+def return_in_else_branch_tensor_while(x):
+    if rt.mean(x) > 0:
+        if rt.max(x) > 5:
+            return x
+        else:
+            x = x * 2
+    else:
+        i = rt.zeros([1], "int64")
+        while i < 3:
+            i += 1
+            x = x - 1
+            if rt.min(x) < -5:
+                return x * 0
+    return x + 1
+
+
+def while_else_continue_break(x):
+    out = x
+    k = 0
+    while k < 4:
+        k += 1
+        if rt.mean(out) > 2:
+            out = out - 1
+            continue
+        if rt.mean(out) < -2:
+            break
+        out = out * 1.5
+    else:
+        out = out + 100
+    return out
+
+
+def helper_with_returns_in_loop(x):
+    def helper(v):
+        if rt.mean(v) > 1:
+            return v * 2
+        return v - 3
+
+    total = rt.zeros_like(x)
+    for i in range(3):
+        total = total + helper(x + i)
+        if rt.sum(total) > 20:
+            return total
+    return -total
+
+
+def while_over_dynamic_length_jumps(x):
+    y = x
+    n = rt.shape(x)[0]
+    i = rt.zeros([1], "int64")
+    while i < n:
+        if x[i] < 0:
+            y = y + x[i]
+            i += 1
+            continue
+        if x[i] > 5:
+            return y * 3
+        y = y - 1
+        i += 1
+    return y

@@ -41,6 +41,9 @@ ONE_INPUT = [
     tc.nested_tensor_whiles_inner_break, tc.nested_tensor_whiles_inner_return,
     tc.python_for_with_tensor_while_return, tc.continue_then_break_same_loop, tc.return_loop_var,
     tc.ternary_and_return, tc.walrus_in_tensor_if_return, tc.while_tensor_flag_loop,
+    tc.while_with_inner_python_break_and_return, tc.return_in_else_branch_tensor_while,
+    tc.while_else_continue_break, tc.helper_with_returns_in_loop,
+    tc.while_over_dynamic_length_jumps,
 ]
 
 
@@ -56,7 +59,8 @@ def test_eager_equals_static(fn, spec):
         _same(want, got)
 
 
-@pytest.mark.parametrize("fn", [tc.for_over_tensor_rows_break, tc.for_over_tensor_rows_return],
+@pytest.mark.parametrize("fn", [tc.for_over_tensor_rows_break, tc.for_over_tensor_rows_return,
+                                tc.rows_with_inner_continue_then_break],
                          ids=lambda f: f.__name__)
 def test_for_over_tensor_rows(fn):
     static = autostatic.to_static(fn, input_spec=[InputSpec([None, 2], "float32", "x")])
