@@ -8,8 +8,8 @@ import types
 from typing import Any
 
 from autostatic import callables, lazy
-from autostatic.conversion import set_code_level, set_verbosity  # noqa: F401
 from autostatic.markers import not_to_static
+from autostatic.verbosity import set_code_level, set_verbosity  # noqa: F401  (no gast)
 
 callables.install()
 

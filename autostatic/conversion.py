@@ -59,7 +59,8 @@ def _unparse(node: gast.AST) -> str:
 
 def convert_code(fn: types.FunctionType) -> Converted:
     """Convert ``fn``'s source into its tracing function's node (cached per code object)."""
-    found = _cache.get(fn.__code__)
+    key = (fn.__code__, fn.__code__.co_filename)  # equal code objects of two files differ
+    found = _cache.get(key)
     if found is not None:
         return found
     with converting():
@@ -76,7 +77,7 @@ def convert_code(fn: types.FunctionType) -> Converted:
         )
     node.decorator_list = []
     converted = Converted(node=node, jst=jst, sym=sym, stages=stages)
-    _cache[fn.__code__] = converted
+    _cache[key] = converted
     if _settings["verbosity"]:
         log.info(
             "autostatic: converted %s (%s:%s)",

@@ -36,7 +36,6 @@ function.
 
 from __future__ import annotations
 
-import _imp
 import ast
 import functools
 import importlib.util
@@ -95,7 +94,7 @@ class Entry:
     functions: dict = field(default_factory=dict)  # id(globals) -> (globals, tracing fn)
 
 
-#: entry code made by ``convert`` -> Entry; original code -> entry code
+#: entry code made by ``convert`` -> Entry; original code -> {file name: entry code}
 _entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _entry_codes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -245,8 +244,8 @@ def _read_disk(where: str | None, digest: str, filename: str) -> dict:
         entries = None
     if not entries:
         return {}
-    for _, factory in entries.values():  # the project may have moved since they were written
-        _imp._fix_co_filename(factory, filename)
+    for key, (reason, factory) in entries.items():  # the project may have moved since
+        entries[key] = (reason, hook_cache.relocate(factory, filename))  # they were written
     return entries
 
 
@@ -426,10 +425,15 @@ def entry_function(fn: types.FunctionType) -> types.FunctionType:
     The runtime alias and the function itself live in closure cells of the new function, so
     nothing is written into ``fn``'s globals. Raises ``SourceUnavailableError`` without source.
     """
-    code = _entry_codes.get(fn.__code__)
+    # code objects compare equal across files (co_filename is not compared): the same source
+    # in two modules must not share an entry code, which names its file
+    by_file = _entry_codes.get(fn.__code__)
+    code = by_file.get(fn.__code__.co_filename) if by_file is not None else None
     if code is None:
         code = _compile_entry(fn)
-        _entry_codes[fn.__code__] = code
+        if by_file is None:
+            by_file = _entry_codes.setdefault(fn.__code__, {})
+        by_file[fn.__code__.co_filename] = code
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     own = types.CellType()
     if code.co_freevars:
@@ -485,8 +489,10 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
     consts = code.co_consts
     if constant:
         consts = tuple(convert_ops if c == CONST_ALIAS else c for c in consts)
-    code = code.replace(
-        co_name=original.co_name, co_qualname=original.co_qualname, co_consts=consts
+    code = code.replace(  # (its file name as a constant too: unequal to another file's)
+        co_name=original.co_name,
+        co_qualname=original.co_qualname,
+        co_consts=consts + (src.filename,),
     )
     _entries[code] = Entry(
         node=node,

@@ -28,6 +28,7 @@ partial file; an unwritable directory or ``sys.dont_write_bytecode`` just skips 
 
 from __future__ import annotations
 
+import _imp
 import array
 import importlib.util
 import marshal
@@ -64,6 +65,40 @@ def fingerprint() -> bytes:
                     parts.append(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
         _fingerprint = importlib.util.source_hash(";".join(parts).encode())
     return _fingerprint
+
+
+def relocate(code: types.CodeType, path: str) -> types.CodeType:
+    """``code`` read from the cache, naming ``path``: as Python's loader, its code objects get
+    the module's current file name (the project may have moved or been copied with its
+    ``__pycache__``), and so do the source locations converted code passes to the runtime
+    (``(filename, line, name)`` constants, which name the user's file in error messages)."""
+    old = code.co_filename
+    _imp._fix_co_filename(code, path)
+    if old == path:
+        return code
+    return _relocated(code, old, path)
+
+
+def _relocated(code: types.CodeType, old: str, new: str) -> types.CodeType:
+    consts = tuple(_relocated_const(c, old, new) for c in code.co_consts)
+    if all(a is b for a, b in zip(consts, code.co_consts)):
+        return code
+    return code.replace(co_consts=consts)
+
+
+def _relocated_const(value, old: str, new: str):
+    if type(value) is types.CodeType:
+        return _relocated(value, old, new)
+    if type(value) is tuple and value:
+        items = tuple(_relocated_const(v, old, new) for v in value)
+        if (
+            len(value) == 3 and type(value[0]) is str and value[0] == old and type(value[1]) is int
+        ):  # a location: (filename, line, name)
+            items = (new,) + items[1:]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return items
+    return value
 
 
 def cache_path(source_path: str, tag: str = "") -> str | None:

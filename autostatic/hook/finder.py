@@ -23,7 +23,6 @@ warm, parses and compiles with the standard library alone.
 
 from __future__ import annotations
 
-import _imp
 import fnmatch
 import os
 import re
@@ -351,8 +350,7 @@ class AutostaticLoader(SourceFileLoader):
         else:
             notes, code = entry[:2]
         _warn_or_raise(self.settings, fullname, path, notes)
-        _imp._fix_co_filename(code, path)  # as Python's loader: the project may have moved
-        return code
+        return hook_cache.relocate(code, path)  # as Python's loader: the project may have moved
 
     def plain_code(self, data: bytes, path: str):
         """The unconverted module, compiled as Python compiles it."""

@@ -142,15 +142,20 @@ class StaticFunction:
 
     def _converted_function(self) -> Callable:
         if self._converted is None:
-            from autostatic.api import convert  # the converter (gast) only when tracing
-            from autostatic.pyct.errors import SourceUnavailableError
+            # the converter (gast) only for a function whose tracing body is not cached:
+            # neither autostatic.api nor autostatic.lazy loads it
+            from autostatic.api import convert
 
             try:
                 self._converted = convert(self._function)
                 from autostatic.lazy import prepare
 
                 prepare(self._converted)  # convert now, before static mode: not while tracing
-            except SourceUnavailableError as exc:
+            except Exception as exc:
+                from autostatic.pyct.errors import SourceUnavailableError  # (loads gast)
+
+                if not isinstance(exc, SourceUnavailableError):
+                    raise
                 warnings.warn(
                     f"to_static: {exc}; it is traced as written, so a tensor-dependent "
                     "if/while in it cannot become a cond/while op",

@@ -258,21 +258,43 @@ def _unguard(node: gast.For) -> str | None:
 
 
 def _rest_of_loop(self, node: gast.For, call: list, flag: str, ok: bool) -> gast.If:
-    """``if flag is not False: <convert_for_loop over the iterator's other items>; break``:
-    a ``break`` on a Python value leaves at once, one on a tensor hands the rest of the loop
-    to the runtime (each body under ``if not flag``). The target is passed as it is now.
-    Not ``ok`` (the loop has no functional form; ``call`` raises why): raises after a
-    tensor ``break`` only."""
+    """``if flag is not False: if <flag is symbolic>: <convert_for_loop over the iterator's
+    other items>; break``: a ``break`` on a Python value leaves at once, one on a tensor hands
+    the rest of the loop to the runtime (each body under ``if not flag``). The target is passed
+    as it is now. Not ``ok`` (the loop has no functional form; ``call`` raises why): raises
+    after a tensor ``break``."""
     call = [clone(s) for s in call]
-    if not ok:
-        call = [gast.If(test=self.is_symbolic(name(flag)), body=call, orelse=[])]
-    for stmt in call:
-        slot = _target_slot(stmt)
+    deleted = set(getattr(anno.get(node, anno.BODY_SCOPE, None), "deleted", ()))
+    for stmt in call:  # evaluated after an item's body, also on Python values: what the body
+        _read_if_bound(self, stmt, deleted)  # may have deleted is read only where bound
+    slots = [_target_slot(stmt) for stmt in call]
+    # only a tensor flag hands items over: on a Python break the call would still assign its
+    # outputs, binding a variable the loop left unbound to UNDEFINED (not ok: it raises why)
+    call = [gast.If(test=self.is_symbolic(name(flag)), body=call, orelse=[])]
+    for slot in slots:
         if slot:
-            slot[0][slot[1]] = name(node.target.id)
+            target = node.target.id
+            read = self.bound_value(target, self.jst("UNDEFINED")) if target in deleted else None
+            slot[0][slot[1]] = read if read is not None else name(target)
     test = replace_expr("flag is not False", node, flag=flag)
     leave = gast.copy_location(gast.Break(), node)
     return copy_location_deep(gast.If(test=test, body=call + [leave], orelse=[]), node)
+
+
+def _read_if_bound(self, stmt: gast.stmt, deleted: set) -> None:
+    """In the ``convert_for_loop`` call ``stmt``, read each name of ``deleted`` passed as a
+    loop variable or input as ``locals().get(name, UNDEFINED)``: a ``del`` in an item's body
+    may have unbound it, and Python's loop would not read it here."""
+    value = getattr(stmt, "value", None)
+    if not deleted or type(value) is not gast.Call or len(value.args) < 4:
+        return
+    for group in value.args[2:4]:
+        elts = getattr(group, "elts", None) or []
+        for i, elt in enumerate(elts):
+            if type(elt) is gast.Name and elt.id in deleted:
+                read = self.bound_value(elt.id, self.jst("UNDEFINED"))
+                if read is not None:
+                    elts[i] = gast.copy_location(read, elt)
 
 
 def _unwrap(expr: gast.expr) -> gast.expr:

@@ -1,0 +1,83 @@
+"""Issue 13: any function's converted code is at most 4x its lines (non-blank lines of
+``autostatic.to_code`` against the function's source), converted in milliseconds.
+
+Times are measured and printed (``-s``), with only a gross guard asserted (500 ms): the goal
+(50 ms per function, 5 ms for a 50-line function) is a benchmark, reported in the QA note."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import autostatic
+from tests.qa13 import cases, gen
+from tests.qa13.sizes import load, measure
+
+RESULTS: dict = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_converter():
+    autostatic.to_code(cases.while_true_break)  # load gast and the transformers once
+    yield
+    for name, (a, b, dt) in sorted(RESULTS.items(), key=lambda kv: -kv[1][1] / kv[1][0]):
+        print(f"{name:32s} {a:4d} -> {b:5d} lines  {b / a:4.2f}x  {dt * 1e3:7.1f} ms")
+
+
+DUPLICATED_DEFS = (
+    "a def or class statement after an early return is copied, with its converted body, into "
+    "the guard's branch function and the inline path; nested in each other this doubles per "
+    "level (nested_defs(8): 34 -> 3,827 lines, 112x; nested_defs(3): 14 -> 107, 7.6x)"
+)
+NESTED_LOOP_JUMPS = (
+    "loops nested in loops, each level with a return, a continue and a break under ifs, grow "
+    "~4.1-5x per level (nested_loops(3): 29 -> 123 lines, 4.24x; 12 levels 107 -> 501, 4.68x)"
+)
+XFAIL = {
+    "classes_5": DUPLICATED_DEFS,
+    "nested_defs_3": DUPLICATED_DEFS,
+    "nested_defs_8": DUPLICATED_DEFS,
+    "defs_after_return_1": DUPLICATED_DEFS,
+    "nested_loops_3": NESTED_LOOP_JUMPS,
+    "nested_loops_6": NESTED_LOOP_JUMPS,
+    "nested_loops_12": NESTED_LOOP_JUMPS,
+}
+FAMILY_PARAMS = [
+    pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=XFAIL[k])) if k in XFAIL else k
+    for k in sorted(gen.FAMILIES)
+]
+
+
+@pytest.mark.parametrize("family", FAMILY_PARAMS)
+def test_generated_function_size(family, tmp_path):
+    mod = load(tmp_path, f"qa13_gen_{family}", gen.FAMILIES[family]())
+    a, b, dt, code = measure(mod.f)
+    RESULTS[family] = (a, b, dt)
+    compile(code, "<converted>", "exec")
+    assert dt < 0.5, f"{family}: conversion took {dt * 1e3:.0f} ms"
+    assert b <= 4 * a, f"{family}: {a} -> {b} lines ({b / a:.2f}x)"
+    assert dt < 0.5, f"{family}: conversion took {dt * 1e3:.0f} ms"
+
+
+@pytest.mark.parametrize("fn", [fn for fn, _ in cases.CASES], ids=lambda f: f.__name__)
+def test_case_function_size(fn):
+    a, b, dt, code = measure(fn)
+    RESULTS[fn.__name__] = (a, b, dt)
+    assert b <= 4 * a, f"{fn.__name__}: {a} -> {b} lines"
+
+
+def test_fifty_line_function_converts_fast(tmp_path):
+    mod = load(tmp_path, "qa13_realistic50", gen.realistic_50())
+    times = []
+    for _ in range(5):
+        # a fresh module object each time: a fresh conversion (nothing cached in memory)
+        m = load(tmp_path, "qa13_realistic50", gen.realistic_50())
+        t0 = time.perf_counter()
+        autostatic.to_code(m.f)
+        times.append(time.perf_counter() - t0)
+    a, b, _, _ = measure(mod.f)
+    times.sort()
+    RESULTS["realistic_50 (median of 5)"] = (a, b, times[2])
+    assert 45 <= a <= 55
+    assert times[0] < 0.25
