@@ -1,4 +1,4 @@
-"""Issue 13 / converter: return, break and continue lowered under tensor conditions give the
+"""Return, break and continue lowered under tensor conditions give the
 eager results when traced with ``autostatic.to_static`` (one program per spec, run on inputs
 taking different paths at run time)."""
 
@@ -10,7 +10,7 @@ import pytest
 import autostatic
 import autostatic_runtime as rt
 from autostatic import InputSpec
-from tests.qa13 import tensor_cases as tc
+from tests.contract import tensor_cases as tc
 
 X1 = [[-5.0, -4.0], [-1.0, 0.0], [0.5, 0.5], [1.0, 2.0], [2.5, 3.5], [6.0, 1.0], [9.0, 9.0]]
 

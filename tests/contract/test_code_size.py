@@ -1,4 +1,4 @@
-"""Issue 13: any function's converted code is at most 4x its lines (non-blank lines of
+"""Any function's converted code is at most 4x its lines (non-blank lines of
 ``autostatic.to_code`` against the function's source), converted in milliseconds.
 
 Times are measured and printed (``-s``), with only a gross guard asserted (500 ms): the goal
@@ -11,8 +11,8 @@ import time
 import pytest
 
 import autostatic
-from tests.qa13 import cases, gen
-from tests.qa13.sizes import load, measure
+from tests.contract import cases, gen
+from tests.contract.sizes import load, measure
 
 RESULTS: dict = {}
 
@@ -51,7 +51,7 @@ FAMILY_PARAMS = [
 
 @pytest.mark.parametrize("family", FAMILY_PARAMS)
 def test_generated_function_size(family, tmp_path):
-    mod = load(tmp_path, f"qa13_gen_{family}", gen.FAMILIES[family]())
+    mod = load(tmp_path, f"contract_gen_{family}", gen.FAMILIES[family]())
     a, b, dt, code = measure(mod.f)
     RESULTS[family] = (a, b, dt)
     compile(code, "<converted>", "exec")
@@ -68,11 +68,11 @@ def test_case_function_size(fn):
 
 
 def test_fifty_line_function_converts_fast(tmp_path):
-    mod = load(tmp_path, "qa13_realistic50", gen.realistic_50())
+    mod = load(tmp_path, "contract_realistic50", gen.realistic_50())
     times = []
     for _ in range(5):
         # a fresh module object each time: a fresh conversion (nothing cached in memory)
-        m = load(tmp_path, "qa13_realistic50", gen.realistic_50())
+        m = load(tmp_path, "contract_realistic50", gen.realistic_50())
         t0 = time.perf_counter()
         autostatic.to_code(m.f)
         times.append(time.perf_counter() - t0)

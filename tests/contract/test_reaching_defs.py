@@ -1,4 +1,4 @@
-"""Issue 13: reaching definitions must be sound: at every statement a program reaches, each
+"""Reaching definitions must be sound: at every statement a program reaches, each
 name the analysis calls defined (``DEFINED_IN``) is bound, and each bound local is among the
 names it calls maybe-defined (``MAYBE_DEFINED_IN``). Checked by running the programs under
 ``sys.settrace``: hand-written cases (the issue's ``del`` in a ``for ... else`` whose loop
@@ -34,7 +34,7 @@ def _statements(body, out):
 
 def _events(source, args):
     ns: dict = {}
-    exec(compile(source, "<qa13-rd>", "exec"), ns)
+    exec(compile(source, "<contract-rd>", "exec"), ns)
     code = ns["f"].__code__
     ops = {i.offset: i.opname for i in dis.get_instructions(code)}
     events = []
@@ -79,7 +79,8 @@ def check_sound(source: str, args=(1, 2)) -> None:
             must = must & anno.get(node, anno.LOOP_DEFINED_IN_HEADER)
             may = may | anno.get(node, anno.LOOP_MAYBE_DEFINED_IN_HEADER)
         assert must <= bound, f"line {line}: {sorted(must - bound)} said bound\n{source}"
-        assert bound & local <= may, f"line {line}: {sorted(bound & local - may)} unexpected\n{source}"
+        unexpected = sorted(bound & local - may)
+        assert bound & local <= may, f"line {line}: {unexpected} unexpected\n{source}"
 
 
 HAND_WRITTEN = [

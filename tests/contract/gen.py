@@ -118,7 +118,7 @@ def many_breaks_continues(n: int) -> str:
 def loops_left_by_return(n: int) -> str:
     lines = ["def f(xs, t):"]
     for j in range(n):
-        lines.append(f"    for i, x in enumerate(xs):")
+        lines.append("    for i, x in enumerate(xs):")
         lines.append(f"        if x == t + {j}:")
         lines.append(f"            return i + {j}")
     lines.append("    return -1")
@@ -132,7 +132,7 @@ def comprehensions_lambdas(n: int) -> str:
         lines.append(f"    a{j} = [g{j}(x) for x in xs if x % {j + 2}]")
         lines.append(f"    if sum(a{j}) > {j}:")
         lines.append(f"        xs = [y for y in a{j} if (z := y) > 0] or xs")
-        lines.append(f"        if not xs:")
+        lines.append("        if not xs:")
         lines.append(f"            return a{j}")
     lines.append("    return xs")
     return "\n".join(lines) + "\n"
@@ -147,7 +147,7 @@ def nested_functions(n: int) -> str:
             f"        if v > {j}:",
             "            total += v",
             "            return v",
-            f"        for q in range(v):",
+            "        for q in range(v):",
             f"            if q == {j}:",
             "                return q",
             "        return None",
@@ -233,7 +233,7 @@ def classes(n: int) -> str:
     for j in range(n):
         lines += [
             f"    class C{j}:",
-            f"        def m(self, v):",
+            "        def m(self, v):",
             f"            if v > {j}:",
             "                return v",
             "            while v < 0:",

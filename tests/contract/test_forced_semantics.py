@@ -1,4 +1,4 @@
-"""Issue 13: Python semantics exact with the converted (tracing) bodies forced.
+"""Python semantics exact with the converted (tracing) bodies forced.
 
 Each function of ``cases.py`` runs as written and through ``autostatic.convert`` with the
 tracing body forced (``convert_ops.tracing``, what ``AUTOSTATIC_FORCE_CONVERTED=1`` sets at
@@ -13,7 +13,7 @@ import pytest
 
 import autostatic
 import autostatic_runtime.convert_ops as convert_ops
-from tests.qa13 import cases
+from tests.contract import cases
 
 
 @pytest.fixture
@@ -102,10 +102,10 @@ GENERATED_INPUTS = {
 
 @pytest.mark.parametrize("family", sorted(GENERATED_INPUTS))
 def test_generated_functions_forced(family, tmp_path, forced):
-    from tests.qa13 import gen
-    from tests.qa13.sizes import load
+    from tests.contract import gen
+    from tests.contract.sizes import load
 
-    mod = load(tmp_path, f"qa13_sem_{family}", gen.FAMILIES[family]())
+    mod = load(tmp_path, f"contract_sem_{family}", gen.FAMILIES[family]())
     converted = autostatic.convert(mod.f)
     for args in GENERATED_INPUTS[family]:
         if family == "mixed_blocks_12":
@@ -117,7 +117,7 @@ def test_generated_functions_forced(family, tmp_path, forced):
         assert outcome(converted, args) == outcome(mod.f, args), (family, args)
 
 
-from tests.qa13 import cases2  # noqa: E402
+from tests.contract import cases2  # noqa: E402
 
 
 @pytest.mark.parametrize("fn,argsets", cases2.CASES, ids=[f.__name__ for f, _ in cases2.CASES])
@@ -161,10 +161,10 @@ def test_same_source_in_two_files_keeps_its_own_file(tmp_path, forced):
     """Code objects compare equal across files (co_filename is not compared): converting the
     same function text from two modules must not reuse the first module's code, whose
     tracebacks name the first file."""
-    from tests.qa13.sizes import load
+    from tests.contract.sizes import load
 
-    one = load(tmp_path, "qa13_same_a", SAME_SOURCE).f
-    two = load(tmp_path, "qa13_same_b", SAME_SOURCE).f
+    one = load(tmp_path, "contract_same_a", SAME_SOURCE).f
+    two = load(tmp_path, "contract_same_b", SAME_SOURCE).f
     assert one.__code__ == two.__code__  # the premise
     for fn in (one, two):
         got = outcome(autostatic.convert(fn), (2,))

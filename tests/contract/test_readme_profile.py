@@ -1,4 +1,4 @@
-"""Issue 13: the README's test command is deterministic (the suite's hypothesis profile is
+"""The README's test command is deterministic (the suite's hypothesis profile is
 derandomized by default), randomised exploration is a separate opt-in, and the dataflow
 property test (which once found the ``del``-in-``for...else`` unsoundness) passes."""
 
@@ -32,7 +32,7 @@ def test_suite_profile_is_derandomized_in_process():
 def _probe(**env):
     p = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:randomly",
-         "tests/qa13/probe_profile.py"],
+         "tests/contract/probe_profile.py"],
         cwd=ROOT, env=_env(**env), capture_output=True, text=True, timeout=120,
     )
     assert p.returncode == 0, p.stdout + p.stderr

@@ -1,4 +1,4 @@
-"""Issue 13: random control-flow programs (loops with else, del, try, break/continue, early
+"""Random control-flow programs (loops with else, del, try, break/continue, early
 returns, walrus, match) give the same result or exception with the converted body forced as
 written. Our own generator; derandomized, so deterministic."""
 
@@ -18,7 +18,7 @@ import autostatic_runtime.convert_ops as convert_ops
 
 NAMES = ("a", "b", "c")
 _counter = itertools.count()
-_DIR = tempfile.mkdtemp(prefix="qa13_rand_")
+_DIR = tempfile.mkdtemp(prefix="contract_rand_")
 
 
 @st.composite
@@ -88,7 +88,7 @@ def stmt(draw, depth, in_loop):
                 "try:", [f"log.append(g{depth}())"], "except NameError:", ["log.append('ne')"]]
     if kind == "comprehension":
         return [f"log.append([{v} * 2 for {v} in range(k) if {v} != c])",
-                f"log.append(sum(x for x in range(k) if (y := x) > 0))"]
+                "log.append(sum(x for x in range(k) if (y := x) > 0))"]
     if kind == "match":
         return [f"match {v}:", ["case 0 | 1:", draw(block(depth + 2, in_loop)),
                                 "case int(n) if n > k:", draw(block(depth + 2, in_loop)),
@@ -117,7 +117,7 @@ def programs(draw):
 
 
 def load(source):
-    name = f"qa13_rand_{next(_counter)}"
+    name = f"contract_rand_{next(_counter)}"
     path = os.path.join(_DIR, name + ".py")
     with open(path, "w") as fh:
         fh.write(source)

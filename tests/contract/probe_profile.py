@@ -4,4 +4,5 @@ from hypothesis import settings
 
 
 def test_print_profile():
-    print(f"\nPROFILE derandomize={settings.default.derandomize} database={settings.default.database}")
+    profile = settings.default
+    print(f"\nPROFILE derandomize={profile.derandomize} database={profile.database}")

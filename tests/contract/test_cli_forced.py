@@ -1,4 +1,4 @@
-"""Issue 13: ``python -m autostatic run`` and ``AUTOSTATIC_FORCE_CONVERTED=1`` through the
+"""``python -m autostatic run`` and ``AUTOSTATIC_FORCE_CONVERTED=1`` through the
 import hook: a marked module of tricky functions (``cases.py``) gives, with every function's
 converted body forced, exactly what plain Python gives (results, exceptions, traceback lines)."""
 
@@ -18,7 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DRIVER = '''
 import json, sys, traceback, os
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import qa13cases as cases
+import contract_cases as cases
 
 def outcome(fn, args):
     try:
@@ -49,7 +49,7 @@ def env(**extra):
 
 
 def test_forced_converted_module_matches_plain_python(tmp_path):
-    shutil.copy(os.path.join(HERE, "cases.py"), tmp_path / "qa13cases.py")
+    shutil.copy(os.path.join(HERE, "cases.py"), tmp_path / "contract_cases.py")
     (tmp_path / "driver.py").write_text(DRIVER)
     plain = subprocess.run([sys.executable, "driver.py"], cwd=tmp_path, env=env(),
                            capture_output=True, text=True, timeout=120)
@@ -74,7 +74,8 @@ import helper
 
 print("argv", sys.argv[1:])
 print("name", __name__)
-print("path0", sys.path[0] == __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+here = __import__("os").path.dirname(__import__("os").path.abspath(__file__))
+print("path0", sys.path[0] == here)
 x = rt.to_tensor([1.0, -3.0])
 print("static", autostatic.to_static(helper.f)(x).numpy().tolist())
 print("eager", helper.f(x).numpy().tolist())

@@ -1,7 +1,7 @@
 # autostatic: enable
-"""Tricky Python functions for issue 13's checks: converted (tracing) bodies must behave
-exactly as the original on Python values. Each CASES entry: (function, list of arg tuples).
-This module is marked so the import-hook checks can import it too."""
+"""Tricky Python functions for the conversion contract's checks: converted (tracing) bodies
+must behave exactly as the original on Python values. Each CASES entry: (function, list of
+arg tuples). This module is marked so the import-hook checks can import it too."""
 
 from __future__ import annotations
 
@@ -208,7 +208,7 @@ def exception_var_unbound(a):
     try:
         if a:
             raise ValueError(a)
-    except ValueError as e:
+    except ValueError as e:  # noqa: F841 (the case: except clears e)
         pass
     return e  # UnboundLocalError when a was raised (except clears e)
 

@@ -1,4 +1,4 @@
-"""Issue 13: the hook compiles a marked module as Python does plus an entry check; tracing
+"""The hook compiles a marked module as Python does plus an entry check; tracing
 bodies are converted lazily (first trace, show/explain/to_code), cached in memory and on disk
 beside the module's cache, keyed so a stale entry never runs; moved projects name their new
 paths. Each scenario runs fresh Python processes on a small project in ``tmp_path``."""
