@@ -49,18 +49,24 @@ _fingerprint: bytes | None = None
 
 
 def fingerprint() -> bytes:
-    """8 bytes naming this compiler: its version and the size and mtime of its source files."""
+    """8 bytes naming this compiler: its version and the size and mtime of its source files,
+    and of the runtime's ``convert_*`` modules, which converted code calls."""
     global _fingerprint
     if _fingerprint is None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        spec = importlib.util.find_spec("autostatic_runtime")  # found, not imported
+        runtime = os.path.dirname(spec.origin) if spec and spec.origin else ""
         parts = [__version__]
-        for sub in ("", "hook", "pyct", "transformers"):
+        dirs = [(sub, os.path.join(root, sub)) for sub in ("", "hook", "pyct", "transformers")]
+        for sub, folder in dirs + [("runtime", runtime)]:
             try:
-                entries = sorted(os.scandir(os.path.join(root, sub)), key=lambda e: e.name)
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError:
                 continue
             for entry in entries:
-                if entry.name.endswith(".py"):
+                if entry.name.endswith(".py") and (
+                    sub != "runtime" or entry.name.startswith("convert_")
+                ):
                     st = entry.stat()
                     parts.append(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
         _fingerprint = importlib.util.source_hash(";".join(parts).encode())
