@@ -72,7 +72,8 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
 def _continues_as_else(stmts: list) -> list:
     """A loop body with each ``if c: A; continue`` of its own block (``A`` jumping nowhere)
     as ``if c: A else: <the rest of the body>``, or ``if not c: <the rest>`` for an ``A``
-    of nothing: the same statements run, and no flag is needed for those ``continue``s."""
+    of nothing: the same statements run, and no flag is needed for those ``continue``s. The
+    branches of an ``if`` that ends the body end the iteration too: the same holds in them."""
     for i, stmt in enumerate(stmts):
         if (
             type(stmt) is gast.If
@@ -87,6 +88,10 @@ def _continues_as_else(stmts: list) -> list:
                 pass_ = gast.copy_location(gast.Pass(), stmt.body[-1])
                 stmt.body, stmt.orelse = stmt.body[:-1] or [pass_], rest
             return stmts[:i] + [stmt]
+    last = stmts[-1] if stmts else None
+    if type(last) is gast.If:  # its branches end the iteration too
+        last.body = _continues_as_else(last.body)
+        last.orelse = _continues_as_else(last.orelse)
     return stmts
 
 

@@ -30,18 +30,11 @@ DUPLICATED_DEFS = (
     "the guard's branch function and the inline path; nested in each other this doubles per "
     "level (nested_defs(8): 34 -> 3,827 lines, 112x; nested_defs(3): 14 -> 107, 7.6x)"
 )
-NESTED_LOOP_JUMPS = (
-    "loops nested in loops, each level with a return, a continue and a break under ifs, grow "
-    "~4.1-5x per level (nested_loops(3): 29 -> 123 lines, 4.24x; 12 levels 107 -> 501, 4.68x)"
-)
 XFAIL = {
     "classes_5": DUPLICATED_DEFS,
     "nested_defs_3": DUPLICATED_DEFS,
     "nested_defs_8": DUPLICATED_DEFS,
     "defs_after_return_1": DUPLICATED_DEFS,
-    "nested_loops_3": NESTED_LOOP_JUMPS,
-    "nested_loops_6": NESTED_LOOP_JUMPS,
-    "nested_loops_12": NESTED_LOOP_JUMPS,
 }
 FAMILY_PARAMS = [
     pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=XFAIL[k])) if k in XFAIL else k
