@@ -32,3 +32,14 @@ def measure(fn):
     code = autostatic.to_code(fn)
     dt = time.perf_counter() - t0
     return nonblank(src), nonblank(code), dt, code
+
+
+def render(body: list, indent: str = "    ") -> str:
+    """Source lines from nested lists of lines (a list is a block indented one level more)."""
+    lines = []
+    for item in body:
+        if isinstance(item, list):
+            lines.extend(render(item, indent + "    ").splitlines())
+        else:
+            lines.append(indent + item)
+    return "\n".join(lines) + "\n"

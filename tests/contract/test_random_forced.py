@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import autostatic
 import autostatic_runtime.convert_ops as convert_ops
+from tests.contract.sizes import render
 
 NAMES = ("a", "b", "c")
 _counter = itertools.count()
@@ -98,16 +99,6 @@ def stmt(draw, depth, in_loop):
     if draw(st.booleans()):
         res += ["finally:", [f"log.append({draw(st.integers(0, 9))})"]]
     return res
-
-
-def render(body, indent="    "):
-    lines = []
-    for item in body:
-        if isinstance(item, list):
-            lines.extend(render(item, indent + "    ").splitlines())
-        else:
-            lines.append(indent + item)
-    return "\n".join(lines) + "\n"
 
 
 @st.composite

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from autostatic.pyct import analyze, anno
+from tests.contract.sizes import render
 
 _CLEANUP = {"COPY", "POP_EXCEPT", "RERAISE", "PUSH_EXC_INFO", "WITH_EXCEPT_START", "POP_TOP",
             "END_FOR", "JUMP_BACKWARD", "NOP"}
@@ -259,16 +260,6 @@ def stmts(draw, depth, in_loop):
         return res
     return ["try:", draw(blocks(depth + 1, in_loop)), "except NameError:",
             draw(blocks(depth + 1, in_loop))]
-
-
-def render(body, indent="    "):
-    lines = []
-    for item in body:
-        if isinstance(item, list):
-            lines.extend(render(item, indent + "    ").splitlines())
-        else:
-            lines.append(indent + item)
-    return "\n".join(lines) + "\n"
 
 
 @st.composite
