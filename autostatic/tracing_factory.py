@@ -136,6 +136,18 @@ def _located(new: ast.AST, origin: ast.AST) -> ast.AST:
     return new
 
 
+def _generated_names(fdef: ast.FunctionDef, user: set) -> list[str]:
+    """The names the converter bound in ``fdef`` (flags, predicates, branch functions): those
+    not among the ``user`` function's names (the converter picks names free of them)."""
+    found = set()
+    for sub in ast.walk(fdef):
+        if type(sub) is ast.Name and type(sub.ctx) is ast.Store and sub.id not in user:
+            found.add(sub.id)
+        elif type(sub) is ast.FunctionDef and sub is not fdef and sub.name not in user:
+            found.add(sub.name)
+    return sorted(found)
+
+
 def _hide_from_locals(fdef: ast.FunctionDef, hidden: tuple) -> None:
     """``locals()``/``vars()`` in the tracing function must not list the factory's parameters
     (free variables of the tracing function): filter them out where they are called."""
@@ -285,5 +297,5 @@ def tracing_tree(
     _bare_signature(fdef)
     tree = as_ast(fdef)  # (the converted gast tree is used up)
     if names_locals:
-        _hide_from_locals(tree, (jst, sym))
+        _hide_from_locals(tree, (jst, sym, *_generated_names(tree, census.names)))
     return tree, jst, sym

@@ -140,10 +140,8 @@ def test_jump_in_finally_discards_the_exception(fn, args, forced):
     assert outcome(autostatic.convert(fn), args) == outcome(fn, args)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "locals() in a converted body lists the converter's own names: locals_view(0) gives "
-    "['__pred_0', 'a', 'b'] converted, ['a', 'b'] as written"))
 def test_locals_lists_only_the_users_names(forced):
+    """``locals()`` in a converted body leaves out the converter's names (``__pred_0``)."""
     fn = cases2.locals_view
     for args in ((0,), (1,)):
         assert outcome(autostatic.convert(fn), args) == outcome(fn, args)
