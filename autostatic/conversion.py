@@ -24,7 +24,7 @@ from autostatic import pyct
 from autostatic.pyct import anno, parser
 from autostatic.pyct.census import Census
 from autostatic.pyct.naming import Namer
-from autostatic.pyct.nodes import walk
+from autostatic.pyct.nodes import child_nodes
 from autostatic.pyct.to_gast import to_ast
 from autostatic.pyct.unparse import unparse
 from autostatic.transformers import PIPELINE
@@ -97,6 +97,7 @@ def transform_function(
     qualname: str | None = None,
     passes: int | None = None,
     census: Census | None = None,
+    source_hash: str | None = None,
 ) -> tuple[gast.FunctionDef, list]:
     """Convert one function node into its *tracing function*; returns the new node and the
     transformer names run. The node is changed in place.
@@ -109,11 +110,18 @@ def transform_function(
     ``namer`` must know every name of the enclosing module (or function globals); ``jst``
     and ``sym`` are the names bound to ``convert_ops`` and ``Variable``. With ``passes``, only
     the first ``passes`` transformers run (for showing the code after each stage).
-    ``census`` is ``Census.of(node)`` when the caller has it already.
+    ``census`` is ``Census.of(node)`` when the caller has it already. ``source_hash`` (hex
+    ``importlib.util.source_hash`` of the file ``node`` was parsed from): nested functions
+    keep their bodies, converted on their own first trace (``transformers.nested_functions``);
+    without it they are converted with ``node``.
     """
     with converting():
         census = census or Census.of(node)
-        return _transform(node, namer, filename, jst, sym, qualname, passes, census)
+        ctx = Context(
+            namer=namer, filename=filename, jst=jst, sym=sym, census=census,
+            qualname=qualname, source_hash=source_hash,
+        )  # fmt: skip
+        return _transform(node, ctx, qualname, passes)
 
 
 @contextlib.contextmanager
@@ -135,8 +143,8 @@ def converting(limit: int = 20000):
             gc.enable()
 
 
-def _transform(node, namer, filename, jst, sym, qualname, passes, census):
-    ctx = Context(namer=namer, filename=filename, jst=jst, sym=sym, census=census)
+def _transform(node, ctx, qualname, passes):
+    census = ctx.census
     stages = []
     analyzed = []
     level = _settings["code_level"]
@@ -162,11 +170,24 @@ def _analyze(node: gast.FunctionDef, nested: bool, analyzed: list):
     analyzed.append(node)
     if not nested:
         return info
-    for sub in walk(node):  # nested functions get their own analysis
-        if sub is not node and isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
-            pyct.analyze(sub)
-            analyzed.append(sub)
+    for sub in _converted_defs(node):  # nested functions get their own analysis
+        pyct.analyze(sub)
+        analyzed.append(sub)
     return info
+
+
+def _converted_defs(node: gast.FunctionDef) -> list:
+    """The functions nested in ``node`` that are converted with it (not ``anno.LAZY``)."""
+    found = []
+    stack = child_nodes(node)
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, (gast.FunctionDef, gast.AsyncFunctionDef)):
+            if anno.get(sub, anno.LAZY, False):
+                continue
+            found.append(sub)
+        stack.extend(child_nodes(sub))
+    return found
 
 
 def _release(analyzed: list) -> None:

@@ -90,6 +90,7 @@ class Entry:
     flags: int
     freevars: tuple[str, ...]
     taken: set[str]
+    source_hash: str | None = None  # of the file ``node`` is from (``file_source_hash``)
     factory: types.CodeType | None = None
     functions: dict = field(default_factory=dict)  # id(globals) -> (globals, tracing fn)
 
@@ -159,8 +160,9 @@ def _convert_tracing_function(code: types.CodeType, f_globals: dict, closure: tu
         return found[1]
     if entry.factory is None:
         reason, entry.factory = _build(
-            entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags, entry.taken
-        )
+            entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags, entry.taken,
+            source_hash=entry.source_hash,
+        )  # fmt: skip
         if reason is not None:
             _warn_once(entry.filename, entry.node.lineno, entry.qualname, reason)
     cells = dict(zip(code.co_freevars, closure or ()))
@@ -180,13 +182,14 @@ def prepare(fn: Any) -> None:
         entry = _entries[code]
         if entry.factory is None:
             reason, entry.factory = _build(
-                entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags, entry.taken
-            )
+                entry.node, entry.filename, entry.qualname, entry.freevars, entry.flags,
+                entry.taken, source_hash=entry.source_hash,
+            )  # fmt: skip
             if reason is not None:
                 _warn_once(entry.filename, entry.node.lineno, entry.qualname, reason)
         return
     for const in code.co_consts:
-        if type(const) is tuple and len(const) == 4 and const[0] == MARK:
+        if type(const) is tuple and len(const) in (4, 5) and const[0] == MARK:
             hook_factory(const, code, fn.__globals__)
             return
     if isinstance(fn.__globals__.get(SOURCE), str):  # the hook's check: ``traced()``
@@ -206,32 +209,34 @@ def _tracing_cache_path(f_globals: dict) -> str | None:
 
 def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.CodeType:
     """The factory code of the hook-checked function ``code`` (``key`` from its entry check)."""
-    _, digest, line, name = key
+    digest, line, name = key[1:4]
+    qualname = key[4] if len(key) > 4 else code.co_qualname  # (a nested def's check: key[4])
     filename = code.co_filename
     where = _tracing_cache_path(f_globals)
     known = _factories.get((filename, digest))
     if known is None:
         known = _factories[(filename, digest)] = _read_disk(where, digest, filename)
-    sub = (line, name, code.co_qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
+    sub = (line, name, qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
     found = known.get(sub)
     if found is None:
         from autostatic.pyct.to_gast import to_gast
 
-        tree, taken = _locate(filename, digest, line, name, code.co_qualname)
+        tree, taken = _locate(filename, digest, line, name, qualname)
         found = known[sub] = _build(
             _own_tree(filename, line, name, tree),
             filename,
-            code.co_qualname,
+            qualname,
             code.co_freevars,
             sub[4],
             taken,
-            again=lambda: to_gast(_locate(filename, digest, line, name, code.co_qualname)[0]),
+            again=lambda: to_gast(_locate(filename, digest, line, name, qualname)[0]),
+            source_hash=digest,
         )  # (a tree of its own: the conversion changes it)
         if where is not None:
             _write_disk(where, digest, known)
     reason, factory = found
     if reason is not None:
-        _warn_once(filename, line, code.co_qualname, reason)
+        _warn_once(filename, line, qualname, reason)
     return factory
 
 
@@ -360,18 +365,19 @@ _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding
 
 
 def _build(
-    node, filename, qualname, freevars, flags, taken, again=None
+    node, filename, qualname, freevars, flags, taken, again=None, source_hash=None
 ) -> tuple[str | None, types.CodeType]:
     """``(None, factory code)``, or ``(reason, factory of the body as written)`` when the
     converter cannot handle the function (it then traces as Python runs it). ``again``, a
     function making ``node`` anew: the conversion uses ``node`` up (no copy), and the body as
-    written comes from ``again()``."""
+    written comes from ``again()``. ``source_hash``: of the file ``node`` is from (its nested
+    functions are then converted on their own first trace)."""
     try:
         from autostatic.tracing_factory import tracing_factory
 
         return None, tracing_factory(
             node, filename=filename, qualname=qualname, freevars=freevars, flags=flags,
-            taken=taken, copy=again is None,
+            taken=taken, copy=again is None, source_hash=source_hash,
         )  # fmt: skip
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -501,6 +507,7 @@ def _compile_entry(fn: types.FunctionType) -> types.CodeType:
         flags=flags,
         freevars=original.co_freevars,
         taken=set(fn.__globals__) - {ENTRY_ALIAS, ENTRY_SELF},
+        source_hash=file_source_hash(src),
     )
     return code
 
@@ -541,8 +548,28 @@ def _tracing_source(original: Any) -> str:
         qualname=original.__qualname__,
         taken=set(getattr(original, "__globals__", {})),
         copy=False,  # a tree of its own
+        source_hash=file_source_hash(src),
     )
     return unparse(as_ast(node))  # (the tree is dropped: made ``ast`` in place)
+
+
+def file_source_hash(src) -> str | None:
+    """The hex ``source_hash`` of the file a parsed function (``parser.FunctionSource``) is
+    from, if the file holds that source at its lines (the key of its nested functions'
+    entry checks: ``_locate`` finds them there); else None."""
+    try:
+        with open(src.filename, "rb") as f:
+            data = f.read()
+        lines = data.decode("utf-8").splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError):
+        return None
+    own = src.source.splitlines(keepends=True)
+    start = src.first_line - 1
+    if [line.rstrip() for line in lines[start : start + len(own)]] != [
+        line.rstrip() for line in own
+    ]:
+        return None
+    return importlib.util.source_hash(data).hex()
 
 
 def is_entry_checked(fn: Any) -> bool:

@@ -45,6 +45,7 @@ def tracing_node(
     passes: int | None = None,
     copy: bool = True,
     census: Census | None = None,
+    source_hash: str | None = None,
 ) -> tuple[gast.FunctionDef, str, str]:
     """The tracing function of ``node`` as a new node (``node`` is not changed), and the names
     its code gives the runtime module and the ``Variable`` class (``jst``, ``sym``).
@@ -52,7 +53,8 @@ def tracing_node(
     The tracing function has ``node``'s signature (no decorators) and the converted body. With
     ``passes``, the body after the first ``passes`` transformers. ``copy=False``: convert
     ``node`` itself (a tree nobody else holds), changing it. ``census``: ``Census.of(node)``
-    when the caller has it.
+    when the caller has it. ``source_hash``: of the file, for the nested functions' entry
+    checks (``transform_function``).
     """
     if copy:
         node = clone(node)
@@ -65,7 +67,9 @@ def tracing_node(
     namer = Namer.for_function(census, set(taken))
     jst = namer.reserve("_jst")
     sym = namer.reserve("_jst_Variable")
-    new, _ = transform_function(node, namer, filename, jst, sym, qualname, passes, census)
+    new, _ = transform_function(
+        node, namer, filename, jst, sym, qualname, passes, census, source_hash
+    )
     new.decorator_list = []
     return new, jst, sym
 
@@ -258,6 +262,7 @@ def tracing_factory(
     flags: int,
     taken: set[str],
     copy: bool = True,
+    source_hash: str | None = None,
 ) -> types.CodeType:
     """Code of a factory function. Its co_freevars are a subset of ``freevars`` (map cells by
     name using ``code.co_freevars``); it takes two parameters (the convert_ops module and the
@@ -268,8 +273,9 @@ def tracing_factory(
     with converting():  # deeply nested code: gast -> ast and compile recurse too
         # the trees are made and dropped inside (freed before the collector runs again)
         fdef, jst, sym = tracing_tree(
-            node, filename=filename, qualname=qualname, freevars=freevars, taken=taken, copy=copy
-        )
+            node, filename=filename, qualname=qualname, freevars=freevars, taken=taken,
+            copy=copy, source_hash=source_hash,
+        )  # fmt: skip
         return compile_factory(
             fdef, jst, sym, filename=filename, qualname=qualname, freevars=freevars, flags=flags
         )
@@ -283,6 +289,7 @@ def tracing_tree(
     freevars: tuple[str, ...],
     taken: set[str],
     copy: bool = True,
+    source_hash: str | None = None,
 ) -> tuple[ast.FunctionDef, str, str]:
     """The tracing function of ``node`` as ``ast`` (every node located: at the user's
     line, or at its parent's) and its names for the runtime module and ``Variable``."""
@@ -292,7 +299,7 @@ def tracing_tree(
     names_locals = "locals" in census.names or "vars" in census.names
     fdef, jst, sym = tracing_node(
         node, filename=filename, qualname=qualname, taken=set(taken) | set(freevars),
-        copy=copy, census=census,
+        copy=copy, census=census, source_hash=source_hash,
     )  # fmt: skip
     _bare_signature(fdef)
     tree = as_ast(fdef)  # (the converted gast tree is used up)

@@ -60,6 +60,7 @@ JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "ju
 #   (a for body's own guard: the break flag)
 HAND_OVER = "hand_over"  # the hand_over statement after a for left by a flag: the flag
 RETURN_BREAK = "return_break"  # Break the return lowering made (a return in a loop): its flag
+LAZY = "lazy"  # nested FunctionDef kept as written, with an entry check (nested_functions)
 
 
 def set(node: Any, key: str, value: Any) -> None:

@@ -15,13 +15,16 @@ from autostatic.transformers.control_flow import ControlFlowTransformer
 from autostatic.transformers.early_return import ReturnTransformer
 from autostatic.transformers.expressions import ExpressionTransformer
 from autostatic.transformers.logical import LogicalTransformer
+from autostatic.transformers.nested_functions import NestedFunctionTransformer
 from autostatic.transformers.shapes import ShapeTransformer
 
+# nested functions first: they keep their bodies as written (converted on their own trace);
 # comparisons before logical (it makes their ``and`` dual-path); the logical and call
 # rewrites in one walk (ExpressionTransformer); asserts before control flow (their ``if`` is
 # Python's); control flow last: it copies statements into branch functions, so every
 # expression pass has run on them already
 PIPELINE = (
+    NestedFunctionTransformer,
     ReturnTransformer,
     BreakContinueTransformer,
     ComparisonTransformer,
@@ -40,6 +43,7 @@ __all__ = [
     "ControlFlowTransformer",
     "ExpressionTransformer",
     "LogicalTransformer",
+    "NestedFunctionTransformer",
     "ReturnTransformer",
     "ShapeTransformer",
 ]

@@ -27,6 +27,7 @@ import linecache
 
 import gast
 
+from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name
 from autostatic.transformers.base import _BLOCKS, Transformer, clone
@@ -49,6 +50,8 @@ class AssertTransformer(Transformer):
             for stmt in stmts:
                 if isinstance(stmt, gast.Assert):
                     out.extend(self.visit_Assert(stmt))
+                elif anno.get(stmt, anno.LAZY, False):
+                    out.append(stmt)
                 else:
                     self._block_of(stmt)
                     out.append(stmt)

@@ -27,6 +27,8 @@ class Context:
     notes: list = field(default_factory=list)
     jump_flags: set = field(default_factory=set)  # flags the lowering passes set on a jump
     temporaries: set = field(default_factory=set)  # walrus temporaries: set, then read at once
+    qualname: str | None = None  # the function's ``__qualname__``
+    source_hash: str | None = None  # hex ``source_hash`` of its file (keys nested functions)
 
 
 class Transformer(gast.NodeTransformer):
@@ -59,6 +61,8 @@ class Transformer(gast.NodeTransformer):
         if function is None:
             cls = type(self)
             function = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
+            if kind is gast.FunctionDef:
+                function = _unless_lazy(function)
             self._dispatch[kind] = function
         return function(self, node)
 
@@ -362,6 +366,15 @@ _MISSING = object()
 
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+def _unless_lazy(visit):
+    """``visit`` for a def, except a nested def kept as written (``anno.LAZY``)."""
+
+    def visit_def(self, node):
+        return node if anno.get(node, anno.LAZY, False) else visit(self, node)
+
+    return visit_def
+
+
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")  # fields holding statements
 _EXITS = (gast.Return, gast.Yield, gast.YieldFrom, gast.Await)
 _CLOSURES = _SCOPES + (gast.GeneratorExp,)  # list/set/dict comprehensions run at once

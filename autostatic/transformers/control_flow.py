@@ -51,7 +51,7 @@ class ControlFlowTransformer(Transformer):
         self.hoisted: list = []  # branch functions of the function being converted
 
     def visit_FunctionDef(self, node: gast.FunctionDef):
-        if anno.get(node, anno.GENERATED, False):
+        if anno.get(node, anno.GENERATED, False) or anno.get(node, anno.LAZY, False):
             return node
         info = anno.get(node, anno.FUNCTION_INFO, None)
         saved = self.ctx.info, self.protected, self.function, self._captured, self.hoisted

@@ -87,6 +87,26 @@ SHAPES = {
         + f"{'    ' * (n + 1)}if i{n - 1} == t:\n{'    ' * (n + 2)}return i0\n"
         + "    return -1\n"
     ),
+    "functions_nested_after_returns": lambda n: (  # each def after an early return
+        "def f(x):\n"
+        + "".join(
+            f"{'    ' * (k + 1)}if x == {k}:\n{'    ' * (k + 2)}return {k}\n"
+            f"{'    ' * (k + 1)}def g{k}(x):\n"
+            for k in range(n)
+        )
+        + f"{'    ' * (n + 1)}return x\n"
+        + "".join(f"{'    ' * (k + 1)}return g{k}(x - 1)\n" for k in reversed(range(n)))
+    ),
+    "local_classes_after_returns": lambda n: (
+        "def f(x):\n"
+        + "".join(
+            f"    class C{k}:\n        def m(self, v):\n            if v > {k}:\n"
+            f"                return v\n            while v < 0:\n                v += 1\n"
+            f"            return -v\n    if C{k}().m(x) == {k}:\n        return x\n"
+            for k in range(n)
+        )
+        + "    return None\n"
+    ),
     "continues_and_breaks": lambda n: (
         "def f(xs):\n    s = 0\n    for x in xs:\n"
         + "".join(
