@@ -622,6 +622,21 @@ def select(pred: Variable, if_true: Any, if_false: Any) -> Any:
     return where(pred, if_true, if_false)
 
 
+def keeps_exception(jumped: Any, location: tuple | None = None) -> bool:
+    """Whether the exception in flight through a ``finally`` block goes on: no
+    ``break``/``continue`` in the block ran (its lowering sets the flag ``jumped``); one
+    that ran discards the exception, as Python's jump does."""
+    if isinstance(jumped, Variable):
+        raise StaticBuildError(
+            "an exception is in flight through a finally block whose break/continue depends "
+            "on a tensor: whether the jump discards the exception is only known when the "
+            "program runs; decide the jump with a Python value, or handle the exception with "
+            "except instead of a jump in finally",
+            location,
+        )
+    return not jumped
+
+
 def unsupported(message: str, location: tuple | None = None) -> StaticBuildError:
     """The error for a construct the symbolic path cannot express (raised by converted code)."""
     return StaticBuildError(message, location)

@@ -37,7 +37,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
-from autostatic.pyct.templates import name, replace
+from autostatic.pyct.templates import constant, name, replace
 from autostatic.transformers.base import _SCOPES, Transformer, blocks_of
 
 
@@ -150,6 +150,8 @@ class BreakContinueTransformer(Transformer):
 
     needs_analysis = False
 
+    finally_flags: tuple = ()  # flags of the finally blocks around the statement lowered
+
     def visit_FunctionDef(self, node):
         self.generic_visit(node)
         return node
@@ -229,6 +231,8 @@ class BreakContinueTransformer(Transformer):
             if isinstance(stmt, (gast.Break, gast.Continue)):
                 flag = self.flags[0] if isinstance(stmt, gast.Break) else self.flags[1]
                 out += replace("flag = True", stmt, flag=flag)
+                for jumped in self.finally_flags:  # it leaves these finally blocks
+                    out += replace("jumped = True", stmt, jumped=jumped)
                 return out  # the rest of the block is unreachable
             kinds = _own_jumps(stmt)
             if not kinds:
@@ -276,10 +280,39 @@ class BreakContinueTransformer(Transformer):
         elif isinstance(stmt, gast.Try):
             stmt.body = self._block(stmt.body)
             stmt.orelse = self._block(stmt.orelse)
-            stmt.finalbody = self._block(stmt.finalbody)
             for handler in stmt.handlers:
                 handler.body = self._block(handler.body)
+            if any(_own_jumps(s) for s in stmt.finalbody):
+                return self._jump_in_finally(stmt)
         elif isinstance(stmt, gast.Match):
             for case in stmt.cases:
                 case.body = self._block(case.body)
         return stmt
+
+    def _jump_in_finally(self, stmt: gast.Try) -> gast.stmt:
+        """A ``break``/``continue`` in a ``finally`` block discards the exception in flight;
+        its flag does not, so the statement is wrapped::
+
+            try:
+                jumped = False
+                <the try statement, its finally setting jumped with the flag>
+            except BaseException:
+                if jst.keeps_exception(jumped, where):   # a Python if
+                    raise
+        """
+        jumped = self.ctx.namer.new("finally_jumped")
+        saved, self.finally_flags = self.finally_flags, (*self.finally_flags, jumped)
+        try:
+            stmt.finalbody = self._block(stmt.finalbody)
+        finally:
+            self.finally_flags = saved
+        template = (
+            "try:\n    jumped = False\n    stmt\nexcept BaseException:\n"
+            "    if jst.keeps_exception(jumped, where):\n        raise"
+        )
+        where = constant((self.ctx.filename, stmt.finalbody[0].lineno, ""))
+        wrapper = replace(
+            template, stmt, jumped=jumped, stmt=[stmt], jst=self.ctx.jst, where=where
+        )[0]
+        anno.set(wrapper.handlers[0].body[0], anno.PYTHON_IF, True)
+        return wrapper

@@ -531,3 +531,52 @@ def test_a_continue_rewritten_as_else_evaluates_each_test_once_in_order(monkeypa
     monkeypatch.setattr(convert_ops, "tracing", False)
     got_seen, seen[:] = list(seen), []
     assert got == walk([1, -1, 3, 0]) and got_seen == seen
+
+
+# ---- a jump in a finally block ----------------------------------------------------------
+
+
+def continue_in_finally_on_a_tensor(x):
+    s = x * 0
+    for v in x:
+        try:
+            s = s + v
+        finally:
+            if v > 2:  # a tensor: the continue is a flag of the while op
+                continue  # noqa: B012
+        s = s + 100
+    return s
+
+
+def continue_in_finally_while_raising(x):
+    for v in x:
+        try:
+            raise KeyError("in flight")
+        finally:
+            if v > 2:
+                continue  # noqa: B012
+    return x
+
+
+def test_a_jump_in_finally_on_a_tensor_builds_its_flag_into_the_loop():
+    x = np.array([1.0, 3.0, 5.0, 0.5], np.float32)
+    main, outs = trace(continue_in_finally_on_a_tensor, x)
+    assert "while" in op_types(main)
+    np.testing.assert_allclose(run(main, outs, x)[0], eager(continue_in_finally_on_a_tensor, x)[0])
+
+
+def test_a_tensor_jump_in_finally_with_an_exception_in_flight_is_a_clear_error():
+    x = np.array([1.0, 3.0], np.float32)
+    with pytest.raises(StaticBuildError, match="break/continue depends on a tensor") as info:
+        trace(continue_in_finally_while_raising, x)
+    assert "test_jumps.py" in str(info.value)
+
+
+def test_a_python_jump_in_finally_discards_the_exception_in_the_tracing_body(monkeypatch):
+    from autostatic_runtime import convert_ops
+
+    converted = autostatic.convert(continue_in_finally_while_raising)
+    monkeypatch.setattr(convert_ops, "tracing", True)
+    assert converted([3, 4]) == [3, 4]  # each KeyError discarded by the continue
+    with pytest.raises(KeyError, match="in flight"):
+        converted([3, 1])

@@ -129,10 +129,6 @@ def test_converted_body_matches_python_2(fn, argsets, forced):
         assert got == want, (fn.__name__, args)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a continue/break inside a finally block is lowered to a flag, which does not discard the "
-    "exception in flight as Python's jump does: continue_in_finally(5) raises KeyError(1) "
-    "converted, KeyError(3) as written (break_in_finally(4): KeyError(2) vs [0, 1])"))
 @pytest.mark.parametrize("fn,args", [(cases2.continue_in_finally, (5,)),
                                      (cases2.break_in_finally, (4,))],
                          ids=["continue", "break"])
