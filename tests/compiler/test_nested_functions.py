@@ -86,6 +86,20 @@ def local_class(x):
     return Clip().step(x)
 
 
+class Scaled:
+    def __init__(self):
+        self.__scale = 3.0
+
+    def apply(self, x):
+        if rt.mean(x) > 100:
+            return x
+        def g(v):
+            if rt.mean(v) > 0:
+                return v * self.__scale  # mangled, as in the method
+            return v - self.__scale
+        return g(x)
+
+
 def returns_closure(x):
     def sign(v):
         if rt.mean(v) > 0:
@@ -153,6 +167,12 @@ def test_a_closure_reads_the_value_bound_after_its_def(mod):
 def test_methods_of_local_classes_trace_with_super(mod):
     _same(mod.local_class, _tensor(0.5, 0.25))
     _same(mod.local_class, _tensor(4.0, 2.0))
+
+
+def test_a_function_nested_in_a_method_reads_its_private_names(mod):
+    obj = mod.Scaled()
+    _same(obj.apply, _tensor(1.0, 2.0))
+    _same(obj.apply, _tensor(-1.0, -2.0))
 
 
 def test_a_returned_closure_runs_as_python_after_the_trace(mod):
