@@ -55,11 +55,14 @@ def function_def(
     if shared:
         renamed = {p: f"{p}__in" for p in shared}
         params = [renamed.get(p, p) for p in params]
-        prologue = [gast.Nonlocal(names=list(shared))] + [
-            gast.Assign(targets=[name(p, store=True)], value=name(renamed[p]), type_comment=None)
-            for p in shared
-            if renamed[p] in params
-        ]
+        bound = [p for p in shared if renamed[p] in params]
+        prologue = [gast.Nonlocal(names=list(shared))]
+        if len(bound) == 1:
+            prologue.append(_assign(name(bound[0], store=True), name(renamed[bound[0]])))
+        elif bound:  # one line: ``a, c = a__in, c__in``
+            targets = _node(gast.Tuple, elts=[name(p, store=True) for p in bound], ctx=STORE)
+            values = _node(gast.Tuple, elts=[name(renamed[p]) for p in bound], ctx=LOAD)
+            prologue.append(_assign(targets, values))
     node = _node(
         gast.FunctionDef,
         name=fn_name,
@@ -76,6 +79,10 @@ def function_def(
     for stmt in prologue:
         copy_location_deep(stmt, origin)
     return copy_location(node, origin)
+
+
+def _assign(target: gast.expr, value: gast.expr) -> gast.Assign:
+    return _node(gast.Assign, targets=[target], value=value, type_comment=None)
 
 
 def _arguments(params: list[str], origin: gast.AST) -> gast.arguments:

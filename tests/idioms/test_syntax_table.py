@@ -63,8 +63,15 @@ ROWS = {
     "`try`, `with`, generators": ["recursive_pairwise_sum", "nonlocal_counter_in_tensor_loop"],
     "functions, nested functions, lambdas": [
         "lambda_reads_branch_variable", "partial_helper_with_loop_var",
+        "tests/compiler/test_nested_functions.py::"
+        "test_a_nested_function_called_by_python_code_is_traced_too",
     ],
     "`@autostatic.not_to_static`": ["not_to_static_bound_method", "not_to_static_function"],
+    "`break`/`continue` in a `finally` block": [
+        "tests/compiler/test_jumps.py::test_a_jump_in_finally_on_a_tensor_builds_its_flag_into_the_loop",
+        "tests/compiler/test_jumps.py::"
+        "test_a_tensor_jump_in_finally_with_an_exception_in_flight_is_a_clear_error",
+    ],
 }
 
 
