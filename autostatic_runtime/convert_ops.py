@@ -552,10 +552,20 @@ def _first_iteration(pred, body_fn, loop_vars, consts, names, arrays, location) 
     def skip() -> tuple:
         return tuple(PLACEHOLDER if v is None else v for v in loop_vars)
 
+    kept: list = []  # the loop variables the body gives back as they came (lists appended to)
+
+    def first() -> tuple:
+        out = tuple(body_fn(*loop_vars, *consts))
+        kept[:] = [o is v for o, v in zip(out, loop_vars)]
+        return out
+
     try:
-        out = cond(pred, lambda: tuple(body_fn(*loop_vars, *consts)), skip)
+        out = list(cond(pred, first, skip))
     except StaticBuildError as exc:
         raise StaticBuildError(exc.detail, location) from None
+    for i, v in enumerate(loop_vars):  # an array the iteration appended to holds the cond's
+        if kept and kept[i] and hasattr(v, "buffer"):  # result now (a new one is empty)
+            out[i] = v
     return tuple(out)
 
 

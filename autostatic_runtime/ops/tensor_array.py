@@ -40,13 +40,15 @@ def _rows(xp, x, start: int, stop: int):
 @op("create_array")
 class CreateArray:
     """An empty tensor array of ``dtype`` whose elements have ``shape``: a ``[0, *shape]``
-    buffer."""
+    buffer. A dim unknown when building (-1) is 0 in the buffer: a placeholder, since the
+    first write into an empty array takes its element's shape (``array_write``)."""
 
     def infer(shape, dtype):
         return Spec((0, *shape), dtypes.convert_dtype(dtype))
 
     def kernel(xp, shape, dtype):
-        return xp.zeros((0, *shape), dtype=xp.to_dtype(dtypes.convert_dtype(dtype)))
+        dims = (0, *(d if d >= 0 else 0 for d in shape))
+        return xp.zeros(dims, dtype=xp.to_dtype(dtypes.convert_dtype(dtype)))
 
     grad = None
 

@@ -231,10 +231,10 @@ def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, A
 
 
 def _empty_like(block: Block, program: Program, buffer: Variable) -> Variable | None:
-    """A buffer of no elements shaped like ``buffer``'s (None if an element dim is unknown)."""
-    elem = list(buffer._shape[1:])
-    if any(d < 0 for d in elem):
-        return None
+    """A buffer of no elements shaped like ``buffer``'s; an element dim unknown when building
+    is 0 there (a placeholder: the first write into an empty array takes its element's shape,
+    ``array_write``)."""
+    elem = [d if d >= 0 else 0 for d in buffer._shape[1:]]
     from autostatic_runtime.creation import zeros
 
     saved = program.current_block_idx

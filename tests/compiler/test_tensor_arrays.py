@@ -441,3 +441,32 @@ def test_returned_array_is_a_list_and_saves(tmp_path):
     got, count = loaded(x, rt.to_tensor(3))
     assert isinstance(got, list) and len(got) == 3 and int(count.numpy()) == 4
     np.testing.assert_allclose(got[2].numpy(), X * 2)
+
+
+# ---- a None state and elements with an unknown dim ------------------------------------------
+
+
+def collect_states(x, n):
+    """The RNN idiom: a state that starts as None, each step's output appended (the first
+    iteration is traced as a cond op so the body sees None; elements have the unknown batch
+    dim of ``x``)."""
+    outputs = []
+    state = None
+    for t in range(n):
+        if state is None:
+            state = x * 0
+        state = state * 0.5 + x * (t + 1)
+        outputs.append(state)
+    return rt.stack(outputs, axis=1)
+
+
+def test_a_none_state_and_appends_of_unknown_shape_elements():
+    xs = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]], np.float32)  # [batch=-1, 3]
+    program = build(collect_states, xs, n_(3), grad_of=(0,))
+    assert "cond" in op_types(program) and "while" in op_types(program)
+    for batch, n in ((2, 1), (2, 4), (1, 3), (3, 2)):
+        x = np.resize(xs, (batch, 3)).astype(np.float32)
+        got = run(program, x, n_(n))
+        want = eager(collect_states, x, n_(n), grad_of=(0,))
+        assert got[0].shape == want[0].shape == (batch, n, 3)
+        assert_close(got, want)

@@ -154,13 +154,6 @@ NONE_START_LOOP_VAR = (
     "loop-dtype: a loop variable starting as None (`best = None; ... best = row`): "
     "StaticBuildError \"'best' has shape [] before the loop, but [3] after one iteration\""
 )
-NONE_STATE_INTO_CELL = (
-    "loop-dtype: `state = None` before a tensor for, then `out, state = cell(x_t, state)` "
-    "with an empty list appended to in the same body: the first iteration (traced as a cond "
-    "op so the cell sees None) leaves the list empty on its other side, and an empty tensor "
-    "array whose elements have an unknown (batch) dim cannot be made there: a clear "
-    "StaticBuildError"
-)
 BUILTIN_MAX_OF_PROMOTED = (
     "loop-dtype: internal: builtin max(count, 1) after a tensor loop promoted `count` raises "
     "TypeError \"the truth value of the symbolic variable ... is not known\" "

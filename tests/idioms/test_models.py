@@ -11,7 +11,6 @@ import autostatic
 import autostatic_runtime as rt
 from autostatic import InputSpec
 
-from . import causes as C
 from .harness import KINDS, apply_xfails, case, rand, run_case
 
 F = rt.nn.functional
@@ -277,7 +276,6 @@ CASES = [
 ]
 
 XFAIL: dict[str, str] = {
-    "lstm_cell_outputs_stacked": C.NONE_STATE_INTO_CELL,
 }
 
 
