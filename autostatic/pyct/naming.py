@@ -28,8 +28,11 @@ class Namer:
                 return candidate
 
     def reserve(self, name: str) -> str:
-        """``name`` itself if free, else a numbered variant."""
-        if name not in self.taken:
-            self.taken.add(name)
-            return name
-        return self.new(name.strip("_"))
+        """``name`` itself if free, else a numbered variant ``name_1``... (never a ``__x``
+        name: methods of a class in the function read it, and a class body mangles those)."""
+        candidate, k = name, 0
+        while candidate in self.taken:
+            k += 1
+            candidate = f"{name}_{k}"
+        self.taken.add(candidate)
+        return candidate

@@ -191,3 +191,58 @@ def test_a_nested_function_of_an_edited_file_is_a_clear_error(tmp_path):
     path.write_text("# edited\n" + path.read_text())
     with pytest.raises(StaticBuildError, match="edited_nested.py has changed since"):
         static(_tensor(8.0, 4.0), 3)  # a new program reaches the def
+
+
+PYTHON_SOURCE = """
+def class_in_nested(n):
+    def make():
+        class K:
+            def __init__(self, v):
+                self.v = v
+
+            def get(self):
+                if self.v > 1:
+                    return self.v
+                return super().__repr__().startswith("<")
+
+        return K(n)
+
+    return make().get()
+
+
+def late_binding(n):
+    fs = []
+    for i in range(n):
+        def g(k=i):
+            return k + i
+        fs.append(g)
+    return [f() for f in fs]
+
+
+def shadows_the_runtime_name(n):
+    def _jst(v):
+        return v * 2
+
+    class Twice:
+        def get(self, v):
+            if v:
+                return _jst(v)
+            return 0
+
+    return Twice().get(n)
+"""
+
+
+@pytest.mark.parametrize("name", ["class_in_nested", "late_binding", "shadows_the_runtime_name"])
+def test_converted_bodies_of_nested_functions_and_local_classes_run_as_python(
+    tmp_path, monkeypatch, name
+):
+    """Each body converted on its own trace (forced here); the runtime's name in a method of
+    a local class is never a ``__x`` name (the class body would mangle it)."""
+    from autostatic_runtime import convert_ops
+
+    fn = getattr(_module(tmp_path, f"nested_python_{name}", PYTHON_SOURCE), name)
+    want = [fn(n) for n in range(4)]
+    converted = autostatic.convert(fn)
+    monkeypatch.setattr(convert_ops, "tracing", True)
+    assert [converted(n) for n in range(4)] == want
