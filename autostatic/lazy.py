@@ -137,16 +137,33 @@ def _hook_key(code: types.CodeType, f_globals: dict) -> tuple:
     return (MARK, digest, code.co_firstlineno, code.co_name)
 
 
-def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:
-    from autostatic_runtime.static.program import Variable
+_variable: list = []  # the Variable class, imported on the first tracing function
 
+
+def _tracing_function(factory: types.CodeType, f_globals: dict, cells: dict) -> Any:
+    if not _variable:
+        from autostatic_runtime.static.program import Variable
+
+        _variable.append(Variable)
     closure = tuple(cells[v] if v in cells else types.CellType() for v in factory.co_freevars)
-    return types.FunctionType(factory, f_globals, closure=closure or None)(convert_ops, Variable)
+    function = types.FunctionType(factory, f_globals, closure=closure or None)
+    return function(convert_ops, _variable[0])
+
+
+#: code object of a hook-checked function with free variables -> {its file: its factory code}
+#: (a nested function's tracing function is made anew per call, with its frame's values;
+#: equal code objects of two files are one key: the file tells their factories apart)
+_factory_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _hook_tracing_function(key: tuple, code: types.CodeType, f_globals: dict, values: dict):
-    factory = hook_factory(key, code, f_globals)
-    cells = {v: types.CellType(values[v]) for v in code.co_freevars if v in values}
+    by_file = _factory_of.get(code)
+    factory = None if by_file is None else by_file.get(code.co_filename)
+    if factory is None:
+        factory = hook_factory(key, code, f_globals)
+        if code.co_freevars:
+            _factory_of.setdefault(code, {})[code.co_filename] = factory
+    cells = {v: types.CellType(values[v]) for v in factory.co_freevars if v in values}
     fn = _tracing_function(factory, f_globals, cells)
     if not code.co_freevars:
         _functions[code] = (f_globals, fn)
