@@ -270,10 +270,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         (node.body, body_f, body_scope, "true_fn"),
         (node.orelse, orelse_f, orelse_scope, "false_fn"),
     ):
-        assigned = names_in(scope, "modified") | self.rebound_by_calls(branch)
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
-        results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
         simple = _simple_assignments(branch_f, inputs)
         if simple is not None:  # nothing runs: pass the inputs on, with these constants
             fns.append(_passthrough(self, outputs, inputs, unset, *simple))
@@ -292,6 +290,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
             value = _node(gast.Tuple, elts=elts, ctx=LOAD)
             fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
             continue
+        assigned = names_in(scope, "modified") | self.rebound_by_calls(branch)
+        results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
         results += [_attribute(a) for a in attrs]
         value = None if shared else single_result(branch_f, results)
         if value is not None:  # one statement computes the outputs: a lambda of one line
