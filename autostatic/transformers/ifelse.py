@@ -43,7 +43,7 @@ from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_all, copy_location_deep
 from autostatic.pyct.templates import LOAD, PARAM, STORE, constant, copy_location, name, replace
 from autostatic.transformers.base import Transformer, _node, bare, clone, names_in, shallow
-from autostatic.transformers.containers import mutated_containers
+from autostatic.transformers.containers import may_mutate, mutated_containers
 
 
 def function_def(
@@ -141,7 +141,8 @@ def shared_cells(self: Transformer, params: list[str]) -> tuple:
 
 def build_if(self, node: gast.If) -> tuple[list, list]:
     """(dual form, functional form) of ``node``; its branch functions are hoisted."""
-    mutated_containers(node.body + node.orelse)  # remembered while the branches are the user's
+    if may_mutate(self.ctx.census):  # (remembered while the branches are the user's)
+        mutated_containers(node.body + node.orelse)
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
     pred = self.ctx.namer.new("pred")
@@ -219,7 +220,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
     modified |= self.rebound_by_calls(node.body + node.orelse)
-    containers = mutated_containers(node.body + node.orelse)
+    containers = mutated_containers(node.body + node.orelse) if may_mutate(self.ctx.census) else []
     defined_in = set(anno.get(node, anno.DEFINED_IN))
     attrs = sorted(
         m
