@@ -37,6 +37,7 @@ function.
 from __future__ import annotations
 
 import ast
+import atexit
 import functools
 import importlib.util
 import types
@@ -72,12 +73,26 @@ _factories: dict[tuple[str, str], dict] = {}
 _trees: dict[str, tuple[str, dict, set, set, set]] = {}
 
 
+#: (disk cache path, source hash) -> the file's factories, not written yet: a write carries
+#: all of a file's entries (merged with the file on disk), so they are written once when
+#: tracing ends (and at exit), not once per converted function (quadratic in a session)
+_unwritten: dict[tuple[str, str], dict] = {}
+
+
 def _end_of_session(static: bool) -> None:
     if not static:
         _trees.clear()
+        _write_unwritten()
+
+
+def _write_unwritten() -> None:
+    while _unwritten:
+        (where, digest), entries = _unwritten.popitem()
+        _write_disk(where, digest, entries)
 
 
 mode.on_switch(_end_of_session)
+atexit.register(_write_unwritten)
 
 
 @dataclass(eq=False)
@@ -250,7 +265,7 @@ def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.Cod
             source_hash=digest,
         )  # (a tree of its own: the conversion changes it)
         if where is not None:
-            _write_disk(where, digest, known)
+            _unwritten[(where, digest)] = known  # (written when tracing ends)
     reason, factory = found
     if reason is not None:
         _warn_once(filename, line, qualname, reason)

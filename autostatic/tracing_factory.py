@@ -46,6 +46,7 @@ def tracing_node(
     copy: bool = True,
     census: Census | None = None,
     source_hash: str | None = None,
+    names: tuple[str, str] | None = None,
 ) -> tuple[gast.FunctionDef, str, str]:
     """The tracing function of ``node`` as a new node (``node`` is not changed), and the names
     its code gives the runtime module and the ``Variable`` class (``jst``, ``sym``).
@@ -54,7 +55,8 @@ def tracing_node(
     ``passes``, the body after the first ``passes`` transformers. ``copy=False``: convert
     ``node`` itself (a tree nobody else holds), changing it. ``census``: ``Census.of(node)``
     when the caller has it. ``source_hash``: of the file, for the nested functions' entry
-    checks (``transform_function``).
+    checks (``transform_function``). ``names``: (``jst``, ``sym``) to use instead of the ones
+    picked (a module's own aliases, not in ``taken``); the other names are the same either way.
     """
     if copy:
         node = clone(node)
@@ -67,6 +69,8 @@ def tracing_node(
     namer = Namer.for_function(census, set(taken))
     jst = namer.reserve("_jst")
     sym = namer.reserve("_jst_Variable")
+    if names is not None:
+        jst, sym = names
     new, _ = transform_function(
         node, namer, filename, jst, sym, qualname, passes, census, source_hash
     )

@@ -22,7 +22,7 @@ import gast  # convert_tree only; ``instrument`` needs the standard library alon
 from autostatic.hook.entry import SOURCE
 from autostatic.hook.names import free_name, names_used
 from autostatic.pyct.naming import Namer
-from autostatic.pyct.to_gast import to_ast, to_gast
+from autostatic.pyct.to_gast import as_ast, as_gast, to_gast
 
 JST = "_jst"
 #: A dunder name: code that walks its module's namespace for callables (toolz.curried builds
@@ -117,16 +117,17 @@ def _alias_imports(jst: str, sym: str, lineno: int) -> list[ast.stmt]:
 
 
 def _tracing_function(node, filename: str, qualname: str, taken: set, jst: str, sym: str):
+    """The tracing function of ``node`` (converted in place: the module's tree is its own),
+    with the module's aliases, and ``node``'s decorators (which still apply at module level)."""
     from autostatic.tracing_factory import tracing_node
+    from autostatic.transformers.base import clone
 
-    new, jst_f, sym_f = tracing_node(
-        node, filename=filename, qualname=qualname, taken=taken - {jst, sym}
-    )
-    rename = {jst_f: jst, sym_f: sym}
-    for sub in gast.walk(new):
-        if isinstance(sub, gast.Name) and sub.id in rename:
-            sub.id = rename[sub.id]
-    new.decorator_list = node.decorator_list  # at module level the decorators still apply
+    decorators = clone(node.decorator_list)  # (the passes may rewrite the node's own)
+    new, _, _ = tracing_node(
+        node, filename=filename, qualname=qualname, taken=taken - {jst, sym}, copy=False,
+        names=(jst, sym),
+    )  # fmt: skip
+    new.decorator_list = decorators
     return new
 
 
@@ -141,7 +142,14 @@ def convert_tree(
     Raises ``SyntaxError`` when the source does not parse. Failures of single functions are
     collected in the result, not raised.
     """
-    tree = to_gast(ast.parse(source, filename))
+    from autostatic.conversion import converting
+
+    with converting():  # (one garbage collection afterwards, not one per function)
+        return _convert_tree(source, filename, source_hash)
+
+
+def _convert_tree(source: str | bytes, filename: str, source_hash: str | None):
+    tree = as_gast(ast.parse(source, filename))  # (a fresh tree: made gast in place)
     namer = Namer(names_used(tree))
     jst = free_name(JST, namer.taken)
     sym = free_name(SYM, namer.taken)
@@ -161,7 +169,7 @@ def convert_tree(
             continue
         owner[index] = new
         result.converted += 1
-    if failed:  # the transformers may have changed a failed node in place: parse it again
+    if failed:  # the transformers changed a failed node in place: parse it again
         originals = {
             (n.lineno, n.col_offset): n
             for n in gast.walk(to_gast(ast.parse(source)))
@@ -169,8 +177,8 @@ def convert_tree(
         }
         for owner, index, lineno, col in failed:
             owner[index] = originals[(lineno, col)]
-    module = to_ast(tree)
     at = _insert_at(tree)
+    module = as_ast(tree)  # in place, every node located (``ast.fix_missing_locations``)
     line = module.body[at].lineno if at < len(module.body) else 1
     imports = _alias_imports(jst, sym, line)
     if not result.converted:  # no callable of ours in a namespace that needs none
@@ -179,8 +187,9 @@ def convert_tree(
         target = ast.Name(id=SOURCE, ctx=ast.Store())
         mark = ast.Assign(targets=[target], value=ast.Constant(source_hash))
         imports.append(ast.copy_location(mark, imports[0]))
+        for sub in (target, mark.value):
+            ast.copy_location(sub, mark)
     module.body[at:at] = imports
-    ast.fix_missing_locations(module)
     result.tree = module
     return result
 

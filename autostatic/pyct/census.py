@@ -28,13 +28,14 @@ class Census:
     chained: bool  # a chained comparison (``a < b < c``)
     closures: bool  # a nested function, lambda, class or generator expression
     yields: bool  # a ``yield``, ``yield from`` or ``await`` (in it or a nested scope)
+    item_stores: bool = True  # a subscript stored or deleted (``d[k] = v``, ``del x[i]``)
 
     @classmethod
     def of(cls, fn: gast.AST) -> Census:
         names: set = set()
         attrs: set = set()
         bound: set = set()
-        chained = closures = yields = False
+        chained = closures = yields = item_stores = False
         for node in walk(fn):
             kind = node.__class__
             if kind is gast.Name:  # (the most common node: neither a closure nor a def)
@@ -46,6 +47,9 @@ class Census:
                 attrs.add(node.attr)
                 continue
             if kind is gast.Constant:
+                continue
+            if kind is gast.Subscript:
+                item_stores = item_stores or node.ctx.__class__ is not gast.Load
                 continue
             if kind is gast.Compare:
                 chained = chained or len(node.ops) > 1
@@ -68,4 +72,4 @@ class Census:
             if isinstance(node, _DEFS):
                 names.add(node.name)
                 bound.add(node.name)
-        return cls(names, attrs, bound, chained, closures, yields)
+        return cls(names, attrs, bound, chained, closures, yields, item_stores)

@@ -36,6 +36,13 @@ def callee(call: gast.Call) -> gast.expr:
     return func
 
 
+def may_mutate(census) -> bool:
+    """Whether a function (its ``Census``, None: unknown) may change a container in place:
+    a subscript stored or deleted, or an attribute named like a mutating method. (The passes
+    add neither.)"""
+    return census is None or census.item_stores or not MUTATORS.isdisjoint(census.attrs)
+
+
 def mutated_containers(stmts: list) -> list[str]:
     """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance.
     Each statement's names are remembered on it, so nested statements are walked once."""

@@ -43,7 +43,7 @@ from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_all, copy_location_deep
 from autostatic.pyct.templates import LOAD, PARAM, STORE, constant, copy_location, name, replace
 from autostatic.transformers.base import Transformer, _node, bare, clone, names_in, shallow
-from autostatic.transformers.containers import mutated_containers
+from autostatic.transformers.containers import may_mutate, mutated_containers
 
 
 def function_def(
@@ -148,7 +148,8 @@ def shared_cells(self: Transformer, params: list[str]) -> tuple:
 
 def build_if(self, node: gast.If) -> tuple[list, list]:
     """(dual form, functional form) of ``node``; its branch functions are hoisted."""
-    mutated_containers(node.body + node.orelse)  # remembered while the branches are the user's
+    if may_mutate(self.ctx.census):  # (remembered while the branches are the user's)
+        mutated_containers(node.body + node.orelse)
     body_d, body_f = self.block(node.body)
     orelse_d, orelse_f = self.block(node.orelse)
     pred = self.ctx.namer.new("pred")
@@ -226,7 +227,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
     modified |= self.rebound_by_calls(node.body + node.orelse)
-    containers = mutated_containers(node.body + node.orelse)
+    containers = mutated_containers(node.body + node.orelse) if may_mutate(self.ctx.census) else []
     defined_in = set(anno.get(node, anno.DEFINED_IN))
     attrs = sorted(
         m
@@ -277,10 +278,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         (node.body, body_f, body_scope, "true_fn"),
         (node.orelse, orelse_f, orelse_scope, "false_fn"),
     ):
-        assigned = names_in(scope, "modified") | self.rebound_by_calls(branch)
         jumped = self.jumps(branch) or (guard and branch is node.orelse)
         unset = "PLACEHOLDER" if jumped else "UNDEFINED"
-        results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
         simple = _simple_assignments(branch_f, inputs)
         if simple is not None:  # nothing runs: pass the inputs on, with these constants
             fns.append(_passthrough(self, outputs, inputs, unset, *simple))
@@ -299,6 +298,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
             value = _node(gast.Tuple, elts=elts, ctx=LOAD)
             fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
             continue
+        assigned = names_in(scope, "modified") | self.rebound_by_calls(branch)
+        results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
         results += [_attribute(a) for a in attrs]
         value = None if shared else single_result(branch_f, results)
         if value is not None:  # one statement computes the outputs: a lambda of one line
