@@ -195,7 +195,7 @@ def tensor_call(
         args.insert(0, "*plan[1]")
     if fn._random:
         args.insert(0, "call_key()")
-    lines += _jitted_call(args, "MISS")
+    lines += _jitted_call(fn, args, "MISS")
     results = [f"rebuild(array(outs[{i}]), None, 0)" for i in range(len(fn.results))]
     if finish is None:
         (result,) = results
@@ -275,16 +275,24 @@ def _call_lines(fn: Any, args: list[str], slow: str) -> list[str]:
         call_args.insert(0, "*plan[1]")
     if fn._random:
         call_args.insert(0, "call_key()")
-    lines += _jitted_call(call_args, slow)
+    lines += _jitted_call(fn, call_args, slow)
     if fn.writes:
         n = len(fn.results)
         lines.append(f"    store(scope, outs[{n}:], {'plan' if fn.reads else 'fn._plan'})")
     return lines
 
 
-def _jitted_call(args: list[str], miss: str) -> list[str]:
-    """The generated lines that call the jitted function with x64 on (``miss`` returned when
-    it asks to plan again)."""
+def _jitted_call(fn: Any, args: list[str], miss: str) -> list[str]:
+    """The generated lines that call the jitted function (``miss`` returned when it asks to
+    plan again), with 64-bit mode on around it unless its trace turns it on itself
+    (``fn._inside``: no argument can be 64-bit)."""
+    if fn._inside:
+        return [
+            "    try:",
+            f"        outs = fn._jitted({', '.join(args)})",
+            "    except Replan:",
+            f"        return {miss}",
+        ]
     return [
         "    token = x64_on()",
         "    try:",
