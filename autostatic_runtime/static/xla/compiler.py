@@ -220,17 +220,21 @@ class XlaFunction:
             return tuple(map(np.array, outs))
         return self._finish(scope, outs, plan)
 
-    def prepare(self, feeds: list[tuple], needed: list[str], slow: Callable) -> Callable | None:
+    def prepare(
+        self, feeds: list[tuple], needed: list[str], slow: Callable, entry: Any = None
+    ) -> Callable | None:
         """A prepared call for the Executor (``prepared.prepared_call``): the checks of a
         call done once, for a function whose calls no longer trace into anything new (None
         before that, or on another backend than NumPy). ``feeds``: (name, dtype, declared
         shape) per parameter; ``needed``: scope names that must be present; ``slow``: the
-        generic path, ``slow(scope, feed) -> list``."""
+        generic path, ``slow(scope, feed) -> list``; ``entry``: the Executor's checks to
+        generate in front (``prepared.prepared_call``), making the call ``Executor.run`` itself for
+        one call form."""
         if not (self._lean and self._numpy_host and self._plain):
             return None
         if self.device_results_from is not None or len(feeds) != len(self.params):
             return None
-        return prepared_call(self, feeds, needed, slow)
+        return prepared_call(self, feeds, needed, slow, entry)
 
     def lean(self) -> Callable | None:
         """``prepared.lean_call``: this function's call generated for its lean state (None

@@ -85,7 +85,11 @@ class Replan(Exception):
 
 
 def prepared_call(
-    fn: Any, feeds: list[tuple[str, Any, tuple]], needed: list[str], slow: Callable
+    fn: Any,
+    feeds: list[tuple[str, Any, tuple]],
+    needed: list[str],
+    slow: Callable,
+    entry: Any = None,
 ) -> Callable:
     """The prepared call of ``fn`` (a lean ``XlaFunction`` on the NumPy backend).
 
@@ -94,24 +98,47 @@ def prepared_call(
         feeds: per parameter, (feed name, NumPy dtype, declared shape with -1 for any).
         needed: scope names that must be present (captured values the runner would fill).
         slow: ``slow(scope, feed) -> list`` of results: the generic path.
+        entry: None, or the Executor's own checks to generate in front: ``entry.checks``,
+            expressions over ``run``'s arguments and the names in ``entry.ns`` that must all
+            hold; ``entry.generic``, the Executor's own ``run`` (bound); ``entry.rebuild``
+            makes a Tensor of a result (``return_numpy=False``). The call is then
+            ``Executor.run`` itself, for one call form.
 
     Returns:
         ``call(scope, feed) -> list`` of the fetched values as writable NumPy arrays, or
-        None when ``feed`` does not have exactly the feed names.
+        None when ``feed`` does not have exactly the feed names. With ``entry``: a function
+        with ``Executor.run``'s signature and results that calls ``entry.generic`` (the
+        Executor's own ``run``) for anything it does not take.
     """
     ns = _namespace(fn, slow)
-    lines = [
-        "def prepared_call(scope, feed):",
-        f"    if len(feed) != {len(feeds)}:",
-        "        return None",
-    ]
+    if entry is None:
+        lines = [
+            "def prepared_call(scope, feed):",
+            f"    if len(feed) != {len(feeds)}:",
+            "        return None",
+        ]
+        other, fallback = "None", "slow(scope, feed)"
+    else:
+        ns.update(entry.ns, generic=entry.generic, rebuild=entry.rebuild)
+        other = fallback = (
+            "generic(program, feed, fetch_list, scope, return_numpy, use_program_cache)"
+        )
+        lines = [
+            "def run(program=None, feed=None, fetch_list=None, scope=None, return_numpy=True,",
+            "        use_program_cache=True):",
+            *_miss_if("", [f"not ({t})" for t in entry.checks], other),
+            f"    if feed is None or len(feed) != {len(feeds)}:",
+            f"        return {other}",
+        ]
+        if fn.reads or needed:
+            lines += ["    if scope is None:", "        scope = global_scope[0]"]
     args = []
     if feeds:
         lines.append("    try:")
         for i, (name, _, _) in enumerate(feeds):
             lines.append(f"        feed_{i} = feed[{name!r}]")
-        lines += ["    except KeyError:", "        return None"]
-    lines += ["    if not fn._lean:", "        return slow(scope, feed)"]
+        lines += ["    except KeyError:", f"        return {other}"]
+    lines += ["    if not fn._lean:", f"        return {fallback}"]
     for i, (_, dtype, shape) in enumerate(feeds):
         ns[f"dtype_{i}"] = np.dtype(dtype)
         tests = [f"type(feed_{i}) is not ndarray", f"feed_{i}.dtype is not dtype_{i}"]
@@ -122,13 +149,22 @@ def prepared_call(
             tests.append(f"len(feed_{i}.shape) != {len(shape)}")
             tests += [f"feed_{i}.shape[{k}] != {d}" for k, d in enumerate(shape) if d != -1]
         lines.append(f"    if {' or '.join(tests)}:")
-        lines.append("        return slow(scope, feed)")
+        lines.append(f"        return {fallback}")
         args.append(f"feed_{i}")
     for name in [n for n in needed if n not in fn.reads]:  # (those read fail in get)
-        lines += [f"    if {name!r} not in scope:", "        return slow(scope, feed)"]
+        lines += [f"    if {name!r} not in scope:", f"        return {fallback}"]
     n = len(fn.results)
-    lines += _call_lines(fn, args, "slow(scope, feed)")
-    lines.append(f"    return [{', '.join(f'array(outs[{i}])' for i in range(n))}]")
+    lines += _call_lines(fn, args, fallback)
+    results = f"[{', '.join(f'array(outs[{i}])' for i in range(n))}]"
+    if entry is None:
+        lines.append(f"    return {results}")
+    else:
+        lines.append(f"    results = {results}")
+        lines += [
+            "    if return_numpy:",
+            "        return results",
+            "    return [rebuild(r, None, 0) for r in results]",
+        ]
     return _define(lines, ns)
 
 
@@ -232,13 +268,13 @@ def _tensor_checks(inputs: list, params: list, guard: tuple | None, ns: dict) ->
     return lines
 
 
-def _miss_if(head: str, terms: list[str]) -> list[str]:
-    """``if <head>(term or term ...): return MISS``, one term a line when it is long."""
+def _miss_if(head: str, terms: list[str], miss: str = "MISS") -> list[str]:
+    """``if <head>(term or term ...): return <miss>``, one term a line when it is long."""
     one = f"    if {head}({' or '.join(terms)}):" if head else f"    if {' or '.join(terms)}:"
     if len(one) <= 96:
-        return [one, "        return MISS"]
+        return [one, f"        return {miss}"]
     body = [f"        {terms[0]}"] + [f"        or {t}" for t in terms[1:]]
-    return [f"    if {head}(", *body, "    ):", "        return MISS"]
+    return [f"    if {head}(", *body, "    ):", f"        return {miss}"]
 
 
 def _namespace(fn: Any, slow: Callable | None) -> dict:
