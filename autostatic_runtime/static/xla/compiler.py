@@ -87,6 +87,9 @@ class XlaFunction:
     _simple = False  # lean, and returning NumPy results only (no writes, no saved values)
     _random = False  # whether it draws random numbers (a trace that does retraces)
     _wide = False  # a 64-bit value came for a narrower argument: generic calls in 64-bit mode
+    # the declared shapes of the parameters once a prepared call feeds them unchecked: a
+    # shape that does not fit them is found when the jitted call traces for it
+    _feed_shapes: list | None = None
 
     def __init__(
         self,
@@ -168,6 +171,11 @@ class XlaFunction:
 
     def _trace(self, capacity: int, random: bool, args: tuple):
         key, args = (args[0], args[1:]) if random else (None, args)
+        shapes = self._feed_shapes
+        if shapes is not None:  # a prepared call's feed: its shape is checked here, once
+            fed = args[len(self.reads) :]
+            if not all(map(_fits, [tuple(a.shape) for a in fed], shapes)):
+                raise Replan  # the generic path raises the default executor's error
         low = Lowering(self.jax, capacity, self._errors, key)
         env = dict(zip(self.reads + self.params, args))
         try:
@@ -234,6 +242,7 @@ class XlaFunction:
             return None
         if self.device_results_from is not None or len(feeds) != len(self.params):
             return None
+        self._feed_shapes = [tuple(shape) for _, _, shape in feeds]
         return prepared_call(self, feeds, needed, slow, entry)
 
     def lean(self) -> Callable | None:
@@ -469,6 +478,10 @@ def _narrow(value: Any) -> bool:
     """Whether an argument's dtype is one JAX keeps in 32-bit mode."""
     dtype = getattr(value, "dtype", None)
     return dtype is not None and str(dtype) in NARROW
+
+
+def _fits(shape: tuple, want: tuple) -> bool:
+    return len(shape) == len(want) and all(w == -1 or w == s for w, s in zip(want, shape))
 
 
 def _is_device(value: Any) -> bool:

@@ -3,8 +3,10 @@
 Once an ``XlaFunction`` has traced and its calls can no longer trace, fall back, grow a loop
 or raise an effect's error (it is *lean*), the Executor's runner asks it for a prepared call:
 a small Python function generated for its feeds, which checks each fed array against the
-type, dtype and shape the runner accepts without conversion, the scope values against the
-call plan (by identity), and calls the jitted function with them. Anything else — a fed list
+type and dtype the runner accepts without conversion, the scope values against the call
+plan (by identity), and calls the jitted function with them. The shape is JAX's own check:
+a new one starts a trace, which raises ``Replan`` when it does not fit the declared shape
+(``XlaFunction._feed_shapes``), so no call pays for it in Python. Anything else — a fed list
 or Tensor, another dtype, a shape that does not fit, a scope value set by the user, a name
 missing from the scope, a function that stopped being lean — goes to the runner's generic
 path (``slow``), which converts, raises the default executor's errors, or plans again; other
@@ -22,15 +24,12 @@ For W1 of ``benchmarks/bench_xla.py``, the generated source reads::
             return None
         if not fn._lean:
             return slow(scope, feed)
-        if type(feed_0) is not ndarray or feed_0.dtype is not dtype_0 or feed_0.shape != shape_0:
+        if type(feed_0) is not ndarray or feed_0.dtype is not dtype_0:
             return slow(scope, feed)
-        token = x64_on()
         try:
             outs = fn._jitted(feed_0)
         except Replan:
             return slow(scope, feed)
-        finally:
-            x64_off(token)
         return [array(outs[0])]
 
 The *lean call* (``lean_call``) is the function's own call for ``run_program``, and the
@@ -60,14 +59,14 @@ StaticFunction before its lock and signature memo; for a ``Linear(4, 3)`` in eva
         hosts = plan[0]
         if p_0._data is not hosts[0] or p_1._data is not hosts[1]:
             return MISS
-        token = x64_on()
         try:
             outs = fn._jitted(*plan[1], a_0)
         except Replan:
             return MISS
-        finally:
-            x64_off(token)
         return rebuild(array(outs[0]), None, 0)
+
+(A function with a 64-bit argument has ``token = x64_on()`` before the jitted call and
+``x64_off(token)`` in a ``finally`` after it; see ``compiler.py``.)
 """
 
 from __future__ import annotations
@@ -139,15 +138,11 @@ def prepared_call(
             lines.append(f"        feed_{i} = feed[{name!r}]")
         lines += ["    except KeyError:", f"        return {other}"]
     lines += ["    if not fn._lean:", f"        return {fallback}"]
-    for i, (_, dtype, shape) in enumerate(feeds):
+    for i, (_, dtype, _) in enumerate(feeds):
         ns[f"dtype_{i}"] = np.dtype(dtype)
+        # (the shape: JAX's own signature check, and the trace for a new one; see
+        # XlaFunction._feed_shapes)
         tests = [f"type(feed_{i}) is not ndarray", f"feed_{i}.dtype is not dtype_{i}"]
-        if -1 not in shape:
-            ns[f"shape_{i}"] = tuple(shape)
-            tests.append(f"feed_{i}.shape != shape_{i}")
-        else:
-            tests.append(f"len(feed_{i}.shape) != {len(shape)}")
-            tests += [f"feed_{i}.shape[{k}] != {d}" for k, d in enumerate(shape) if d != -1]
         lines.append(f"    if {' or '.join(tests)}:")
         lines.append(f"        return {fallback}")
         args.append(f"feed_{i}")
