@@ -85,6 +85,8 @@ class Executor:
         # version, fetch items, backend, runner, the one fetch item of a list of one):
         # run() tries that call first
         self._fast: tuple | None = None
+        # call form -> ``run`` generated for it (``_enter``), or False when there is none
+        self._entries: dict[tuple, Any] = {}
 
     def _backend(self):
         if self.place is None:
@@ -147,6 +149,7 @@ class Executor:
             items = last[3]
             single = items[0] if items is not None and len(items) == 1 else _NOTHING
             self._fast = (last[0], last[2], last[1], items, last[5], runner, single)
+            self._enter(self._fast)
         if return_numpy:
             to_numpy = backend.to_numpy
             return [r if type(r) is np.ndarray else to_numpy(r) for r in results]
@@ -177,9 +180,28 @@ class Executor:
                           backend, runner)  # fmt: skip
         return backend, runner
 
+    def _enter(self, fast: tuple) -> None:
+        """Make ``run`` itself, for the call form ``fast``, one generated function: this
+        Executor's checks of ``fast`` in front of the runner's prepared call (an instance
+        attribute; anything it does not take goes to the class's ``run``). Kept per form,
+        so that alternating programs or fetch lists do not generate it again."""
+        program, fetch_list, version, items, backend, runner, single = fast
+        ids = None if items is None else tuple(map(id, items))
+        key = (id(runner), id(fetch_list), version, ids, id(backend))
+        found = self._entries.get(key)
+        if found is None:
+            found = runner.entry(self, fast) or False
+            if len(self._entries) >= 16:
+                self._entries.clear()
+            self._entries[key] = found  # (holds the objects whose ids make the key)
+        if found is not False:
+            self.run = found
+
     def close(self) -> None:
         self._cache.clear()
+        self._entries.clear()
         self._last = self._fast = None
+        self.__dict__.pop("run", None)
 
 
 _NOTHING = object()  # never a fetch item
@@ -272,9 +294,41 @@ class _Runner:
         needed = [name for name, _ in self.captured]
         self.prepared = self._prepare(feeds, needed, self._slow)
 
+    def entry(self, exe: Executor, fast: tuple) -> Any:
+        """``Executor.run`` generated for one call form (``Executor._enter``): the checks of
+        ``fast`` (program and version, fetch list and its items, backend,
+        ``use_program_cache``) in front of the prepared call's own; None when the function
+        offers none."""
+        if self.prepared is None:
+            return None
+        program, fetch_list, version, items, backend, _, single = fast
+        ns = {"P": program, "F": fetch_list, "V": version, "B": backend, "I": items,
+              "F0": single, "exe": exe, "current": _current, "same": _same,
+              "global_scope": _global_scope}  # fmt: skip
+        checks = ["program is P", "fetch_list is F", "program._version == V", "use_program_cache"]
+        if items is not None:
+            one = "len(fetch_list) == 1 and fetch_list[0] is F0"
+            checks.append(one if len(items) == 1 else "same(fetch_list, I)")
+        if exe.place is None:
+            checks.append("exe.place is None and current and current[0] is B")
+        else:
+            checks.append("exe._backend() is B")
+        feeds = [(name, dtype, var._shape) for name, var, dtype, _ in self.checks]
+        needed = [name for name, _ in self.captured]
+        entry = _RunEntry(checks, ns, Executor.run.__get__(exe), _rebuild)
+        return self._prepare(feeds, needed, self._slow, entry)
+
     def _slow(self, scope: Scope, feed: dict) -> list:
         """The generic call, as the prepared call returns it (a list of NumPy arrays)."""
         return [r if type(r) is np.ndarray else np.asarray(r) for r in self(scope, feed)]
+
+
+class _RunEntry:
+    """What ``prepared_call(..., entry=)`` generates in front: the checks (over ``run``'s
+    arguments and the names in ``ns``), the Executor's own ``run``, the Tensor maker."""
+
+    def __init__(self, checks: list[str], ns: dict, generic: Any, rebuild: Any):
+        self.checks, self.ns, self.generic, self.rebuild = checks, ns, generic, rebuild
 
 
 def _fits(shape: tuple, want: tuple) -> bool:

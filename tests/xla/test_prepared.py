@@ -34,6 +34,21 @@ def runner_of(exe, program):
     return runner
 
 
+def generic_calls(exe):
+    """The Executor's generated ``run`` (``Executor._enter``), its calls of the class's own
+    ``run`` (what it does not take) recorded in ``.misses``."""
+    run = vars(exe)["run"]  # an instance attribute in front of Executor.run
+    generic = run.__globals__["generic"]
+
+    def spy(*args):
+        run.misses.append(args)
+        return generic(*args)
+
+    run.misses = []
+    run.__globals__["generic"] = spy
+    return run
+
+
 @pytest.fixture
 def strict():
     with warnings.catch_warnings():
@@ -50,14 +65,13 @@ def test_the_second_call_is_prepared_and_equals_the_default_executor(strict):
     xla.run(main, {"x": feeds[0]}, outs)
     runner = runner_of(xla, main)
     assert runner.prepared is not None
-    calls = []
-    prepared = runner.prepared
-    runner.prepared = lambda scope, feed: calls.append(1) or prepared(scope, feed)
+    xla.run(main, {"x": feeds[0]}, outs)
+    run = generic_calls(xla)
     for x in feeds:
         got, want = xla.run(main, {"x": x}, outs), default.run(main, {"x": x}, outs)
         assert isinstance(got, list)
         assert_same([want], [got], rtol=1e-6)
-    assert len(calls) == len(feeds)
+    assert run.misses == []  # each call taken by the generated run
     tensors = xla.run(main, {"x": feeds[0]}, outs, return_numpy=False)
     assert isinstance(tensors[1], rt.Tensor)
     np.testing.assert_allclose(tensors[1].numpy(), default.run(main, {"x": feeds[0]}, outs)[1])
@@ -80,12 +94,9 @@ def test_executor_run_tries_the_prepared_call_first_but_sees_what_changed(strict
     fetch = [doubled]
     for _ in range(3):
         assert exe.run(main, feed, fetch)[0].tolist() == [2.0, 2.0]
-    calls = []
-    runner = runner_of(exe, main)
-    prepared = runner.prepared
-    runner.prepared = lambda scope, feed: calls.append(1) or prepared(scope, feed)
+    run = generic_calls(exe)
     assert exe.run(main, feed, fetch)[0].tolist() == [2.0, 2.0]
-    assert calls == [1]  # the prepared call, first
+    assert run.misses == []  # the generated run took it
     fetch[0] = tripled  # the same list object, another variable
     for _ in range(2):
         assert exe.run(main, feed, fetch)[0].tolist() == [3.0, 3.0]
@@ -168,8 +179,12 @@ def test_what_the_prepared_call_does_not_take_goes_the_generic_way(strict):
     for value in (x, x.tolist(), rt.to_tensor(x.astype("float32")), x.astype("float32")[::1]):
         got, want = xla.run(main, {"x": value}, outs), default.run(main, {"x": value}, outs)
         assert_same([want], [got], rtol=1e-6)
-    with pytest.raises(OpError, match="shape"):
-        xla.run(main, {"x": np.ones((4, 15), "float32")}, outs)
+    for _ in range(2):  # the shape is checked by the trace JAX starts for it
+        with pytest.raises(OpError, match="shape"):
+            xla.run(main, {"x": np.ones((4, 15), "float32")}, outs)
+        with pytest.raises(OpError, match="shape"):
+            xla.run(main, {"x": np.ones((16, 4), "float32")}, outs)
+    assert runner_of(xla, main).fn._lean and runner_of(xla, main).fn.fallback is None
     with pytest.raises(OpError, match="not a variable"):
         xla.run(main, {"z": x.astype("float32")}, outs)
     with pytest.raises(OpError, match="not a variable"):
@@ -264,3 +279,29 @@ def test_a_lean_function_traced_into_effects_plans_again(capsys):
     assert not fn_._lean
     (got,) = exe.run(main, {"x": np.ones(2, "float32")}, outs)
     assert got == 4.0
+
+
+def test_the_generated_run_is_kept_per_call_form_and_dropped_by_close(strict):
+    """Alternating two programs on one Executor switches between their generated runs
+    (each made once) with the results of each; misses go through the class's run, and
+    ``close()`` leaves the class's run alone."""
+    main_a, _, outs_a = build(branchy, [("x", [4, 16], "float32")])
+    main_b, _, outs_b = build(lambda x: [x * 3.0], [("x", [4, 16], "float32")])
+    exe, default = static.Executor(compiler="xla"), static.Executor()
+    x = np.random.default_rng(2).normal(size=(4, 16)).astype("float32")
+    made = {}
+    for _ in range(4):
+        for main, outs in ((main_a, outs_a), (main_b, outs_b)):
+            got = exe.run(main, {"x": x}, outs)
+            assert_same([default.run(main, {"x": x}, outs)], [got], rtol=1e-6)
+            run = vars(exe).get("run")
+            if run is not None:
+                made.setdefault(main.id, set()).add(id(run))
+    assert len(made) == 2 and all(len(ids) == 1 for ids in made.values())
+    assert len([f for f in exe._entries.values() if f]) == 2
+    got = exe.run(main_b, {"x": x.astype("float64")}, outs_b)  # a miss: cast, as default
+    assert got[0].dtype == np.float32
+    np.testing.assert_allclose(got[0], x * 3.0, rtol=1e-6)
+    exe.close()
+    assert "run" not in vars(exe) and exe._entries == {}
+    np.testing.assert_allclose(exe.run(main_b, {"x": x}, outs_b)[0], x * 3.0, rtol=1e-6)

@@ -309,6 +309,71 @@ def test_64_bit_mode_is_on_only_during_the_call():
         assert jnp.zeros(1, "float64").dtype == jnp.float64
 
 
+def test_32_bit_arguments_call_without_the_64_bit_switch():
+    """A function whose parameters and persistable reads are all 32-bit traces in 64-bit
+    mode and is called without it (``fn._inside``): int64 and float64 values inside and out
+    keep their dtypes and equal the default executor's, the caller's mode is untouched, and
+    the generated calls do without the switch; a float64 feed is cast by the generic path."""
+    import jax.numpy as jnp
+
+    def fn(x):
+        _, big, y = while_loop(
+            lambda i, b, y: i < 4,
+            lambda i, b, y: (i + 1, b + i * 3_000_000_000, y * 0.5 + 1.0),
+            [rt.full([], 0, "int64"), rt.full([], 0, "int64"), x],
+        )
+        wide = rt.cast(y, "float64") * 1e-300
+        return [big, rt.sum(y), wide]
+
+    main, _, outs = build(fn, [("x", [3], "float32")])
+    feed = {"x": np.array([1.0, 2.0, 3.0], "float32")}
+    expected, got = run_both(main, feed, outs, steps=3)
+    assert got[0][0].dtype == np.int64 and int(got[0][0]) == 18_000_000_000
+    assert got[0][2].dtype == np.float64 and got[0][2][0] > 0  # not flushed to float32
+    assert_same(expected, got, rtol=1e-15)
+    exe = static.Executor(compiler="xla")
+    for _ in range(3):
+        exe.run(main, feed, outs)
+    (runner,) = [r for r in exe._cache.values() if r.program is main]
+    assert runner.fn._inside and "x64" not in runner.prepared.__source__
+    calls = []
+    on = runner.fn._x64_on
+    runner.fn._x64_on = lambda: calls.append(1) or on()
+    got = exe.run(main, feed, outs)
+    assert calls == [] and int(got[0]) == 18_000_000_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # JAX: float64 truncated to float32
+        assert jnp.zeros(1, "float64").dtype == jnp.float32  # the caller's mode stays off
+    cast = exe.run(main, {"x": feed["x"].astype("float64")}, outs)  # float64 feed: cast
+    assert_same([expected[0]], [cast])
+
+
+def test_a_64_bit_scope_value_for_a_32_bit_persistable_turns_the_switch_back_on():
+    """A float64 array the user puts in the scope for a float32 persistable reaches the
+    computation as float64 (as on the default executor), not cut to 32 bits: the function
+    goes back to calls in 64-bit mode."""
+    rt.seed(3)
+    net = rt.nn.Linear(3, 2)
+
+    def fn(x):
+        return [net(x)]
+
+    main, startup, outs = build(fn, [("x", [2, 3], "float32")])
+    x = np.ones((2, 3), "float32")
+    results = []
+    for compiler in (None, "xla"):
+        scope, exe = static.Scope(), static.Executor(compiler=compiler)
+        exe.run(startup, scope=scope)
+        for _ in range(3):
+            exe.run(main, {"x": x}, outs, scope=scope)
+        scope.var(net.weight.name).set(np.full((3, 2), 1 / 3))  # float64
+        results.append([exe.run(main, {"x": x}, outs, scope=scope) for _ in range(2)])
+        if compiler == "xla":
+            (runner,) = [r for r in exe._cache.values() if r.program is main]
+            assert not runner.fn._inside
+    assert_same(*results, rtol=1e-15)
+
+
 def _jaxpr_text(main, feed, fetch, startup=None) -> str:
     """The jaxpr of the XLA function that runs ``main`` (after one call)."""
     import functools
@@ -324,7 +389,7 @@ def _jaxpr_text(main, feed, fetch, startup=None) -> str:
     args = (*fn._plan[1], *[feed[name] for name in fn.params])
     token = fn._x64_on()
     try:
-        traced = functools.partial(fn._traced, fn.capacity, fn._random)
+        traced = functools.partial(fn._traced, fn.capacity, fn._random, False)
         return str(jax.make_jaxpr(traced)(*args))
     finally:
         fn._x64_off(token)

@@ -18,9 +18,12 @@ A call after the first follows a plan: the scope values it read last (checked by
 and the arguments passed for them, one flat tuple given positionally to the jitted function
 (JAX's C++ fast path); the values a call writes become the next call's plan.
 
-Tracing and calls run with JAX's 64-bit mode on for the calling thread
+Tracing runs with JAX's 64-bit mode on for the calling thread
 (``backends.jax_backend.x64_switch``: on before, the caller's setting restored after, also
-when the call raises), so float64 and int64 programs keep their dtypes. A block the trace
+when it raises), so float64 and int64 values keep their dtypes. When every argument is
+declared 32-bit or narrower (``NARROW``), the trace turns the mode on itself and calls go
+without the switch (JAX keys its compiled calls on the caller's mode, which only matters
+for how it takes 64-bit arguments); otherwise each call runs in 64-bit mode too. A block the trace
 cannot take (an op without a lowering, a shape that depends on data) runs on
 ``PythonCodegen`` instead, after one ``XlaFallbackWarning`` naming the op and its source
 line; ``fn.fallback`` says why.
@@ -83,6 +86,10 @@ class XlaFunction:
     _lean = False  # traced, without effects or counted loops: the lean ``__call__``
     _simple = False  # lean, and returning NumPy results only (no writes, no saved values)
     _random = False  # whether it draws random numbers (a trace that does retraces)
+    _wide = False  # a 64-bit value came for a narrower argument: generic calls in 64-bit mode
+    # the declared shapes of the parameters once a prepared call feeds them unchecked: a
+    # shape that does not fit them is found when the jitted call traces for it
+    _feed_shapes: list | None = None
 
     def __init__(
         self,
@@ -101,7 +108,7 @@ class XlaFunction:
         self._python: Callable | None = None
         self.reads, self.writes = _persistables(block, params, results)
         self.jax = backends.get_backend("jax")
-        self._x64_on, self._x64_off = x64_switch()  # around traces and calls
+        self._x64_on, self._x64_off = x64_switch()  # around traces (and calls, see below)
         self._n = len(results)
         self._numpy_host = host.name == "numpy"
         # results from this index on only go back into compiled code (a training forward's
@@ -129,16 +136,46 @@ class XlaFunction:
         self._unknown = (None,) * len(self.reads)  # never a scope value: no plan yet
         self._plan: tuple = (self._unknown, ())  # (hosts, arguments)
         self._slots = tuple(self.reads.index(n) if n in self.reads else -1 for n in self.writes)
+        # 64-bit mode inside the trace only: when no argument can be 64-bit (every parameter
+        # and persistable read is declared with a dtype JAX keeps in 32-bit mode), the calls
+        # need no switch (JAX's jit key holds the caller's mode; the trace, and so the
+        # computation, is the same). Otherwise every call runs in 64-bit mode, which JAX
+        # needs to take int64/float64 arguments as they are.
+        self._inside = all(
+            str(block.var(name).dtype) in NARROW for name in self.reads + self.params
+        )
         self._jit()
 
     def _jit(self) -> None:
         import jax
 
-        self._jitted = jax.jit(functools.partial(self._traced, self.capacity, self._random))
+        traced = functools.partial(self._traced, self.capacity, self._random, self._inside)
+        self._jitted = jax.jit(traced)
+
+    def _widen(self) -> None:
+        """A 64-bit value came for an argument declared narrower (set in the scope by the
+        user): from now on every call runs in 64-bit mode, on the generic path."""
+        self._inside = self._lean = self._simple = False
+        self._wide = True
+        self._jit()
 
     # -- the traced function -------------------------------------------------------------
-    def _traced(self, capacity: int, random: bool, *args):
+    def _traced(self, capacity: int, random: bool, inside: bool, *args):
+        if not inside:  # the caller turned 64-bit mode on
+            return self._trace(capacity, random, args)
+        token = self._x64_on()
+        try:
+            return self._trace(capacity, random, args)
+        finally:
+            self._x64_off(token)
+
+    def _trace(self, capacity: int, random: bool, args: tuple):
         key, args = (args[0], args[1:]) if random else (None, args)
+        shapes = self._feed_shapes
+        if shapes is not None:  # a prepared call's feed: its shape is checked here, once
+            fed = args[len(self.reads) :]
+            if not all(map(_fits, [tuple(a.shape) for a in fed], shapes)):
+                raise Replan  # the generic path raises the default executor's error
         low = Lowering(self.jax, capacity, self._errors, key)
         env = dict(zip(self.reads + self.params, args))
         try:
@@ -174,7 +211,9 @@ class XlaFunction:
                 return self._call(scope, args)
             if not all(map(is_, hosts, plan[0])):
                 plan = self._load(scope, hosts)
-        token = self._x64_on()
+                if not self._lean:  # a 64-bit value for a narrower argument: _widen
+                    return self._call(scope, args)
+        token = None if self._inside else self._x64_on()
         try:
             if self._random:
                 outs = self._jitted(self._call_key(), *plan[1], *args)
@@ -183,22 +222,28 @@ class XlaFunction:
         except Replan:
             return self._call(scope, args)
         finally:
-            self._x64_off(token)
+            if token is not None:
+                self._x64_off(token)
         if self._simple:  # results only, all for the caller: NumPy copies (writable)
             return tuple(map(np.array, outs))
         return self._finish(scope, outs, plan)
 
-    def prepare(self, feeds: list[tuple], needed: list[str], slow: Callable) -> Callable | None:
+    def prepare(
+        self, feeds: list[tuple], needed: list[str], slow: Callable, entry: Any = None
+    ) -> Callable | None:
         """A prepared call for the Executor (``prepared.prepared_call``): the checks of a
         call done once, for a function whose calls no longer trace into anything new (None
         before that, or on another backend than NumPy). ``feeds``: (name, dtype, declared
         shape) per parameter; ``needed``: scope names that must be present; ``slow``: the
-        generic path, ``slow(scope, feed) -> list``."""
+        generic path, ``slow(scope, feed) -> list``; ``entry``: the Executor's checks to
+        generate in front (``prepared.prepared_call``), making the call ``Executor.run`` itself for
+        one call form."""
         if not (self._lean and self._numpy_host and self._plain):
             return None
         if self.device_results_from is not None or len(feeds) != len(self.params):
             return None
-        return prepared_call(self, feeds, needed, slow)
+        self._feed_shapes = [tuple(shape) for _, _, shape in feeds]
+        return prepared_call(self, feeds, needed, slow, entry)
 
     def lean(self) -> Callable | None:
         """``prepared.lean_call``: this function's call generated for its lean state (None
@@ -221,6 +266,8 @@ class XlaFunction:
         if self.fallback is not None:
             return self._python(scope, *args)
         hosts = tuple([_load(scope, name) for name in self.reads])
+        if self._inside and not all(map(_narrow, args)):
+            self._widen()
         plan = self._load(scope, hosts) if self.reads else self._plan
         try:
             outs = self._invoke(plan[1], args)
@@ -239,15 +286,15 @@ class XlaFunction:
                 self._jit()
                 return self._call(scope, args)
             outs = outs[:-1]
-        self._lean = not (self._effects or self._counted)
+        self._lean = not (self._effects or self._counted or self._wide)
         self._simple = self._numpy_host and self._plain and not self.writes
         self._simple = self._simple and self.device_results_from is None
         return self._finish(scope, outs, plan)
 
     def _invoke(self, loaded: tuple, args: tuple):
-        """Call (tracing if needed) in 64-bit mode; a trace that meets a random op raises
-        ``NeedsKey``: trace again with a key argument."""
-        token = self._x64_on()
+        """Call (tracing if needed; in 64-bit mode unless the trace turns it on itself); a
+        trace that meets a random op raises ``NeedsKey``: trace again with a key argument."""
+        token = None if self._inside else self._x64_on()
         try:
             try:
                 if self._random:
@@ -258,12 +305,15 @@ class XlaFunction:
                 self._jit()
                 return self._jitted(self._call_key(), *loaded, *args)
         finally:
-            self._x64_off(token)
+            if token is not None:
+                self._x64_off(token)
 
     def _load(self, scope: dict, hosts: tuple) -> tuple:
         """The call plan for the scope values ``hosts``: their arguments (``_to_device``),
         kept for the next call while the scope holds the same values, and when each is
         final (not a first sight on an accelerator)."""
+        if self._inside and not all(map(_narrow, hosts)):
+            self._widen()
         loaded = tuple([self._to_device(scope, n, v) for n, v in zip(self.reads, hosts)])
         final = not self._keep or all(map(_is_device, loaded))
         plan = self._plan = (hosts if final else self._unknown, loaded)
@@ -415,6 +465,23 @@ def _getter(names: list[str]) -> Callable:
         (name,) = names
         return lambda scope: (scope[name],)
     return operator.itemgetter(*names)
+
+
+# dtypes JAX keeps as they are in 32-bit mode (arguments of these need no 64-bit mode)
+NARROW = frozenset(
+    ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "bfloat16",
+     "float32", "complex64"]
+)  # fmt: skip
+
+
+def _narrow(value: Any) -> bool:
+    """Whether an argument's dtype is one JAX keeps in 32-bit mode."""
+    dtype = getattr(value, "dtype", None)
+    return dtype is not None and str(dtype) in NARROW
+
+
+def _fits(shape: tuple, want: tuple) -> bool:
+    return len(shape) == len(want) and all(w == -1 or w == s for w, s in zip(want, shape))
 
 
 def _is_device(value: Any) -> bool:

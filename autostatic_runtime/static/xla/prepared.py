@@ -3,8 +3,10 @@
 Once an ``XlaFunction`` has traced and its calls can no longer trace, fall back, grow a loop
 or raise an effect's error (it is *lean*), the Executor's runner asks it for a prepared call:
 a small Python function generated for its feeds, which checks each fed array against the
-type, dtype and shape the runner accepts without conversion, the scope values against the
-call plan (by identity), and calls the jitted function with them. Anything else — a fed list
+type and dtype the runner accepts without conversion, the scope values against the call
+plan (by identity), and calls the jitted function with them. The shape is JAX's own check:
+a new one starts a trace, which raises ``Replan`` when it does not fit the declared shape
+(``XlaFunction._feed_shapes``), so no call pays for it in Python. Anything else — a fed list
 or Tensor, another dtype, a shape that does not fit, a scope value set by the user, a name
 missing from the scope, a function that stopped being lean — goes to the runner's generic
 path (``slow``), which converts, raises the default executor's errors, or plans again; other
@@ -22,15 +24,12 @@ For W1 of ``benchmarks/bench_xla.py``, the generated source reads::
             return None
         if not fn._lean:
             return slow(scope, feed)
-        if type(feed_0) is not ndarray or feed_0.dtype is not dtype_0 or feed_0.shape != shape_0:
+        if type(feed_0) is not ndarray or feed_0.dtype is not dtype_0:
             return slow(scope, feed)
-        token = x64_on()
         try:
             outs = fn._jitted(feed_0)
         except Replan:
             return slow(scope, feed)
-        finally:
-            x64_off(token)
         return [array(outs[0])]
 
 The *lean call* (``lean_call``) is the function's own call for ``run_program``, and the
@@ -60,14 +59,14 @@ StaticFunction before its lock and signature memo; for a ``Linear(4, 3)`` in eva
         hosts = plan[0]
         if p_0._data is not hosts[0] or p_1._data is not hosts[1]:
             return MISS
-        token = x64_on()
         try:
             outs = fn._jitted(*plan[1], a_0)
         except Replan:
             return MISS
-        finally:
-            x64_off(token)
         return rebuild(array(outs[0]), None, 0)
+
+(A function with a 64-bit argument has ``token = x64_on()`` before the jitted call and
+``x64_off(token)`` in a ``finally`` after it; see ``compiler.py``.)
 """
 
 from __future__ import annotations
@@ -85,7 +84,11 @@ class Replan(Exception):
 
 
 def prepared_call(
-    fn: Any, feeds: list[tuple[str, Any, tuple]], needed: list[str], slow: Callable
+    fn: Any,
+    feeds: list[tuple[str, Any, tuple]],
+    needed: list[str],
+    slow: Callable,
+    entry: Any = None,
 ) -> Callable:
     """The prepared call of ``fn`` (a lean ``XlaFunction`` on the NumPy backend).
 
@@ -94,41 +97,69 @@ def prepared_call(
         feeds: per parameter, (feed name, NumPy dtype, declared shape with -1 for any).
         needed: scope names that must be present (captured values the runner would fill).
         slow: ``slow(scope, feed) -> list`` of results: the generic path.
+        entry: None, or the Executor's own checks to generate in front: ``entry.checks``,
+            expressions over ``run``'s arguments and the names in ``entry.ns`` that must all
+            hold; ``entry.generic``, the Executor's own ``run`` (bound); ``entry.rebuild``
+            makes a Tensor of a result (``return_numpy=False``). The call is then
+            ``Executor.run`` itself, for one call form.
 
     Returns:
         ``call(scope, feed) -> list`` of the fetched values as writable NumPy arrays, or
-        None when ``feed`` does not have exactly the feed names.
+        None when ``feed`` does not have exactly the feed names. With ``entry``: a function
+        with ``Executor.run``'s signature and results that calls ``entry.generic`` (the
+        Executor's own ``run``) for anything it does not take.
     """
     ns = _namespace(fn, slow)
-    lines = [
-        "def prepared_call(scope, feed):",
-        f"    if len(feed) != {len(feeds)}:",
-        "        return None",
-    ]
+    if entry is None:
+        lines = [
+            "def prepared_call(scope, feed):",
+            f"    if len(feed) != {len(feeds)}:",
+            "        return None",
+        ]
+        other, fallback = "None", "slow(scope, feed)"
+    else:
+        ns.update(entry.ns, generic=entry.generic, rebuild=entry.rebuild)
+        other = fallback = (
+            "generic(program, feed, fetch_list, scope, return_numpy, use_program_cache)"
+        )
+        lines = [
+            "def run(program=None, feed=None, fetch_list=None, scope=None, return_numpy=True,",
+            "        use_program_cache=True):",
+            *_miss_if("", [f"not ({t})" for t in entry.checks], other),
+            f"    if feed is None or len(feed) != {len(feeds)}:",
+            f"        return {other}",
+        ]
+        if fn.reads or needed:
+            lines += ["    if scope is None:", "        scope = global_scope[0]"]
     args = []
     if feeds:
         lines.append("    try:")
         for i, (name, _, _) in enumerate(feeds):
             lines.append(f"        feed_{i} = feed[{name!r}]")
-        lines += ["    except KeyError:", "        return None"]
-    lines += ["    if not fn._lean:", "        return slow(scope, feed)"]
-    for i, (_, dtype, shape) in enumerate(feeds):
+        lines += ["    except KeyError:", f"        return {other}"]
+    lines += ["    if not fn._lean:", f"        return {fallback}"]
+    for i, (_, dtype, _) in enumerate(feeds):
         ns[f"dtype_{i}"] = np.dtype(dtype)
+        # (the shape: JAX's own signature check, and the trace for a new one; see
+        # XlaFunction._feed_shapes)
         tests = [f"type(feed_{i}) is not ndarray", f"feed_{i}.dtype is not dtype_{i}"]
-        if -1 not in shape:
-            ns[f"shape_{i}"] = tuple(shape)
-            tests.append(f"feed_{i}.shape != shape_{i}")
-        else:
-            tests.append(f"len(feed_{i}.shape) != {len(shape)}")
-            tests += [f"feed_{i}.shape[{k}] != {d}" for k, d in enumerate(shape) if d != -1]
         lines.append(f"    if {' or '.join(tests)}:")
-        lines.append("        return slow(scope, feed)")
+        lines.append(f"        return {fallback}")
         args.append(f"feed_{i}")
     for name in [n for n in needed if n not in fn.reads]:  # (those read fail in get)
-        lines += [f"    if {name!r} not in scope:", "        return slow(scope, feed)"]
+        lines += [f"    if {name!r} not in scope:", f"        return {fallback}"]
     n = len(fn.results)
-    lines += _call_lines(fn, args, "slow(scope, feed)")
-    lines.append(f"    return [{', '.join(f'array(outs[{i}])' for i in range(n))}]")
+    lines += _call_lines(fn, args, fallback)
+    results = f"[{', '.join(f'array(outs[{i}])' for i in range(n))}]"
+    if entry is None:
+        lines.append(f"    return {results}")
+    else:
+        lines.append(f"    results = {results}")
+        lines += [
+            "    if return_numpy:",
+            "        return results",
+            "    return [rebuild(r, None, 0) for r in results]",
+        ]
     return _define(lines, ns)
 
 
@@ -195,7 +226,7 @@ def tensor_call(
         args.insert(0, "*plan[1]")
     if fn._random:
         args.insert(0, "call_key()")
-    lines += _jitted_call(args, "MISS")
+    lines += _jitted_call(fn, args, "MISS")
     results = [f"rebuild(array(outs[{i}]), None, 0)" for i in range(len(fn.results))]
     if finish is None:
         (result,) = results
@@ -232,13 +263,13 @@ def _tensor_checks(inputs: list, params: list, guard: tuple | None, ns: dict) ->
     return lines
 
 
-def _miss_if(head: str, terms: list[str]) -> list[str]:
-    """``if <head>(term or term ...): return MISS``, one term a line when it is long."""
+def _miss_if(head: str, terms: list[str], miss: str = "MISS") -> list[str]:
+    """``if <head>(term or term ...): return <miss>``, one term a line when it is long."""
     one = f"    if {head}({' or '.join(terms)}):" if head else f"    if {' or '.join(terms)}:"
     if len(one) <= 96:
-        return [one, "        return MISS"]
+        return [one, f"        return {miss}"]
     body = [f"        {terms[0]}"] + [f"        or {t}" for t in terms[1:]]
-    return [f"    if {head}(", *body, "    ):", "        return MISS"]
+    return [f"    if {head}(", *body, "    ):", f"        return {miss}"]
 
 
 def _namespace(fn: Any, slow: Callable | None) -> dict:
@@ -275,16 +306,24 @@ def _call_lines(fn: Any, args: list[str], slow: str) -> list[str]:
         call_args.insert(0, "*plan[1]")
     if fn._random:
         call_args.insert(0, "call_key()")
-    lines += _jitted_call(call_args, slow)
+    lines += _jitted_call(fn, call_args, slow)
     if fn.writes:
         n = len(fn.results)
         lines.append(f"    store(scope, outs[{n}:], {'plan' if fn.reads else 'fn._plan'})")
     return lines
 
 
-def _jitted_call(args: list[str], miss: str) -> list[str]:
-    """The generated lines that call the jitted function with x64 on (``miss`` returned when
-    it asks to plan again)."""
+def _jitted_call(fn: Any, args: list[str], miss: str) -> list[str]:
+    """The generated lines that call the jitted function (``miss`` returned when it asks to
+    plan again), with 64-bit mode on around it unless its trace turns it on itself
+    (``fn._inside``: no argument can be 64-bit)."""
+    if fn._inside:
+        return [
+            "    try:",
+            f"        outs = fn._jitted({', '.join(args)})",
+            "    except Replan:",
+            f"        return {miss}",
+        ]
     return [
         "    token = x64_on()",
         "    try:",
