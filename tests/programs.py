@@ -659,6 +659,38 @@ def branch_input_copies_are_released(a, b):
     return gone
 
 
+def _read_counter():
+    return COUNTER
+
+
+def assignments_seen_by_calls(a, b):
+    """A branch that sets a closure's cell and then calls code reading it: the call sees
+    the new value (a one-line form of the branch would evaluate it first)."""
+    total = 1
+
+    def bump():
+        nonlocal total
+        total += 1
+        return total
+
+    if a > b:
+        total = total + 10
+        seen = bump()
+    else:
+        seen = total
+    return total, seen
+
+
+def global_seen_by_calls(a, b):
+    """The same for a ``global``: the function called after the assignment reads it."""
+    global COUNTER
+    if a > b:
+        COUNTER = COUNTER + 7
+        counted = _read_counter()
+    else:
+        counted = -1
+    return counted
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -676,5 +708,6 @@ PROGRAMS = [
     for_nested_loops_and_yield, for_exception_in_body, list_append_pop_in_loops,
     list_append_errors,
     docstring_and_early_return, values_read_through_locals, return_value_that_raises,
-    branch_input_copies_are_released,
+    branch_input_copies_are_released, assignments_seen_by_calls,
+    global_seen_by_calls,
 ]  # fmt: skip

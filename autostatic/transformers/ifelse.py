@@ -397,10 +397,15 @@ def assignments(
     different variable of ``outputs`` to a value that reads none set before it and binds
     nothing (so one tuple of the values is the branch); ``simple``: constants and variables
     only; ``augmented``: ``name += value`` too, as ``_jst.operator.iadd(name, value)``. Else
-    None."""
+    None. A variable other code can see (a closure's cell, a ``global``) must be set by the
+    last statement: a later value may call code that reads it."""
     values: dict = {}
     temps = self.ctx.temporaries
+    info = self.ctx.info
+    seen = (info.cell_vars | info.globals | info.nonlocals) if info is not None else frozenset()
     for stmt in branch:
+        if values and not seen.isdisjoint(values):
+            return None
         if augmented and type(stmt) is gast.AugAssign and type(stmt.target) is gast.Name:
             target = stmt.target.id
             op = gast.Attribute(value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
