@@ -195,14 +195,17 @@ def convert_ifelse(
         return outs
     from autostatic_runtime.static.control_flow import cond
     from autostatic_runtime.static.mutation import (
+        closure_cells,
         copy_container,
         copyable,
         restore_attributes,
+        restore_cells,
         to_tensor_array,
         write_back,
     )
 
     saved = [getattr(obj, attr, _MISSING) for obj, attr in attributes]
+    cells = closure_cells((true_fn, false_fn), names)  # each branch starts from these values
     inputs = list(inputs)
     copied = [(i, j) for i, j in containers if copyable(inputs[i])]
     shared = [(i, j) for i, j in containers if not copyable(inputs[i]) and j >= 0]
@@ -210,6 +213,7 @@ def convert_ifelse(
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
             restore_attributes(attributes, saved)
+            restore_cells(cells)
             args = list(inputs)
             for i, _ in copied:
                 args[i] = copy_container(args[i])
@@ -253,6 +257,7 @@ def convert_ifelse(
             outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
     finally:
         restore_attributes(attributes, saved)
+        restore_cells(cells)
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
     merged = outs[len(names) :]
     outs = outs[: len(names)]

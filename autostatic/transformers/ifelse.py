@@ -47,16 +47,26 @@ from autostatic.transformers.containers import may_mutate, mutated_containers
 
 
 def function_def(
-    fn_name: str, params: list[str], body: list, origin: gast.AST, shared: tuple = ()
+    fn_name: str,
+    params: list[str],
+    body: list,
+    origin: gast.AST,
+    shared: tuple = (),
+    declared: tuple | None = None,
+    bound: tuple | None = None,
 ) -> gast.FunctionDef:
     """``def fn_name(params): body`` located at ``origin``. Parameters in ``shared`` are the
-    user function's cells: the function binds them with ``nonlocal`` instead."""
+    user function's cells, renamed ``a__in``: the function declares them ``nonlocal`` and
+    binds them to the parameter's value (``a = a__in``). ``declared`` and ``bound`` narrow
+    both to those named (a branch of an ``if`` reads the cell itself: see ``build_if``)."""
     prologue = []
     if shared:
         renamed = {p: f"{p}__in" for p in shared}
         params = [renamed.get(p, p) for p in params]
-        bound = [p for p in shared if renamed[p] in params]
-        prologue = [gast.Nonlocal(names=list(shared))]
+        bound = [p for p in shared if renamed[p] in params and (bound is None or p in bound)]
+        declared = [p for p in shared if declared is None or p in declared or p in bound]
+        if declared:
+            prologue.append(gast.Nonlocal(names=declared))
         if len(bound) == 1:
             prologue.append(_assign(name(bound[0], store=True), name(renamed[bound[0]])))
         elif bound:  # one line: ``a, c = a__in, c__in``
@@ -272,6 +282,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     if read_only:  # the branch functions read these cells themselves
         inputs = [n for n in inputs if n not in read_only]
         shared = tuple(c for c in shared if c not in read_only)
+    # a bound cell holds the input's value: a branch reads it, and declares it only to set
+    # it (convert_ifelse restores the cells before each branch it traces); a branch binds
+    # the copy of a container, and a maybe-unbound input's marker
+    bound = tuple(c for c in shared if c in containers or c not in defined)
     fns = []
     guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped
     for branch, branch_f, scope, label in (
@@ -288,7 +302,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
                 fns[-1].keywords.append(gast.keyword(arg="attributes", value=value))
             continue
         values = None
-        if not (attrs or shared or self.rebound_by_calls(branch)):
+        if not (attrs or bound or self.rebound_by_calls(branch)):
             values = assignments(self, branch_f, outputs, augmented=True)
         if values is not None:  # only assignments: a lambda of one line gives the outputs
             elts = [
@@ -301,7 +315,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         assigned = names_in(scope, "modified") | self.rebound_by_calls(branch)
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
         results += [_attribute(a) for a in attrs]
-        value = None if shared else single_result(branch_f, results)
+        value = None if bound else single_result(branch_f, results)
         if value is not None:  # one statement computes the outputs: a lambda of one line
             fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
             continue
@@ -309,7 +323,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         body = list(branch_f)
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
             body.append(copy_location(ret, node))
-        fns.append(self.hoist(function_def(self.ctx.namer.new(label), inputs, body, node, shared)))
+        declared = bare(names_in(scope, "modified"))
+        fn = function_def(self.ctx.namer.new(label), inputs, body, node, shared, declared, bound)
+        fns.append(self.hoist(fn))
     dead = unread(node, passed_on - set(outputs) - tested)
     reads_before, args = guarded_inputs(self, inputs, defined, node, dead)
     call = replace(

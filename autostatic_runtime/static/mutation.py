@@ -72,6 +72,40 @@ def restore_attributes(attributes: tuple, saved: list) -> None:
             setattr(obj, attr, value)
 
 
+def closure_cells(fns: tuple, names: tuple) -> list:
+    """``(cell, value)`` for each cell of the functions' closures that holds one of
+    ``names`` (the user function's variables a branch may set with ``nonlocal``), with its
+    value now (the caller's marker ``object`` for an empty cell)."""
+    saved, seen = [], set()
+    for fn in fns:
+        closure = getattr(fn, "__closure__", None)
+        if not closure:
+            continue
+        for var, cell in zip(fn.__code__.co_freevars, closure):
+            if var in names and id(cell) not in seen:
+                seen.add(id(cell))
+                try:
+                    saved.append((cell, cell.cell_contents))
+                except ValueError:  # unbound
+                    saved.append((cell, _EMPTY))
+    return saved
+
+
+def restore_cells(saved: list) -> None:
+    """Give each cell of ``closure_cells`` its saved value back (empty it if it had none)."""
+    for cell, value in saved:
+        if value is _EMPTY:
+            try:
+                del cell.cell_contents
+            except ValueError:
+                pass
+        else:
+            cell.cell_contents = value
+
+
+_EMPTY = object()
+
+
 def initialize_from_body(
     body_fn, loop_vars: tuple, consts: tuple, names: tuple, unset: list, numbers: list, location
 ) -> tuple:

@@ -186,6 +186,23 @@ def closure_reads_variable_rebound_after_definition(x):
     return scaled(x)
 
 
+def closure_rebinds_a_variable_the_other_branch_reads(x):
+    scale = rt.ones([1], "float32")
+
+    def triple():
+        nonlocal scale
+        scale = scale * 3
+        return scale
+
+    if rt.mean(x) > 0:  # traced first: sets the cell the else branch reads
+        scale = scale + 10
+        out = triple() * x
+    else:
+        shift = scale - 1
+        out = x * 2 + shift
+    return out + scale
+
+
 M1 = rand(3, 3, seed=71, low=-0.2, high=1.0)
 M2 = rand(2, 3, seed=72, low=-1.0, high=0.2)
 P = rand(3, seed=73, low=0.1, high=1.0)
@@ -210,6 +227,7 @@ CASES = [
     case(closure_factory_inside_tensor_branch, [(P,), (N,)], kind="12",
          error=r"function\b.*\bact\b"),
     case(closure_reads_variable_rebound_after_definition, [(P,), (N,)], kind="12"),
+    case(closure_rebinds_a_variable_the_other_branch_reads, [(P,), (N,)], kind="12"),
 ]
 
 XFAIL: dict[str, str] = {
