@@ -217,9 +217,11 @@ class ReturnTransformer(Transformer):
             if isinstance(stmt, gast.If) and rest and not _absorb(stmt, rest, self._exit_memo):
                 out.append(self._lower(stmt, in_loop))
                 return out  # the rest moved into the branch that falls through
+            # (a return in an inner loop's else breaks this loop itself)
+            inner = isinstance(stmt, _LOOPS) and any(self._has_return(s) for s in stmt.body)
             out.append(self._lower(stmt, in_loop))
             if in_loop:  # a return below already breaks this loop, except from an inner loop
-                if isinstance(stmt, _LOOPS):
+                if inner:
                     check = replace("if flag:\n    break", stmt, flag=self.flag)
                     anno.set(check[0].body[0], anno.RETURN_BREAK, self.flag)
                     out += check
