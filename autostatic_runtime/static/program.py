@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import symbolic_value_error, user_location
+from autostatic_runtime.errors import StaticBuildError, symbolic_value_error, user_location
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = ["Program", "Block", "Operator", "Variable", "Parameter", "Literal"]
@@ -346,11 +346,24 @@ class Block:
             dict(attrs or {}),
             location if location is not None else user_location(),
         )
+        for v in op.inputs:
+            if v.__class__ is not Literal and v.block is not self and not self._sees(v):
+                raise _out_of_scope(v, op)
         for v in op.outputs:
             v.op = op
         self.ops.append(op)
         self.program._bump()
         return op
+
+    def _sees(self, var: Variable) -> bool:
+        """Whether ``var`` is in scope here: made in an ancestor block, or its name found
+        in this block or an ancestor (as the executors look it up)."""
+        block = self.parent
+        while block is not None:
+            if block is var.block or block.vars.get(var.name) is not None:
+                return True
+            block = block.parent
+        return self.vars.get(var.name) is not None
 
     def all_parameters(self) -> list[Parameter]:
         return [v for v in self.vars.values() if isinstance(v, Parameter)]
@@ -479,3 +492,17 @@ class Program:
 
     def __repr__(self) -> str:
         return f"<Program {self.id}: {len(self.blocks)} blocks, {len(self.global_block().ops)} ops>"
+
+
+def _out_of_scope(var: Variable, op: Operator) -> StaticBuildError:
+    """The error for ``op`` reading a tensor another branch or loop body made: a value kept
+    where the converter cannot see it (a global list, an object's attribute, a closure)."""
+    made = var.op.location if var.op is not None else None
+    where = f" (made at {made[0]}:{made[1]})" if made else ""
+    return StaticBuildError(
+        f"'{op.type}' reads the tensor {var.name!r}{where}, which was computed inside a "
+        "tensor-dependent 'if' branch or loop body and kept outside it (in a global list, "
+        "an object's attribute or another container the converter does not see); return "
+        "it from the branch or loop as a local variable instead",
+        op.location,
+    )

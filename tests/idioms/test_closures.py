@@ -203,6 +203,18 @@ def closure_rebinds_a_variable_the_other_branch_reads(x):
     return out + scale
 
 
+SEEN = []  # a module-level cache a branch appends to
+
+
+def branch_keeps_tensor_in_global_list(x):
+    if rt.mean(x) > 0:
+        y = x * 2
+        SEEN.append(y)
+    else:
+        y = x
+    return y + SEEN[-1]
+
+
 M1 = rand(3, 3, seed=71, low=-0.2, high=1.0)
 M2 = rand(2, 3, seed=72, low=-1.0, high=0.2)
 P = rand(3, seed=73, low=0.1, high=1.0)
@@ -228,6 +240,9 @@ CASES = [
          error=r"function\b.*\bact\b"),
     case(closure_reads_variable_rebound_after_definition, [(P,), (N,)], kind="12"),
     case(closure_rebinds_a_variable_the_other_branch_reads, [(P,), (N,)], kind="12"),
+    # a tensor kept outside its branch (a global list): a clear error, not a missing name
+    case(branch_keeps_tensor_in_global_list, [(P,)], kind="12",
+         error=r"computed inside a tensor-dependent 'if' branch or loop body"),
 ]
 
 XFAIL: dict[str, str] = {
