@@ -149,7 +149,11 @@ def _module_pragma(filename: str) -> str | None:
 
 
 def _converted_module(frame) -> bool:
-    """True when the frame's module was converted (its globals hold the runtime alias)."""
+    """True when the frame runs converted code: a function ``to_static`` converted (the
+    runtime alias is its closure's ``_jst``), or one of a converted module (its globals hold
+    the alias)."""
+    if any(n == "_jst" or n.startswith("_jst_") for n in frame.f_code.co_freevars):
+        return True
     convert_ops = sys.modules.get("autostatic_runtime.convert_ops")
     return convert_ops is not None and any(v is convert_ops for v in list(frame.f_globals.values()))
 

@@ -179,6 +179,8 @@ class _Walker:
         return EMPTY_SCOPE
 
     def _if(self, node: gast.If | gast.While) -> Scope:
+        if type(node) is gast.If and python_bool(node.test):
+            anno.set(node, anno.PYTHON_IF, True)
         acc = _Acc()
         self.expr(node.test, acc)
         test = acc.scope()
@@ -638,3 +640,26 @@ def analyze(node: gast.AST) -> FunctionInfo:
         body = walker.block(node.body)
     anno.set(node, anno.BODY_SCOPE, body)
     return FunctionInfo(node, params, walker, body)
+
+
+_PYTHON_BOOL_OPS = (gast.In, gast.NotIn, gast.Is, gast.IsNot)
+
+
+def python_bool(test: gast.expr) -> bool:
+    """Whether ``test`` is always a Python bool, whatever its operands are: ``in``/``is``
+    comparisons (Python makes their result a bool), ``==``/``!=`` against a string or bytes
+    constant (a tensor compared with one is a bool too), and ``not``/``and``/``or`` of
+    those. An ``if`` on one stays the user's statement: no branch functions."""
+    kind = type(test)
+    if kind is gast.Compare:
+        if all(type(op) in _PYTHON_BOOL_OPS for op in test.ops):
+            return True
+        return len(test.ops) == 1 and type(test.ops[0]) in (gast.Eq, gast.NotEq) and any(
+            type(side) is gast.Constant and type(side.value) in (str, bytes)
+            for side in (test.left, test.comparators[0])
+        )
+    if kind is gast.BoolOp:
+        return all(python_bool(v) for v in test.values)
+    if kind is gast.UnaryOp and type(test.op) is gast.Not:
+        return python_bool(test.operand)
+    return False

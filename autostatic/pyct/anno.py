@@ -55,7 +55,7 @@ JUMPS = "jumps"  # statement: (first jump leaving it, first return/yield/await i
 BODY_CALLS = "body_calls"  # While/For: the calls in its body as the user wrote it (a cache)
 MUTATED = "mutated"  # statement: the names it changes in place (xs.append, d[k] = v), a cache
 CALLS = "calls"  # statement: the calls in it (nested function bodies aside), a cache
-PYTHON_IF = "python_if"  # If the converter made whose test is always a Python value
+PYTHON_IF = "python_if"  # If whose test is always a Python bool (the converter's, `x in s`)
 JUMP_GUARD = "jump_guard"  # If made by a lowering pass: its (empty) else is "jumped already"
 #   (a for body's own guard: the break flag)
 HAND_OVER = "hand_over"  # the hand_over statement after a for left by a flag: the flag

@@ -148,7 +148,7 @@ class ControlFlowTransformer(Transformer):
                         setattr(copy_, field, funcs)
                     continue
                 d, f = self.block(block, functional)
-                setattr(stmt, field, d)
+                setattr(stmt, field, d if d or not block else _pass(block))  # dead flags
                 if functional:
                     setattr(copy_, field, f if f or not block else _pass(block))  # dead flags
         finally:

@@ -18,13 +18,16 @@ too); ``b`` is evaluated only when Python would evaluate it, unless ``a`` is sym
 both sides are needed to build the op); it appears once in the converted code, so chains
 stay linear in size. ``a and b and c`` is ``a and (b and c)``. A symbolic condition of a
 ternary becomes a ``cond`` op: the untaken arm never reaches values or gradients. Large
-arms are not copied: the Python path calls the same lambdas.
+arms are not copied: the Python path calls the same lambdas. An expression that is always
+a Python bool (``mode in ("a", "b") and w is not None``: see ``pyct.activity.python_bool``)
+stays as written.
 """
 
 from __future__ import annotations
 
 import gast
 
+from autostatic.pyct.activity import python_bool
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import name
@@ -57,8 +60,9 @@ class LogicalTransformer(Transformer):
         return copy_location_deep(dual, origin)
 
     def visit_BoolOp(self, node: gast.BoolOp):
+        python = python_bool(node)  # (asked before its operands change)
         self.generic_visit(node)
-        if self._no_walrus:
+        if self._no_walrus or python:
             return node
         right = node.values[-1]
         for left in reversed(node.values[:-1]):
@@ -78,8 +82,9 @@ class LogicalTransformer(Transformer):
         return copy_location_deep(_node(gast.IfExp, test=done, body=name(tmp), orelse=rest), node)
 
     def visit_UnaryOp(self, node: gast.UnaryOp):
+        python = python_bool(node)
         self.generic_visit(node)
-        if not isinstance(node.op, gast.Not) or self._no_walrus:
+        if not isinstance(node.op, gast.Not) or self._no_walrus or python:
             return node
         tmp, walrus = self._temp(node.operand)
         python = _node(gast.UnaryOp, op=_node(gast.Not), operand=name(tmp))
@@ -87,8 +92,9 @@ class LogicalTransformer(Transformer):
         return self._dual(tmp, walrus, python, symbolic, node)
 
     def visit_IfExp(self, node: gast.IfExp):
+        python = python_bool(node.test)
         self.generic_visit(node)
-        if self._no_walrus:
+        if self._no_walrus or python:
             return node
         tmp, walrus = self._temp(node.test)
         arms = (node.body, node.orelse)

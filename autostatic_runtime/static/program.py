@@ -123,6 +123,11 @@ class Variable(TensorLike):
     def __index__(self) -> int:
         raise symbolic_value_error(self.name, "the Python index value")
 
+    def __contains__(self, value) -> bool:
+        raise symbolic_value_error(
+            self.name, "'value in tensor' (a Python bool; rt.any(x == value) is a tensor)"
+        )
+
     def __iter__(self):
         """Iterate over a known first dimension (a Python loop, unrolled into the program).
         Without ``__iter__``, Python would index ``x[0], x[1], ...`` until an IndexError

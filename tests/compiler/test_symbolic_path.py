@@ -448,3 +448,48 @@ def test_a_branch_of_augmented_assignments_is_a_lambda():
         assert {"while", "cond"} <= op_types(main)
         want = eager(count_and_scale, x)[0]
         np.testing.assert_allclose(run(main, outs, x)[0], want)
+
+
+def _mode_and_sign(x, mode="scale"):
+    if mode in ("scale", "shift") and mode is not None:  # always a Python bool
+        y = x * 2 if mode == "scale" else x + 1
+    elif mode == "none":
+        y = x
+    else:
+        raise ValueError(mode)
+    for _ in range(3):
+        if mode not in ("shift",):
+            y = y * 0.5
+        elif rt.mean(y) > 0:  # a tensor test inside it still converts
+            y = y - 1.0
+    return y
+
+
+def test_an_if_on_in_is_or_a_string_comparison_stays_the_users_statement():
+    """``in``/``is`` give Python bools whatever the operands, and so does ``==`` with a
+    string: such an ``if`` keeps the user's statement, with no branch functions, and the
+    tensor ``if`` inside it is still a cond."""
+    code = autostatic.to_code(_mode_and_sign)
+    assert "if mode in ('scale', 'shift') and mode is not None:" in code
+    assert "if mode not in ('shift',):" in code
+    assert code.count("convert_ifelse") == 1  # only the tensor test
+    x = np.array([0.5, -2.0, 3.0], np.float32)
+    for mode in ("scale", "shift", "none"):
+        main, outs = trace(lambda a, m=mode: _mode_and_sign(a, m), x)
+        want = _mode_and_sign(rt.to_tensor(x), mode).numpy()
+        np.testing.assert_allclose(run(main, outs, x)[0], want)
+        assert ("cond" in op_types(main)) == (mode == "shift")
+
+
+def _member(x):
+    if 1.0 in x:
+        return x
+    return x * 2
+
+
+def test_value_in_a_symbolic_tensor_is_a_clear_error_at_the_users_line():
+    x = np.ones(3, np.float32)
+    with pytest.raises(Exception, match=r"value in tensor.*rt\.any\(x == value\)") as info:
+        trace(_member, x)
+    assert "test_symbolic_path.py" in str(info.value)
+    assert "was not converted" not in str(info.value)

@@ -45,6 +45,13 @@ ROWS = {
         "test_a_branch_that_raises_raises_when_the_program_takes_it",
     ],
     "`x.numpy()` in a condition": ["numpy_read_in_condition"],
+    "`if mode in (...)`, `if x is None`": [
+        "string_mode_and_tensor",
+        "tests/compiler/test_symbolic_path.py::"
+        "test_an_if_on_in_is_or_a_string_comparison_stays_the_users_statement",
+        "tests/compiler/test_symbolic_path.py::"
+        "test_value_in_a_symbolic_tensor_is_a_clear_error_at_the_users_line",
+    ],
     "`a < b < c`": ["chained_comparison"],
     "`assert c, msg`": ["assert_on_tensor", "assert_inside_tensor_loop"],
     "`print(...)`": ["print_in_tensor_branch", "print_inside_tensor_while"],
