@@ -167,6 +167,8 @@ def test_show_and_explain(marked_pkg):
                     x = x + v
                 while x < 0:
                     x = x + 1
+                if xs is None or "relu" in xs:
+                    x = -x
                 return x
             """
         },
@@ -178,6 +180,10 @@ def test_show_and_explain(marked_pkg):
     assert report[3] == "    ex.py:5: if: can become a 'cond' op"
     assert report[4].startswith("    ex.py:8: for: can become a 'while' op when it iterates")
     assert report[5] == "    ex.py:10: while: can become a 'while' op"
+    assert report[6] == (
+        "    ex.py:12: if: stays Python: its test (in/is, or == with a string) is always a "
+        "Python bool, never a tensor"
+    )
 
 
 def test_spawned_children_keep_the_hook(tmp_path):
