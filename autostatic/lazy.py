@@ -40,7 +40,9 @@ import ast
 import atexit
 import functools
 import importlib.util
+import re
 import types
+import unicodedata
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -68,9 +70,8 @@ CONVERTED = ("autostatic.converted",)
 _functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 #: (filename, source hash) -> {(line, name, ...): (reason or None, factory code)}
 _factories: dict[tuple[str, str], dict] = {}
-#: filename -> (source hash, {(line, name): ast def}, module names, ids of the defs no other
-#: def holds or is in, the (line, name) of those given away); cleared when tracing ends
-_trees: dict[str, tuple[str, dict, set, set, set]] = {}
+#: filename -> its ``_File`` of the trace session; cleared when tracing ends
+_trees: dict[str, _File] = {}
 
 
 #: (disk cache path, source hash) -> the file's factories, not written yet: a write carries
@@ -293,59 +294,114 @@ def _write_disk(where: str, digest: str, entries: dict) -> None:
         pass
 
 
+@dataclass(eq=False)
+class _File:
+    """A source file as tracing reads it: its lines and the names it uses (a superset: every
+    identifier of the text), and once a def could not be read by itself, its whole tree:
+    ``index`` ({(line, name): ast def}), ``alone`` (ids of the defs no other def holds or is
+    in) and ``given`` (the (line, name) of those given away)."""
+
+    digest: str
+    lines: list
+    taken: set
+    index: dict | None = None
+    alone: set | None = None
+    given: set = field(default_factory=set)
+    fresh: dict = field(default_factory=dict)  # id -> a def parsed alone, not handed out yet
+
+
 def _locate(filename: str, digest: str, line: int, name: str, qualname: str):
     """The ``ast`` def ``name`` starting at ``line`` (decorators included) of ``filename``, from
-    a source whose hash is ``digest``, and the names its module uses."""
+    a source whose hash is ``digest``, and the names its module uses. The def's own lines
+    are parsed (``parser.def_at``); the whole file only when they do not parse alone."""
     found = _trees.get(filename)
-    if found is None or found[0] != digest:
-        try:
-            with open(filename, "rb") as f:
-                data = f.read()
-        except OSError as exc:
-            raise StaticBuildError(
-                f"cannot trace {qualname!r}: its source {filename!r} cannot be read "
-                f"({exc.strerror}); tracing needs the source a converted module was imported from"
-            ) from None
-        if importlib.util.source_hash(data).hex() != digest:
-            raise StaticBuildError(
-                f"cannot trace {qualname!r}: {filename} has changed since its module was "
-                "imported, and tracing would convert the new source; re-import the module "
-                "(or restart the program) to trace it",
-                (filename, line, qualname),
-            )
-        # Python's own parser for the whole file (fast); gast only for the function traced
-        tree = ast.parse(data, filename)
-        index = {
-            (min([d.lineno for d in n.decorator_list] + [n.lineno]), n.name): n
-            for n in _statements(tree)
-            if isinstance(n, ast.FunctionDef)
-        }
-        from autostatic.hook.names import names_used
+    if found is None or found.digest != digest:
+        found = _trees[filename] = _read(filename, digest, line, qualname)
+    if found.index is None:
+        from autostatic.pyct.parser import def_at
 
-        found = _trees[filename] = (digest, index, names_used(tree), _alone(tree), set())
-    node = found[1].get((line, name))
-    if node is None and (line, name) in found[4]:  # given away: the file parsed again
-        del _trees[filename]
-        return _locate(filename, digest, line, name, qualname)
+        alone = def_at(found.lines, line)
+        node = alone[2].body[0] if alone is not None and alone[2].body else None
+        if type(node) is ast.FunctionDef and node.name == name:
+            found.fresh[id(node)] = node
+            return node, found.taken
+        _parse_whole(found, filename)
+    node = found.index.get((line, name))
+    if node is None and (line, name) in found.given:  # given away: the file parsed again
+        _parse_whole(found, filename)
+        node = found.index.get((line, name))
     if node is None:
         raise StaticBuildError(
             f"cannot trace {qualname!r}: no function at {filename}:{line} (re-import the module)",
             (filename, line, qualname),
         )
-    return node, found[2]
+    return node, found.taken
+
+
+def _read(filename: str, digest: str, line: int, qualname: str) -> _File:
+    """The ``_File`` of ``filename``, which must still hash to ``digest``."""
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise StaticBuildError(
+            f"cannot trace {qualname!r}: its source {filename!r} cannot be read "
+            f"({exc.strerror}); tracing needs the source a converted module was imported from"
+        ) from None
+    if importlib.util.source_hash(data).hex() != digest:
+        raise StaticBuildError(
+            f"cannot trace {qualname!r}: {filename} has changed since its module was "
+            "imported, and tracing would convert the new source; re-import the module "
+            "(or restart the program) to trace it",
+            (filename, line, qualname),
+        )
+    text = importlib.util.decode_source(data)
+    return _File(digest, text.splitlines(keepends=True), _identifiers(text))
+
+
+def _identifiers(text: str) -> set:
+    """Every identifier of ``text`` (comments and strings too: generated names avoid a few
+    more than they must), as Python reads them (NFKC)."""
+    words = set(_IDENTIFIER.findall(text))
+    odd = [w for w in words if not w.isascii()]
+    words.update(unicodedata.normalize("NFKC", w) for w in odd)
+    return words
+
+
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+def _parse_whole(found: _File, filename: str) -> None:
+    """Python's own parser for the whole file (gast only for the function traced)."""
+    tree = ast.parse("".join(found.lines), filename)
+    found.index = {
+        (min([d.lineno for d in n.decorator_list] + [n.lineno]), n.name): n
+        for n in _statements(tree)
+        if isinstance(n, ast.FunctionDef)
+    }
+    found.alone, found.given = _alone(tree), set()
 
 
 def _own_tree(filename: str, line: int, name: str, node: ast.FunctionDef):
     """The gast form of the def ``node`` from ``_locate``, for the converter to change: ``node``
-    itself, converted in place and dropped from the index, when no other def holds it or is in
-    it (nothing else of the file's tree can be traced through it); else a copy."""
+    itself, converted in place, when it was parsed alone, or when no other def of the file's
+    tree holds it or is in it (nothing else of that tree can be traced through it: it is
+    dropped from the index); else a copy."""
     from autostatic.pyct.to_gast import as_gast, to_gast
 
     found = _trees.get(filename)
-    if found is None or id(node) not in found[3] or found[1].get((line, name)) is not node:
+    if found is not None and found.fresh.get(id(node)) is node:
+        del found.fresh[id(node)]
+        return as_gast(node)
+    if (
+        found is None
+        or found.index is None
+        or id(node) not in found.alone
+        or found.index.get((line, name)) is not node
+    ):
         return to_gast(node)
-    del found[1][(line, name)]  # (asked again, the file is parsed again: ``_locate``)
-    found[4].add((line, name))
+    del found.index[(line, name)]  # (asked again, the file is parsed again: ``_locate``)
+    found.given.add((line, name))
     return as_gast(node)
 
 

@@ -119,12 +119,18 @@ def _parse_at(source: str, first: int) -> ast.Module:
 
 
 def _by_indentation(code: types.CodeType) -> tuple[str, int, ast.Module] | None:
-    """``(source, first line, tree)`` of the function ``code`` defines, read from the file
-    up to the first later line indented no deeper than its ``def`` (``inspect`` tokenizes
-    the file instead: 3x slower). A cut inside a string or a bracket does not parse, and
-    then ``None`` (as for anything unusual) sends the caller to ``inspect``."""
-    lines = linecache.getlines(code.co_filename)
-    start = code.co_firstlineno - 1  # the first decorator's line, else the def's
+    """``(source, first line, tree)`` of the function ``code`` defines (see ``def_at``)."""
+    return def_at(linecache.getlines(code.co_filename), code.co_firstlineno)
+
+
+def def_at(lines: list[str], first: int) -> tuple[str, int, ast.Module] | None:
+    """``(source, first line, tree)`` of the def starting at file line ``first`` (its first
+    decorator's, else its own) of a file's ``lines``, read up to the first later line
+    indented no deeper than the ``def`` (``inspect`` tokenizes the file instead: 3x slower;
+    parsing the whole file costs more still). A cut inside a string or a bracket does not
+    parse, and then ``None`` (as for anything unusual): the caller reads the file another
+    way."""
+    start = first - 1
     if not lines or start >= len(lines):
         return None
     head = lines[start]

@@ -1,6 +1,8 @@
-"""The hook's first trace reads the def from the file's tree of the trace session
-(``lazy._locate``): a def no other def holds or is in is converted in place (given away);
-any other is copied, so the defs around or inside it stay as the file has them."""
+"""The hook's first trace reads a def from its file (``lazy._locate``): its own lines, parsed
+alone and converted in place (the rest of the file is never parsed); when they do not parse
+alone (a line of the def's text at the def's indentation), the file's tree of the trace
+session, where a def no other def holds or is in is converted in place (given away) and any
+other is copied, so the defs around or inside it stay as the file has them."""
 
 from __future__ import annotations
 
@@ -25,6 +27,14 @@ SOURCE = textwrap.dedent(
     class K:
         def method(self, x):
             return [x for _ in range(2)]
+
+    def cut(x):
+        words = [
+    "a string at the def's indentation: these lines do not parse alone",
+        ]
+        return words
+
+    ﬁle_name = 1
     """
 )
 
@@ -41,27 +51,46 @@ def _own(filename, digest, line, name):
     return tree, lazy._own_tree(filename, line, name, tree)
 
 
-def test_a_def_alone_is_given_away_then_parsed_again(tmp_path):
+def test_a_def_is_parsed_alone_and_converted_in_place(tmp_path):
     filename, digest = _setup(tmp_path)
     lazy._trees.clear()
     try:
-        tree, node = _own(filename, digest, 2, "alone")
-        assert node is tree and isinstance(node, gast.FunctionDef)  # in place
-        again, _ = lazy._locate(filename, digest, 2, "alone", "alone")  # the file again
-        assert again is not tree and isinstance(again, ast.FunctionDef)
-        tree, node = _own(filename, digest, 11, "method")  # a method: alone too
-        assert node is tree
+        for line, name in ((2, "alone"), (5, "outer"), (6, "inner"), (11, "method")):
+            tree, node = _own(filename, digest, line, name)
+            assert node is tree and isinstance(node, gast.FunctionDef)  # in place
+            assert (node.lineno, node.name) == (line, name)
+            again, _ = lazy._locate(filename, digest, line, name, name)
+            assert again is not tree and isinstance(again, ast.FunctionDef)  # parsed again
+        assert lazy._trees[filename].index is None  # the whole file never parsed
+        outer, _ = lazy._locate(filename, digest, 5, "outer", "outer")
+        assert isinstance(outer.body[0], ast.FunctionDef)  # inner is ast's in a fresh def
     finally:
         lazy._trees.clear()
 
 
-def test_defs_around_or_inside_others_are_copied(tmp_path):
+def test_the_names_a_module_uses_are_every_identifier_of_its_text(tmp_path):
     filename, digest = _setup(tmp_path)
     lazy._trees.clear()
     try:
-        for line, name in ((5, "outer"), (6, "inner")):
+        _, taken = lazy._locate(filename, digest, 2, "alone", "alone")
+        assert {"alone", "outer", "inner", "K", "method", "words", "x", "y"} <= taken
+        assert "file_name" in taken  # as Python reads the identifier (NFKC)
+    finally:
+        lazy._trees.clear()
+
+
+def test_a_def_that_does_not_parse_alone_comes_from_the_files_tree(tmp_path):
+    filename, digest = _setup(tmp_path)
+    lazy._trees.clear()
+    try:
+        tree, node = _own(filename, digest, 14, "cut")
+        assert lazy._trees[filename].index is not None  # the whole file, once
+        assert node is tree and isinstance(node, gast.FunctionDef)  # alone: given away
+        again, _ = lazy._locate(filename, digest, 14, "cut", "cut")  # the file again
+        assert again is not tree and isinstance(again, ast.FunctionDef)
+        for line, name in ((5, "outer"), (6, "inner")):  # the tree's defs from now on
             tree, node = _own(filename, digest, line, name)
-            assert node is not tree and isinstance(tree, ast.FunctionDef)
+            assert node is not tree and isinstance(tree, ast.FunctionDef)  # copied
             assert lazy._locate(filename, digest, line, name, name)[0] is tree  # kept
         outer, _ = lazy._locate(filename, digest, 5, "outer", "outer")
         assert isinstance(outer.body[0], ast.FunctionDef)  # inner is still ast's
