@@ -54,19 +54,22 @@ def function_def(
     shared: tuple = (),
     declared: tuple | None = None,
     bound: tuple | None = None,
+    cells: tuple = (),
 ) -> gast.FunctionDef:
     """``def fn_name(params): body`` located at ``origin``. Parameters in ``shared`` are the
     user function's cells, renamed ``a__in``: the function declares them ``nonlocal`` and
     binds them to the parameter's value (``a = a__in``). ``declared`` and ``bound`` narrow
-    both to those named (a branch of an ``if`` reads the cell itself: see ``build_if``)."""
+    both to those named (a branch of an ``if`` reads the cell itself: see ``build_if``).
+    ``cells``: other cells of the user's function the body sets or deletes (``nonlocal``)."""
     prologue = []
+    renamed = {p: f"{p}__in" for p in shared}
+    params = [renamed.get(p, p) for p in params]
+    bound = [p for p in shared if renamed[p] in params and (bound is None or p in bound)]
+    declared = [p for p in shared if declared is None or p in declared or p in bound]
+    declared += [c for c in cells if c not in declared]
+    if declared:
+        prologue.append(gast.Nonlocal(names=declared))
     if shared:
-        renamed = {p: f"{p}__in" for p in shared}
-        params = [renamed.get(p, p) for p in params]
-        bound = [p for p in shared if renamed[p] in params and (bound is None or p in bound)]
-        declared = [p for p in shared if declared is None or p in declared or p in bound]
-        if declared:
-            prologue.append(gast.Nonlocal(names=declared))
         if len(bound) == 1:
             prologue.append(_assign(name(bound[0], store=True), name(renamed[bound[0]])))
         elif bound:  # one line: ``a, c = a__in, c__in``
@@ -151,9 +154,14 @@ def guarded_inputs(
 
 def shared_cells(self: Transformer, params: list[str]) -> tuple:
     """The parameters that are cells of the user's function (a closure reads them)."""
-    info = self.ctx.info
-    cells = getattr(info, "cell_vars", ()) if info is not None else ()
+    cells = cells_of(self)
     return tuple(p for p in params if p in cells)
+
+
+def cells_of(self: Transformer) -> frozenset:
+    """The cells of the user's function: its locals a closure of it reads or sets."""
+    info = self.ctx.info
+    return getattr(info, "cell_vars", frozenset()) if info is not None else frozenset()
 
 
 def build_if(self, node: gast.If) -> tuple[list, list]:
@@ -323,8 +331,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         body = list(branch_f)
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
             body.append(copy_location(ret, node))
-        declared = bare(names_in(scope, "modified"))
-        fn = function_def(self.ctx.namer.new(label), inputs, body, node, shared, declared, bound)
+        declared = bare(names_in(scope, "modified") | names_in(scope, "deleted"))
+        cells = sorted(c for c in declared & cells_of(self) if c not in inputs)
+        fn = function_def(
+            self.ctx.namer.new(label), inputs, body, node, shared, declared, bound, cells
+        )
         fns.append(self.hoist(fn))
     dead = unread(node, passed_on - set(outputs) - tested)
     reads_before, args = guarded_inputs(self, inputs, defined, node, dead)

@@ -54,6 +54,7 @@ from autostatic.transformers.ifelse import (
     _attribute,
     assign_results,
     assignments,
+    cells_of,
     function_def,
     guarded_inputs,
     lambda_def,
@@ -210,7 +211,10 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         body_name = self.hoist(lambda_def(self.ctx.namer.new("loop_body"), body_params, value,
                                           node))  # fmt: skip
     else:
-        body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared)
+        gone = bare(names_in(body_scope, "modified") | names_in(body_scope, "deleted"))
+        cells = sorted(c for c in gone & cells_of(self) if c not in body_params)
+        body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared,
+                               cells=cells)  # fmt: skip
         body_name = self.hoist(body_fn)
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
     if carried and _unbound_before(node, node.target.id):  # starts shaped like an item

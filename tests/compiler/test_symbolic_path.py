@@ -493,3 +493,26 @@ def test_value_in_a_symbolic_tensor_is_a_clear_error_at_the_users_line():
         trace(_member, x)
     assert "test_symbolic_path.py" in str(info.value)
     assert "was not converted" not in str(info.value)
+
+
+def _deletes_a_cell(xs, k):
+    c = 1
+    for b in xs:
+        if b > k:
+            continue
+        del c
+
+    def bump():
+        nonlocal c
+        c = c + 1
+        return c
+
+    return bump()
+
+
+def test_a_branch_function_that_deletes_a_closures_cell_declares_it():
+    """``del c`` in a branch function is the user function's ``c`` (a closure's cell), not
+    a local of the branch function (which would raise UnboundLocalError)."""
+    code = autostatic.to_code(_deletes_a_cell)
+    branch = code[: code.index("return ()")]
+    assert branch.rstrip().endswith("nonlocal c\n        del c")
