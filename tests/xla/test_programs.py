@@ -570,3 +570,30 @@ def test_a_counted_loop_with_a_print_prints_every_iteration(capfd):
     assert printed.count("step") == 22
     assert_same([expected], [got])
     assert _jaxpr_text(main, feed, outs).count("while[") == 2
+
+
+def test_counted_loops_nested_and_with_a_one_element_counter():
+    """An inner counted loop restarted by each outer iteration, and a counter of shape [1]
+    (Paddle style), unrolled: the values are the default executor's."""
+
+    def fn(v):
+        def outer(i, v):
+            def inner(j, w):
+                return j + 1, w * 0.99 + 0.01
+
+            _, v = while_loop(lambda j, w: j < 23, inner, [rt.full([], 0, "int64"), v])
+            return i + 1, v + 0.5
+
+        _, v = while_loop(lambda i, v: i < 3, outer, [rt.full([], 0, "int64"), v])
+        k, w = while_loop(
+            lambda k, w: k < 44, lambda k, w: (k + 2, w - 0.25), [rt.full([1], 1, "int32"), v]
+        )
+        return [v, k, w]
+
+    main, _, outs = build(fn, [("v", [5], "float32")])
+    feed = {"v": np.random.default_rng(6).normal(size=(5,)).astype("float32")}
+    expected, got = run_both(main, feed, outs)
+    assert_same(expected, got)
+    np.testing.assert_array_equal(got[0][1], expected[0][1])
+    text = _jaxpr_text(main, feed, outs)
+    assert text.count("while[") == 5  # outer; inner rounds and rest; [1] counter rounds and rest

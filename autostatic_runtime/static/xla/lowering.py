@@ -325,7 +325,7 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
 
             def rounds_cond(state):  # (the bound a constant of the condition, not a carry)
                 limit = jnp.asarray(bound, kind)
-                return state[0][p] < limit if less else state[0][p] > limit
+                return low.pred(state[0][p] < limit if less else state[0][p] > limit)
 
             def rounds_body(state):
                 for _ in range(k):
