@@ -522,8 +522,8 @@ def test_a_counted_loop_runs_several_bodies_per_iteration(start, compare, bound,
 
 
 def test_a_loop_whose_count_is_not_known_while_tracing_is_not_unrolled():
-    """A bound fed at run time, a counter stepped by a fed value, or a condition with more
-    than a comparison: one body per iteration."""
+    """A bound fed at run time, a condition with more than a comparison, or a body of more
+    than UNROLL_BODY_OPS ops: one body per iteration."""
 
     def fed_bound(v, n):
         start = rt.full([], 0, "int64")
@@ -537,13 +537,18 @@ def test_a_loop_whose_count_is_not_known_while_tracing_is_not_unrolled():
         _, v = while_loop(cond_fn, lambda i, v: (i + 1, v * 0.5), [rt.full([], 0, "int64"), v])
         return [v]
 
+    def long_body(v, n):  # 4 ops: four bodies would make one long fused chain
+        body = lambda i, v: (i + 1, (v * 0.5 + 0.25) * 0.75)  # noqa: E731
+        _, v = while_loop(lambda i, v: i < 100, body, [rt.full([], 0, "int64"), v])
+        return [v]
+
     rng = np.random.default_rng(4)
     feed = {"v": rng.normal(size=(4,)).astype("float32"), "n": np.array(60, "int64")}
-    for fn in (fed_bound, two_tests):
+    for fn in (fed_bound, two_tests, long_body):
         main, _, outs = build(fn, [("v", [4], "float32"), ("n", [], "int64")])
         assert_same(*run_both(main, feed, outs))
         text = _jaxpr_text(main, feed, outs)
-        assert text.count("while[") == 1 and text.count(" mul ") == 1
+        assert text.count("while[") == 1 and text.count(" mul ") == (2 if fn is long_body else 1)
 
 
 def test_a_counted_loop_with_a_print_prints_every_iteration(capfd):

@@ -54,10 +54,12 @@ from autostatic_runtime.static.program import Block, Literal
 SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their input's shape
 UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries change shape)
 # a counted loop (its trip count known while tracing) with a body of at most UNROLL_BODY_OPS
-# ops runs UNROLL_FACTOR bodies per lax.while_loop iteration when that leaves at least
-# UNROLL_MIN_ROUNDS iterations (``_counted``): XLA's CPU loop costs ~4 ns an iteration
+# ops, none holding a block, runs UNROLL_FACTOR bodies per lax.while_loop iteration when
+# that leaves at least UNROLL_MIN_ROUNDS iterations (``_counted``): XLA's CPU loop costs
+# ~4 ns an iteration, but a fused chain of 16 or more elementwise ops can run several times
+# slower than the same ops in four shorter iterations, so only small bodies qualify
 UNROLL_FACTOR = 4
-UNROLL_BODY_OPS = 16
+UNROLL_BODY_OPS = 3
 UNROLL_MIN_ROUNDS = 4
 
 
@@ -360,7 +362,7 @@ def _counted(low: Lowering, op, env: dict, init: tuple) -> tuple | None:
     the same order: the values are those of one body an iteration. None otherwise (a long
     body, a short loop, an effect in the condition, anything else)."""
     body, cond = op.attrs["body_block"], op.attrs["cond_block"]
-    if len(body.ops) > UNROLL_BODY_OPS:
+    if len(body.ops) > UNROLL_BODY_OPS or any(o.sub_blocks() for o in body.ops):
         return None
     compare = prune(cond, [op.attrs["cond_output"]])
     if len(compare) != 1 or compare[0].type not in _COMPARES or _attrs(compare[0]):
