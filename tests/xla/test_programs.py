@@ -602,3 +602,24 @@ def test_counted_loops_nested_and_with_a_one_element_counter():
     np.testing.assert_array_equal(got[0][1], expected[0][1])
     text = _jaxpr_text(main, feed, outs)
     assert text.count("while[") == 5  # outer; inner rounds and rest; [1] counter rounds and rest
+
+
+def test_counted_loop_trip_counts_over_a_grid_of_bounds_and_steps():
+    """The trip count the unrolled loop assumes, against the default executor's loop, for
+    starts and bounds on both sides, steps 1-5 and each comparison (the counter exactly)."""
+    rng = np.random.default_rng(9)
+    feed = {"v": rng.normal(size=(3,)).astype("float32")}
+    cases = []
+    for compare in ("<", "<=", ">", ">="):
+        down = compare.startswith(">")
+        for start, bound in ((0, 16), (3, 40), (-7, 21), (40, 3), (21, -7), (5, 5)):
+            if down:
+                start, bound = bound, start
+            for step in (1, 2, 3, 5):
+                cases.append((start, compare, bound, step, down, step == 3))
+    for start, compare, bound, step, sub, swap in cases:
+        fn = _counted_loop(start, compare, bound, step, sub, swap, dtype="int32")
+        main, _, outs = build(fn, [("v", [3], "float32")])
+        expected, got = run_both(main, feed, outs)
+        np.testing.assert_array_equal(got[0][0], expected[0][0], err_msg=str((start, compare)))
+        np.testing.assert_allclose(got[0][1], expected[0][1], rtol=1e-5)
