@@ -459,3 +459,167 @@ def test_off_the_cpu_a_transposed_matmul_operand_stays_in_the_dot(monkeypatch):
     feed["b"] = rng.normal(size=(6, 3)).astype("float32")
     assert_same(*run_both(main, feed, outs))
     assert "optimization_barrier" not in _jaxpr_text(main, feed, outs)
+
+
+def _counted_loop(start, compare, bound, step, sub=False, swap=False, dtype="int64"):
+    """``while i <compare> bound: i += step; v = v * 0.999 + 0.001`` (also counting down)."""
+    ops = {"<": rt.less_than, "<=": rt.less_equal, ">": rt.greater_than, ">=": rt.greater_equal}
+    flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+    def fn(v):
+        def cond_fn(i, v):
+            return ops[flipped[compare]](bound, i) if swap else ops[compare](i, bound)
+
+        def body(i, v):
+            return (i - step if sub else i + step), v * 0.999 + 0.001
+
+        i, v = while_loop(cond_fn, body, [rt.full([], start, dtype), v])
+        return [i, v]
+
+    return fn
+
+
+@pytest.mark.parametrize(
+    "start, compare, bound, step, sub, swap",
+    [
+        (0, "<", 1000, 1, False, False),  # W3: 250 rounds of 4 bodies, no rest
+        (0, "<", 37, 1, False, False),  # 9 rounds and one more body
+        (3, "<=", 40, 2, False, False),  # counter 3, 5, ..., 39: 19 bodies
+        (50, ">", 4, 3, True, False),  # counting down: 50, 47, ..., 5
+        (50, ">=", 4, 3, True, True),  # 4 <= i, written the other way round
+        (0, "<", 70, 1, False, True),  # 70 > i
+        (0, "<", 7, 1, False, False),  # too short to unroll: one plain loop
+        (10, "<", 5, 1, False, False),  # never runs
+    ],
+)
+def test_a_counted_loop_runs_several_bodies_per_iteration(start, compare, bound, step, sub, swap):
+    """A loop whose trip count is known while tracing (a counter from a constant, compared
+    with a constant, stepped by one) runs UNROLL_FACTOR bodies per ``lax.while_loop``
+    iteration and the rest in a plain loop: the counter and the values are the default
+    executor's."""
+    from autostatic_runtime.static.xla import lowering
+
+    fn = _counted_loop(start, compare, bound, step, sub, swap)
+    main, _, outs = build(fn, [("v", [8], "float32")])
+    feed = {"v": np.random.default_rng(3).normal(size=(8,)).astype("float32")}
+    expected, got = run_both(main, feed, outs)
+    assert_same(expected, got)
+    np.testing.assert_array_equal(got[0][0], expected[0][0])  # the counter, exactly
+    span = {"<": bound - start, "<=": bound - start + 1}.get(compare)
+    if span is None:
+        span = start - bound + (compare == ">=")
+    trips = max(0, -(-span // step))
+    rounds = trips // lowering.UNROLL_FACTOR
+    text = _jaxpr_text(main, feed, outs)
+    loops = text.count("while[")
+    muls = text.count(" mul ")
+    if rounds >= lowering.UNROLL_MIN_ROUNDS:
+        rest = trips % lowering.UNROLL_FACTOR
+        assert loops == 1 + (rest > 0)
+        assert muls == lowering.UNROLL_FACTOR + (rest > 0)
+    else:
+        assert (loops, muls) == (1, 1)
+
+
+def test_a_loop_whose_count_is_not_known_while_tracing_is_not_unrolled():
+    """A bound fed at run time, a condition with more than a comparison, or a body of more
+    than UNROLL_BODY_OPS ops: one body per iteration."""
+
+    def fed_bound(v, n):
+        start = rt.full([], 0, "int64")
+        _, v = while_loop(lambda i, v: i < n, lambda i, v: (i + 1, v * 0.5), [start, v])
+        return [v]
+
+    def two_tests(v, n):
+        def cond_fn(i, v):
+            return rt.logical_and(i < 100, rt.sum(v) > -1e9)
+
+        _, v = while_loop(cond_fn, lambda i, v: (i + 1, v * 0.5), [rt.full([], 0, "int64"), v])
+        return [v]
+
+    def long_body(v, n):  # 4 ops: four bodies would make one long fused chain
+        body = lambda i, v: (i + 1, (v * 0.5 + 0.25) * 0.75)  # noqa: E731
+        _, v = while_loop(lambda i, v: i < 100, body, [rt.full([], 0, "int64"), v])
+        return [v]
+
+    rng = np.random.default_rng(4)
+    feed = {"v": rng.normal(size=(4,)).astype("float32"), "n": np.array(60, "int64")}
+    for fn in (fed_bound, two_tests, long_body):
+        main, _, outs = build(fn, [("v", [4], "float32"), ("n", [], "int64")])
+        assert_same(*run_both(main, feed, outs))
+        text = _jaxpr_text(main, feed, outs)
+        assert text.count("while[") == 1 and text.count(" mul ") == (2 if fn is long_body else 1)
+
+
+def test_a_counted_loop_with_a_print_prints_every_iteration(capfd):
+    """An effect in an unrolled body runs once per iteration, in order (22 = 5 rounds of 4
+    and 2 more)."""
+
+    def fn(v):
+        def body(i, v):
+            static.Print(i, message="step")
+            return i + 1, v * 0.5
+
+        _, v = while_loop(lambda i, v: i < 22, body, [rt.full([], 0, "int64"), v])
+        return [v]
+
+    main, _, outs = build(fn, [("v", [4], "float32")])
+    feed = {"v": np.ones(4, "float32")}
+    capfd.readouterr()
+    scope, exe = static.Scope(), static.Executor()
+    expected = exe.run(main, feed, outs, scope=scope)
+    printed = capfd.readouterr().out
+    scope, exe = static.Scope(), static.Executor(compiler="xla")
+    got = exe.run(main, feed, outs, scope=scope)
+    assert capfd.readouterr().out == printed
+    assert printed.count("step") == 22
+    assert_same([expected], [got])
+    assert _jaxpr_text(main, feed, outs).count("while[") == 2
+
+
+def test_counted_loops_nested_and_with_a_one_element_counter():
+    """An inner counted loop restarted by each outer iteration, and a counter of shape [1]
+    (Paddle style), unrolled: the values are the default executor's."""
+
+    def fn(v):
+        def outer(i, v):
+            def inner(j, w):
+                return j + 1, w * 0.99 + 0.01
+
+            _, v = while_loop(lambda j, w: j < 23, inner, [rt.full([], 0, "int64"), v])
+            return i + 1, v + 0.5
+
+        _, v = while_loop(lambda i, v: i < 3, outer, [rt.full([], 0, "int64"), v])
+        k, w = while_loop(
+            lambda k, w: k < 44, lambda k, w: (k + 2, w - 0.25), [rt.full([1], 1, "int32"), v]
+        )
+        return [v, k, w]
+
+    main, _, outs = build(fn, [("v", [5], "float32")])
+    feed = {"v": np.random.default_rng(6).normal(size=(5,)).astype("float32")}
+    expected, got = run_both(main, feed, outs)
+    assert_same(expected, got)
+    np.testing.assert_array_equal(got[0][1], expected[0][1])
+    text = _jaxpr_text(main, feed, outs)
+    assert text.count("while[") == 5  # outer; inner rounds and rest; [1] counter rounds and rest
+
+
+def test_counted_loop_trip_counts_over_a_grid_of_bounds_and_steps():
+    """The trip count the unrolled loop assumes, against the default executor's loop, for
+    starts and bounds on both sides, steps 1-5 and each comparison (the counter exactly)."""
+    rng = np.random.default_rng(9)
+    feed = {"v": rng.normal(size=(3,)).astype("float32")}
+    cases = []
+    for compare in ("<", "<=", ">", ">="):
+        down = compare.startswith(">")
+        for start, bound in ((0, 16), (3, 40), (-7, 21), (40, 3), (21, -7), (5, 5)):
+            if down:
+                start, bound = bound, start
+            for step in (1, 2, 3, 5):
+                cases.append((start, compare, bound, step, down, step == 3))
+    for start, compare, bound, step, sub, swap in cases:
+        fn = _counted_loop(start, compare, bound, step, sub, swap, dtype="int32")
+        main, _, outs = build(fn, [("v", [3], "float32")])
+        expected, got = run_both(main, feed, outs)
+        np.testing.assert_array_equal(got[0][0], expected[0][0], err_msg=str((start, compare)))
+        np.testing.assert_allclose(got[0][1], expected[0][1], rtol=1e-5)

@@ -41,7 +41,7 @@ import numpy as np
 
 from autostatic_runtime import backends
 from autostatic_runtime.errors import ExecutionError
-from autostatic_runtime.static.compiler import PythonCodegen, _load, prune
+from autostatic_runtime.static.compiler import PythonCodegen, _load, has_side_effect, prune
 from autostatic_runtime.static.program import Block, Variable
 from autostatic_runtime.static.xla.lowering import (
     Lowering,
@@ -141,9 +141,11 @@ class XlaFunction:
         # need no switch (JAX's jit key holds the caller's mode; the trace, and so the
         # computation, is the same). Otherwise every call runs in 64-bit mode, which JAX
         # needs to take int64/float64 arguments as they are.
+        # A block with print/assert ops runs its calls in 64-bit mode too: JAX hands the
+        # host callback its values as the calling thread's mode has them (an int64 as int32).
         self._inside = all(
             str(block.var(name).dtype) in NARROW for name in self.reads + self.params
-        )
+        ) and not any(has_side_effect(op) for op in block.ops)
         self._jit()
 
     def _jit(self) -> None:

@@ -48,11 +48,19 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime.ops.registry import OPS
-from autostatic_runtime.static.compiler import META_ATTRS, prune
+from autostatic_runtime.static.compiler import META_ATTRS, has_side_effect, prune
 from autostatic_runtime.static.program import Block, Literal
 
 SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their input's shape
 UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries change shape)
+# a counted loop (its trip count known while tracing) with a body of at most UNROLL_BODY_OPS
+# ops, none holding a block, runs UNROLL_FACTOR bodies per lax.while_loop iteration when
+# that leaves at least UNROLL_MIN_ROUNDS iterations (``_counted``): XLA's CPU loop costs
+# ~4 ns an iteration, but a fused chain of 16 or more elementwise ops can run several times
+# slower than the same ops in four shorter iterations, so only small bodies qualify
+UNROLL_FACTOR = 4
+UNROLL_BODY_OPS = 3
+UNROLL_MIN_ROUNDS = 4
 
 
 class NeedsKey(Exception):
@@ -311,6 +319,24 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
         outs = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
         return (tuple(low.like(o, c) for o, c in zip(outs, carry)), *recorded)
 
+    if not trajectory:
+        counted = _counted(low, op, env, init)
+        if counted is not None:  # k bodies per iteration up to the bound, then the rest
+            p, bound, k, less, rest = counted
+            kind = init[p].dtype
+
+            def rounds_cond(state):  # (the bound a constant of the condition, not a carry)
+                limit = jnp.asarray(bound, kind)
+                return low.pred(state[0][p] < limit if less else state[0][p] > limit)
+
+            def rounds_body(state):
+                for _ in range(k):
+                    state = body_fn(state)
+                return state
+
+            (init,) = lax.while_loop(rounds_cond, low.loop_body(rounds_body), (init,))
+            if not rest:  # the condition (without effects) would fail now
+                return init, None
     state = (init,)
     if trajectory:
         rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init)
@@ -320,6 +346,97 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
         return outs, None
     low.counts.append(recorded[1])
     return outs, tuple(recorded)
+
+
+_COMPARES = {"less_than": 1, "less_equal": 1, "greater_than": -1, "greater_equal": -1}
+_STEPS = {"elementwise_add": 1, "elementwise_sub": -1}
+
+
+def _counted(low: Lowering, op, env: dict, init: tuple) -> tuple | None:
+    """``(p, bound, k, up, rest)`` for a counted loop worth running ``k`` bodies per iteration: loop
+    variable ``p`` is an integer counter known while tracing, the condition is ``counter <
+    n`` (``<=``, ``>``, ``>=``) and the body's only work on it is ``counter + s`` (``- s``),
+    with ``n`` and ``s`` known too, so the trip count ``t`` is known; the loop runs ``t // k``
+    rounds of ``k`` bodies while the counter has not reached ``bound`` (``t // k * k`` steps
+    from its start), and then the ``t % k`` others as before. The bodies are the same ops in
+    the same order: the values are those of one body an iteration. None otherwise (a long
+    body, a short loop, an effect in the condition, anything else)."""
+    body, cond = op.attrs["body_block"], op.attrs["cond_block"]
+    if len(body.ops) > UNROLL_BODY_OPS or any(o.sub_blocks() for o in body.ops):
+        return None
+    compare = prune(cond, [op.attrs["cond_output"]])
+    if len(compare) != 1 or compare[0].type not in _COMPARES or _attrs(compare[0]):
+        return None
+    (compare,) = compare
+    direction = _COMPARES[compare.type]
+    params = list(op.attrs["cond_params"])
+    x, y = compare.inputs
+    if isinstance(x, Literal) or x.name not in params:  # n > counter: counter < n
+        x, y, direction = y, x, -direction
+    if isinstance(x, Literal) or x.name not in params or _operand(y, params) is None:
+        return None
+    p = params.index(x.name)
+    name = op.attrs["body_params"][p]
+    step = [o for o in prune(body, [op.attrs["body_outputs"][p]]) if not has_side_effect(o)]
+    if len(step) != 1 or step[0].type not in _STEPS or _attrs(step[0]):
+        return None
+    u, v = step[0].inputs
+    if _is_var(u, name) and _operand(v, [name]) is not None:  # counter + s, counter - s
+        by = v
+    elif step[0].type == "elementwise_add" and _is_var(v, name) and _operand(u, [name]) is not None:
+        by = u  # s + counter
+    else:
+        return None
+    start = _integer(low, read(env, op.inputs[p]))
+    n, s = _integer(low, _known(env, y)), _integer(low, _known(env, by))
+    if start is None or n is None or s is None:
+        return None
+    s *= _STEPS[step[0].type]
+    if direction * s <= 0:  # moving away from n, or not at all: not a counted loop
+        return None
+    inclusive = compare.type in ("less_equal", "greater_equal")
+    span = (n - start) * direction + (1 if inclusive else 0)  # values the counter may take
+    trips = max(0, -(-span // abs(s)))
+    k = UNROLL_FACTOR
+    if trips // k < UNROLL_MIN_ROUNDS:
+        return None
+    bound = start + trips // k * k * s
+    info = np.iinfo(init[p].dtype)
+    if not info.min <= bound <= info.max:
+        return None
+    return p, bound, k, s > 0, trips % k
+
+
+def _known(env: dict, operand: Any) -> Any:
+    """``operand``'s value, or None when the block defines it itself."""
+    return operand.value if isinstance(operand, Literal) else env.get(operand.name)
+
+
+def _attrs(op) -> dict:
+    return {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
+
+
+def _is_var(operand: Any, name: str) -> bool:
+    return not isinstance(operand, Literal) and operand.name == name
+
+
+def _operand(operand: Any, params: list) -> Any:
+    """``operand`` when it is not a loop variable (a literal, or an outer value), else None."""
+    if isinstance(operand, Literal) or operand.name not in params:
+        return operand
+    return None
+
+
+def _integer(low: Lowering, value: Any) -> int | None:
+    """A one-element integer value known while tracing, as an int; None otherwise."""
+    if value is None or isinstance(value, bool) or type(value) in low.traced:
+        return None
+    if isinstance(value, int):
+        return value
+    value = np.asarray(value)
+    if value.size != 1 or value.dtype.kind not in "iu":
+        return None
+    return int(value.reshape(()))
 
 
 class Unrolled:
