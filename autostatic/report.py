@@ -161,7 +161,7 @@ def explain(target: str) -> str:
     t = resolve(target)
     tree = gast.parse(t.source)
     from autostatic.hook.names import names_used
-    from autostatic.pyct.activity import python_bool
+    from autostatic.pyct.activity import BOOL_BUILTINS, python_bool
     from autostatic.pyct.naming import Namer
 
     namer = Namer(names_used(tree))
@@ -204,10 +204,10 @@ def explain(target: str) -> str:
                     "stays Python: it iterates over a list, a comprehension or constants, "
                     "never a tensor"
                 )
-            elif isinstance(s, ast.If) and python_bool(gast.ast_to_gast(s.test)):
+            elif isinstance(s, ast.If) and python_bool(gast.ast_to_gast(s.test), BOOL_BUILTINS):
                 verdict = (
-                    "stays Python: its test (in/is, or == with a string) is always a Python "
-                    "bool, never a tensor"
+                    "stays Python: its test (in/is, == with a string, isinstance...) is always "
+                    "a Python bool, never a tensor"
                 )
             else:
                 verdict = "cannot become a static op: it is inside a statement that stays Python"

@@ -82,6 +82,7 @@ class _Walker:
         self.uses_locals = False
         self.in_class = in_class
         self.cond = 0  # > 0 while walking code that may not run (walrus is conditional)
+        self.builtin_tests: list = []  # ifs on ``isinstance(...)`` and the like (``analyze``)
 
     # ---- statements ---------------------------------------------------------------------------
 
@@ -179,8 +180,11 @@ class _Walker:
         return EMPTY_SCOPE
 
     def _if(self, node: gast.If | gast.While) -> Scope:
-        if type(node) is gast.If and python_bool(node.test):
-            anno.set(node, anno.PYTHON_IF, True)
+        if type(node) is gast.If and python_bool(node.test, BOOL_BUILTINS):
+            if python_bool(node.test):
+                anno.set(node, anno.PYTHON_IF, True)
+            else:  # (once the function's own names are known: ``analyze``)
+                self.builtin_tests.append(node)
         acc = _Acc()
         self.expr(node.test, acc)
         test = acc.scope()
@@ -639,18 +643,32 @@ def analyze(node: gast.AST) -> FunctionInfo:
     else:
         body = walker.block(node.body)
     anno.set(node, anno.BODY_SCOPE, body)
-    return FunctionInfo(node, params, walker, body)
+    info = FunctionInfo(node, params, walker, body)
+    if walker.builtin_tests:  # ``isinstance`` and the like: the builtins, unless bound here
+        own = info.locals | info.globals | info.nonlocals
+        if own.isdisjoint(BOOL_BUILTINS):
+            for stmt in walker.builtin_tests:
+                anno.set(stmt, anno.PYTHON_IF, True)
+    return info
 
 
 _PYTHON_BOOL_OPS = (gast.In, gast.NotIn, gast.Is, gast.IsNot)
 
 
-def python_bool(test: gast.expr) -> bool:
+#: builtins whose result is a Python bool (``isinstance`` of a symbolic tensor too)
+BOOL_BUILTINS = frozenset({"isinstance", "issubclass", "hasattr", "callable"})
+
+
+def python_bool(test: gast.expr, builtins: frozenset = frozenset()) -> bool:
     """Whether ``test`` is always a Python bool, whatever its operands are: ``in``/``is``
     comparisons (Python makes their result a bool), ``==``/``!=`` against a string or bytes
-    constant (a tensor compared with one is a bool too), and ``not``/``and``/``or`` of
-    those. An ``if`` on one stays the user's statement: no branch functions."""
+    constant (a tensor compared with one is a bool too), calls of the names in ``builtins``
+    (when they are those builtins), and ``not``/``and``/``or`` of those. An ``if`` on one
+    stays the user's statement: no branch functions."""
     kind = type(test)
+    if kind is gast.Call:
+        func = test.func
+        return type(func) is gast.Name and func.id in builtins
     if kind is gast.Compare:
         if all(type(op) in _PYTHON_BOOL_OPS for op in test.ops):
             return True
@@ -659,7 +677,7 @@ def python_bool(test: gast.expr) -> bool:
             for side in (test.left, test.comparators[0])
         )
     if kind is gast.BoolOp:
-        return all(python_bool(v) for v in test.values)
+        return all(python_bool(v, builtins) for v in test.values)
     if kind is gast.UnaryOp and type(test.op) is gast.Not:
-        return python_bool(test.operand)
+        return python_bool(test.operand, builtins)
     return False

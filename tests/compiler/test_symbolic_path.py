@@ -481,6 +481,34 @@ def test_an_if_on_in_is_or_a_string_comparison_stays_the_users_statement():
         assert ("cond" in op_types(main)) == (mode == "shift")
 
 
+def _kind_of(x, scale=None):
+    if isinstance(scale, (int, float)) and not callable(scale):
+        x = x * scale
+    if rt.mean(x) > 0:
+        x = x - 1.0
+    return x
+
+
+def _kind_of_shadowed(x):
+    isinstance = lambda value, kind: rt.mean(value) > 0  # noqa: E731 - a tensor test
+    if isinstance(x, float):
+        x = x * 2.0
+    return x
+
+
+def test_an_if_on_isinstance_stays_python_unless_the_function_binds_the_name():
+    assert autostatic.to_code(_kind_of).count("convert_ifelse") == 1  # the tensor test only
+    x = np.array([0.5, 2.0], np.float32)
+    main, outs = trace(lambda a: _kind_of(a, 3.0), x)
+    np.testing.assert_allclose(run(main, outs, x)[0], _kind_of(rt.to_tensor(x), 3.0).numpy())
+    assert "convert_ifelse" in autostatic.to_code(_kind_of_shadowed)
+    for v in (x, -x):
+        main, outs = trace(_kind_of_shadowed, v)
+        assert "cond" in op_types(main)
+        want = _kind_of_shadowed(rt.to_tensor(v)).numpy()
+        np.testing.assert_allclose(run(main, outs, v)[0], want)
+
+
 def _member(x):
     if 1.0 in x:
         return x

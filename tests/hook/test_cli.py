@@ -181,8 +181,8 @@ def test_show_and_explain(marked_pkg):
     assert report[4].startswith("    ex.py:8: for: can become a 'while' op when it iterates")
     assert report[5] == "    ex.py:10: while: can become a 'while' op"
     assert report[6] == (
-        "    ex.py:12: if: stays Python: its test (in/is, or == with a string) is always a "
-        "Python bool, never a tensor"
+        "    ex.py:12: if: stays Python: its test (in/is, == with a string, isinstance...) is "
+        "always a Python bool, never a tensor"
     )
 
 
