@@ -11,6 +11,7 @@ import importlib.util
 import textwrap
 
 import gast
+import pytest
 
 from autostatic import lazy
 
@@ -39,11 +40,14 @@ SOURCE = textwrap.dedent(
 )
 
 
-def _setup(tmp_path):
+@pytest.fixture
+def module(tmp_path):
+    """(file name, source hash) of SOURCE in a file; a trace session's trees around it."""
     path = tmp_path / "mod_trees.py"
     path.write_text(SOURCE)
-    data = path.read_bytes()
-    return str(path), importlib.util.source_hash(data).hex()
+    lazy._trees.clear()
+    yield str(path), importlib.util.source_hash(path.read_bytes()).hex()
+    lazy._trees.clear()
 
 
 def _own(filename, digest, line, name):
@@ -51,48 +55,36 @@ def _own(filename, digest, line, name):
     return tree, lazy._own_tree(filename, line, name, tree)
 
 
-def test_a_def_is_parsed_alone_and_converted_in_place(tmp_path):
-    filename, digest = _setup(tmp_path)
-    lazy._trees.clear()
-    try:
-        for line, name in ((2, "alone"), (5, "outer"), (6, "inner"), (11, "method")):
-            tree, node = _own(filename, digest, line, name)
-            assert node is tree and isinstance(node, gast.FunctionDef)  # in place
-            assert (node.lineno, node.name) == (line, name)
-            again, _ = lazy._locate(filename, digest, line, name, name)
-            assert again is not tree and isinstance(again, ast.FunctionDef)  # parsed again
-        assert lazy._trees[filename].index is None  # the whole file never parsed
-        outer, _ = lazy._locate(filename, digest, 5, "outer", "outer")
-        assert isinstance(outer.body[0], ast.FunctionDef)  # inner is ast's in a fresh def
-    finally:
-        lazy._trees.clear()
+def test_a_def_is_parsed_alone_and_converted_in_place(module):
+    filename, digest = module
+    for line, name in ((2, "alone"), (5, "outer"), (6, "inner"), (11, "method")):
+        tree, node = _own(filename, digest, line, name)
+        assert node is tree and isinstance(node, gast.FunctionDef)  # in place
+        assert (node.lineno, node.name) == (line, name)
+        again, _ = lazy._locate(filename, digest, line, name, name)
+        assert again is not tree and isinstance(again, ast.FunctionDef)  # parsed again
+    assert lazy._trees[filename].index is None  # the whole file never parsed
+    outer, _ = lazy._locate(filename, digest, 5, "outer", "outer")
+    assert isinstance(outer.body[0], ast.FunctionDef)  # inner is ast's in a fresh def
 
 
-def test_the_names_a_module_uses_are_every_identifier_of_its_text(tmp_path):
-    filename, digest = _setup(tmp_path)
-    lazy._trees.clear()
-    try:
-        _, taken = lazy._locate(filename, digest, 2, "alone", "alone")
-        assert {"alone", "outer", "inner", "K", "method", "words", "x", "y"} <= taken
-        assert "file_name" in taken  # as Python reads the identifier (NFKC)
-    finally:
-        lazy._trees.clear()
+def test_the_names_a_module_uses_are_every_identifier_of_its_text(module):
+    filename, digest = module
+    _, taken = lazy._locate(filename, digest, 2, "alone", "alone")
+    assert {"alone", "outer", "inner", "K", "method", "words", "x", "y"} <= taken
+    assert "file_name" in taken  # as Python reads the identifier (NFKC)
 
 
-def test_a_def_that_does_not_parse_alone_comes_from_the_files_tree(tmp_path):
-    filename, digest = _setup(tmp_path)
-    lazy._trees.clear()
-    try:
-        tree, node = _own(filename, digest, 14, "cut")
-        assert lazy._trees[filename].index is not None  # the whole file, once
-        assert node is tree and isinstance(node, gast.FunctionDef)  # alone: given away
-        again, _ = lazy._locate(filename, digest, 14, "cut", "cut")  # the file again
-        assert again is not tree and isinstance(again, ast.FunctionDef)
-        for line, name in ((5, "outer"), (6, "inner")):  # the tree's defs from now on
-            tree, node = _own(filename, digest, line, name)
-            assert node is not tree and isinstance(tree, ast.FunctionDef)  # copied
-            assert lazy._locate(filename, digest, line, name, name)[0] is tree  # kept
-        outer, _ = lazy._locate(filename, digest, 5, "outer", "outer")
-        assert isinstance(outer.body[0], ast.FunctionDef)  # inner is still ast's
-    finally:
-        lazy._trees.clear()
+def test_a_def_that_does_not_parse_alone_comes_from_the_files_tree(module):
+    filename, digest = module
+    tree, node = _own(filename, digest, 14, "cut")
+    assert lazy._trees[filename].index is not None  # the whole file, once
+    assert node is tree and isinstance(node, gast.FunctionDef)  # alone: given away
+    again, _ = lazy._locate(filename, digest, 14, "cut", "cut")  # the file again
+    assert again is not tree and isinstance(again, ast.FunctionDef)
+    for line, name in ((5, "outer"), (6, "inner")):  # the tree's defs from now on
+        tree, node = _own(filename, digest, line, name)
+        assert node is not tree and isinstance(tree, ast.FunctionDef)  # copied
+        assert lazy._locate(filename, digest, line, name, name)[0] is tree  # kept
+    outer, _ = lazy._locate(filename, digest, 5, "outer", "outer")
+    assert isinstance(outer.body[0], ast.FunctionDef)  # inner is still ast's
