@@ -36,7 +36,7 @@ def ret_nested_ifs(x):
 def ret_after_ret_dead_code(x):
     if rt.mean(x) > 1:
         return x
-        x = x + 10086  # noqa: dead code after return
+        x = x + 10086  # (dead code after return)
     return x + 1
 
 
