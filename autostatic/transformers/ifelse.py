@@ -294,6 +294,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     # it (convert_ifelse restores the cells before each branch it traces); a branch binds
     # the copy of a container, and a maybe-unbound input's marker
     bound = tuple(c for c in shared if c in containers or c not in defined)
+    cell_vars = cells_of(self)
     fns = []
     guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped
     for branch, branch_f, scope, label in (
@@ -331,8 +332,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         body = list(branch_f)
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
             body.append(copy_location(ret, node))
-        declared = bare(names_in(scope, "modified") | names_in(scope, "deleted"))
-        cells = sorted(c for c in declared & cells_of(self) if c not in inputs)
+        declared, cells = None, ()
+        if shared or cell_vars:
+            declared = bare(names_in(scope, "modified") | names_in(scope, "deleted"))
+            cells = sorted(c for c in declared & cell_vars if c not in inputs)
         fn = function_def(
             self.ctx.namer.new(label), inputs, body, node, shared, declared, bound, cells
         )
