@@ -45,6 +45,7 @@ from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import LOAD, constant, name, replace
 from autostatic.transformers.base import bare, clone, names_in
 from autostatic.transformers.for_loops import (
+    _statement_copy,
     _store_names,
     appended_lists,
     assign_if,
@@ -84,7 +85,7 @@ def _python_loop(self, node: gast.While, pred: str, symbolic: list, body: list, 
     bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
     test = gast.BoolOp(op=gast.And(), values=[self.is_symbolic(bind, negate=True), name(pred)])
     if len(symbolic) == 1:  # one assignment when it can be: `outs = <call> if ... else outs`
-        switch = assign_if(self.is_symbolic(name(pred)), clone(symbolic[0]), node)
+        switch = assign_if(self.is_symbolic(name(pred)), _statement_copy(symbolic[0]), node)
     else:
         switch = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[])
     loop = gast.While(test=test, body=body, orelse=[])
