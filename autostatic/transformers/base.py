@@ -202,7 +202,7 @@ class Transformer(gast.NodeTransformer):
     def is_symbolic(self, value: gast.expr, negate: bool = False) -> gast.Compare:
         """``value.__class__ is <Variable>``: the ~20 ns test that picks the path."""
         cls = _node(gast.Attribute, value=value, attr="__class__", ctx=LOAD)
-        op = gast.IsNot() if negate else gast.Is()
+        op = _node(gast.IsNot if negate else gast.Is)
         return _node(gast.Compare, left=cls, ops=[op], comparators=[name(self.ctx.sym)])
 
     def location(self, node: gast.AST) -> gast.Constant:

@@ -400,17 +400,13 @@ def assignments(
     None."""
     values: dict = {}
     temps = self.ctx.temporaries
+    augmenting = []  # (target, statement): ``target += value`` as a call, made at the end
     for stmt in branch:
-        if augmented and type(stmt) is gast.AugAssign and type(stmt.target) is gast.Name:
+        kind = type(stmt)
+        if augmented and kind is gast.AugAssign and type(stmt.target) is gast.Name:
             target = stmt.target.id
-            op = gast.Attribute(value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
-                                ctx=LOAD)  # fmt: skip
-            value = gast.Call(func=op, args=[name(target), stmt.value], keywords=[])
-        elif (
-            type(stmt) is gast.Assign
-            and len(stmt.targets) == 1
-            and type(stmt.targets[0]) is gast.Name
-        ):
+            value = None
+        elif kind is gast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is gast.Name:
             target, value = stmt.targets[0].id, stmt.value
         else:
             return None
@@ -422,6 +418,12 @@ def assignments(
         if yields or not binds <= temps or (values and not reads.isdisjoint(values)):
             return None
         values[target] = value
+        if value is None:
+            augmenting.append((target, stmt))
+    for target, stmt in augmenting:
+        op = _node(gast.Attribute, value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
+                   ctx=LOAD)  # fmt: skip
+        values[target] = _node(gast.Call, func=op, args=[name(target), stmt.value], keywords=[])
     return values
 
 
