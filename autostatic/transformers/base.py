@@ -452,7 +452,15 @@ def find_jump(stmts: list, statements_only: bool = False) -> gast.AST | None:
 
 def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
     """(the first jump leaving ``stmt``, the first return/yield/await anywhere in it)."""
-    known = anno.get(stmt, anno.JUMPS, None)
+    values = stmt.__dict__
+    if statements_only and stmt.__class__ not in _JUMPING:
+        fields = _BLOCK_FIELDS.get(stmt.__class__)
+        if fields is None:
+            fields = _block_fields(stmt.__class__)
+        if not fields:  # a simple statement that is no jump: nothing to walk or remember
+            return _NO_JUMP
+    known = values.get("_as_anno")
+    known = known.get(anno.JUMPS) if known is not None else None
     if known is not None:
         return known
     found = [None, None]
@@ -484,6 +492,10 @@ def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
     if stmt not in result:  # a jump's own answer is itself: not kept (a reference cycle)
         anno.set(stmt, anno.JUMPS, result)
     return result
+
+
+_JUMPING = {gast.Return, gast.Break, gast.Continue}  # statements that jump themselves
+_NO_JUMP = (None, None)
 
 
 def docstring(body: list) -> list:

@@ -179,7 +179,7 @@ def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: 
     if len(symbolic) != 1 or type(symbolic[0]) is not gast.Assign:
         return None  # no outputs, or inputs that may be unbound
     outputs = [t.id if type(t) is gast.Name else None for t in symbolic[0].targets[0].elts]
-    defined = set(anno.get(node, anno.DEFINED_IN))
+    defined = anno.get(node, anno.DEFINED_IN)
     branches = []
     for branch in (body, orelse):
         # inside try/with only values that cannot raise: an exception must not find the
@@ -228,7 +228,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
     modified |= self.rebound_by_calls(node.body + node.orelse)
     containers = mutated_containers(node.body + node.orelse) if may_mutate(self.ctx.census) else []
-    defined_in = set(anno.get(node, anno.DEFINED_IN))
+    defined_in = anno.get(node, anno.DEFINED_IN)  # (the analyses' frozensets: not copied)
     attrs = sorted(
         m
         for m in modified
@@ -246,11 +246,14 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     )
     if error is not None:
         return error, False
-    live_out = set(anno.get(node, anno.LIVE_OUT))
+    live_out = anno.get(node, anno.LIVE_OUT)
     tested = names_in(test_scope, "modified")
-    maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
-    defined = set(anno.get(node, anno.DEFINED_IN)) | tested
-    outputs = sorted(m for m in bare(modified) if m in live_out)
+    maybe = anno.get(node, anno.MAYBE_DEFINED_IN)
+    defined = defined_in
+    if tested:
+        maybe, defined = maybe | tested, defined | tested
+    names = bare(modified)
+    outputs = sorted(m for m in names if m in live_out)
     outputs += [
         c
         for c in containers
@@ -264,7 +267,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     reads |= {c for c in containers if self.is_local(c)}
     # and what the branches change that is bound here: an if or loop inside them may pass
     # it on (a branch function has only its parameters bound)
-    passed_on = {m for m in bare(modified) if m in defined} - reads
+    passed_on = {m for m in names if m in defined} - reads
     reads |= passed_on
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
     shared = shared_cells(self, inputs)
@@ -543,7 +546,7 @@ def _live_into(node: gast.If, live_out: set) -> set | None:
         facts = anno.get(branch[0], anno.LIVE_IN, None)
         if facts is None:
             return None
-        live |= set(facts)
+        live |= facts
     return live
 
 

@@ -135,7 +135,9 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     bound = _store_names(node.target) if for_loop else []
     extra_vars = [flag] if flag else []
     modified |= set(bound) | self.rebound_by_calls(node.body)
-    defined = set(anno.get(node, anno.DEFINED_IN, ())) | set(bound)
+    defined = anno.get(node, anno.DEFINED_IN, frozenset())  # (a frozenset: not copied)
+    if bound:
+        defined = defined | set(bound)
     attrs = sorted(
         m
         for m in modified
@@ -150,7 +152,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     )
     if error is not None:
         return error, False
-    live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
+    live = anno.get(node, anno.LIVE_OUT) | anno.get(node, anno.LOOP_LIVE_IN_HEADER)
     loop_vars = sorted(m for m in bare(modified) if m in live or m in extra_vars)
     # lists bound before the loop that the body appends to or pops from are carried (as
     # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
