@@ -304,9 +304,10 @@ def shallow(node: gast.AST) -> gast.AST:
 
 
 def _node(kind: type, **fields) -> gast.AST:
-    """``kind(**fields)`` without gast's generic constructor."""
+    """``kind(**fields)`` without gast's generic constructor (``fields``, a new dict, is the
+    node's dict)."""
     node = kind.__new__(kind)
-    node.__dict__.update(fields)
+    node.__dict__ = fields
     return node
 
 
