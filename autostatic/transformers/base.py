@@ -264,16 +264,19 @@ class Transformer(gast.NodeTransformer):
             stmts += replace("if v is jst.UNDEFINED:\n    del v", origin, v=n, jst=self.ctx.jst)
         return stmts
 
-    def rebound_by_calls(self, stmts: list) -> set[str]:
+    def rebound_by_calls(self, stmts: list) -> set[str] | frozenset[str]:
         """Locals a closure rebinds (``nonlocal``) that a call in ``stmts`` may change: a
         branch or loop body that calls such a closure outputs them too."""
+        census = self.ctx.census
+        if census is not None and not census.closures:
+            return _NONE
         rebound = {n for n in self.captured[1] if self.is_local(n)}
         if not rebound:
-            return set()
+            return _NONE
         for stmt in stmts:
             if any(isinstance(n, gast.Call) for n in walk(stmt)):
                 return rebound
-        return set()
+        return _NONE
 
     def bound_value(self, symbol: str, default: gast.expr) -> gast.expr | None:
         """``jst.builtins.locals().get('symbol', default)``: the local's value, or ``default``

@@ -226,7 +226,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     test_scope = anno.get(node, anno.TEST_SCOPE, None)
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
-    modified |= self.rebound_by_calls(node.body + node.orelse)
+    rebound = self.rebound_by_calls(node.body + node.orelse)
+    if rebound:
+        modified |= rebound
     containers = mutated_containers(node.body + node.orelse) if may_mutate(self.ctx.census) else []
     defined_in = anno.get(node, anno.DEFINED_IN)  # (the analyses' frozensets: not copied)
     attrs = sorted(
