@@ -309,11 +309,19 @@ def first_trace_report(names, top: int = 4, rounds: int = 7) -> None:
         if fn.__name__ != "<lambda>":
             found.append((len(walk(src.node)), nonblank(src.source), qualname, fn))
     found.sort(key=lambda r: -r[0])
-    chosen = [r[1:] for r in found[:top]]
-    digests = {}
-    for _, _, fn in chosen:
-        with open(fn.__code__.co_filename, "rb") as f:
-            digests[fn] = importlib.util.source_hash(f.read()).hex()
+    chosen, digests = [], {}
+    for _, lines, qualname, fn in found:  # the largest the hook finds in their files
+        code = fn.__code__
+        with open(code.co_filename, "rb") as f:
+            digest = importlib.util.source_hash(f.read()).hex()
+        try:  # (a function a decorator recompiled at other lines is not traced by the hook)
+            lazy._locate(code.co_filename, digest, code.co_firstlineno, code.co_name, qualname)
+        except Exception:
+            continue
+        digests[fn] = digest
+        chosen.append((lines, qualname, fn))
+        if len(chosen) == top:
+            break
     times = {q: [] for _, q, _ in chosen}
     file_times = {q: [] for _, q, _ in chosen}
     for _ in range(rounds):
