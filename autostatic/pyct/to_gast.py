@@ -253,7 +253,7 @@ def to_ast(node: gast.AST) -> ast.AST:
 
 
 _GAST = gast.AST
-_GAST_NAME = gast.Name
+_GAST_NAME, _GAST_CONSTANT = gast.Name, gast.Constant
 
 
 #: converted with ``ast.copy_location`` by gast (the others copy every location attribute)
@@ -346,7 +346,7 @@ def _own(node, lineno, col_offset, end_lineno, end_col_offset):
     location attribute takes the parent's (the four arguments), as ``fix_missing_locations``
     does, and the node's own are its children's."""
     kind = node.__class__
-    if kind is _GAST_NAME:  # (a third of the nodes: nothing under it, one context)
+    if kind is _GAST_NAME or kind is _GAST_CONSTANT:  # (half the nodes: nothing under them)
         values = node.__dict__
         if values.get("lineno") is None:
             values["lineno"] = lineno
@@ -360,8 +360,11 @@ def _own(node, lineno, col_offset, end_lineno, end_col_offset):
                 values["end_lineno"] = end_lineno
             if values.get("end_col_offset") is None:
                 values["end_col_offset"] = end_col_offset
-        node.__class__ = ast.Name
-        values["ctx"] = _AST_CONTEXTS[values["ctx"].__class__]
+        if kind is _GAST_NAME:
+            node.__class__ = ast.Name
+            values["ctx"] = _AST_CONTEXTS[values["ctx"].__class__]
+        else:
+            node.__class__ = ast.Constant
         return node
     known = _owned.get(kind)
     if known is None:
