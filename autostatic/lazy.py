@@ -252,19 +252,24 @@ def hook_factory(key: tuple, code: types.CodeType, f_globals: dict) -> types.Cod
     sub = (line, name, qualname, code.co_freevars, code.co_flags & _FUTURE_FLAGS)
     found = known.get(sub)
     if found is None:
+        from autostatic.conversion import converting
         from autostatic.pyct.to_gast import to_gast
 
-        tree, taken = _locate(filename, digest, line, name, qualname)
-        found = known[sub] = _build(
-            _own_tree(filename, line, name, tree),
-            filename,
-            qualname,
-            code.co_freevars,
-            sub[4],
-            taken,
-            again=lambda: to_gast(_locate(filename, digest, line, name, qualname)[0]),
-            source_hash=digest,
-        )  # (a tree of its own: the conversion changes it)
+        # the trees are made and dropped inside: the collector, enabled again on the way
+        # out, has none of their nodes left to look at
+        with converting():
+            tree, taken = _locate(filename, digest, line, name, qualname)
+            found = known[sub] = _build(
+                _own_tree(filename, line, name, tree),
+                filename,
+                qualname,
+                code.co_freevars,
+                sub[4],
+                taken,
+                again=lambda: to_gast(_locate(filename, digest, line, name, qualname)[0]),
+                source_hash=digest,
+            )  # (a tree of its own: the conversion changes it)
+            del tree
         if where is not None:
             _unwritten[(where, digest)] = known  # (written when tracing ends)
     reason, factory = found

@@ -310,15 +310,15 @@ def first_trace_report(names, top: int = 4, rounds: int = 7) -> None:
             found.append((len(walk(src.node)), nonblank(src.source), qualname, fn))
     found.sort(key=lambda r: -r[0])
     chosen, digests = [], {}
-    for _, lines, qualname, fn in found:
+    for _, lines, qualname, fn in found:  # the largest the hook finds in their files
         code = fn.__code__
         with open(code.co_filename, "rb") as f:
-            digests[fn] = importlib.util.source_hash(f.read()).hex()
-        try:  # (a function another tool recompiled, typeguard's, starts at its def line)
-            lazy._locate(code.co_filename, digests[fn], code.co_firstlineno, code.co_name,
-                         code.co_qualname)  # fmt: skip
+            digest = importlib.util.source_hash(f.read()).hex()
+        try:  # (a function a decorator recompiled at other lines is not traced by the hook)
+            lazy._locate(code.co_filename, digest, code.co_firstlineno, code.co_name, qualname)
         except Exception:
             continue
+        digests[fn] = digest
         chosen.append((lines, qualname, fn))
         if len(chosen) == top:
             break

@@ -253,6 +253,7 @@ def to_ast(node: gast.AST) -> ast.AST:
 
 
 _GAST = gast.AST
+_GAST_NAME, _GAST_CONSTANT = gast.Name, gast.Constant
 
 
 #: converted with ``ast.copy_location`` by gast (the others copy every location attribute)
@@ -345,6 +346,26 @@ def _own(node, lineno, col_offset, end_lineno, end_col_offset):
     location attribute takes the parent's (the four arguments), as ``fix_missing_locations``
     does, and the node's own are its children's."""
     kind = node.__class__
+    if kind is _GAST_NAME or kind is _GAST_CONSTANT:  # (half the nodes: nothing under them)
+        values = node.__dict__
+        if values.get("lineno") is None:
+            values["lineno"] = lineno
+            values["col_offset"] = col_offset
+            values["end_lineno"] = end_lineno
+            values["end_col_offset"] = end_col_offset
+        else:
+            if values.get("col_offset") is None:
+                values["col_offset"] = col_offset
+            if values.get("end_lineno") is None:
+                values["end_lineno"] = end_lineno
+            if values.get("end_col_offset") is None:
+                values["end_col_offset"] = end_col_offset
+        if kind is _GAST_NAME:
+            node.__class__ = ast.Name
+            values["ctx"] = _AST_CONTEXTS[values["ctx"].__class__]
+        else:
+            node.__class__ = ast.Constant
+        return node
     known = _owned.get(kind)
     if known is None:
         known = _owned[kind] = _own_kind(kind)
@@ -382,9 +403,6 @@ def _own(node, lineno, col_offset, end_lineno, end_col_offset):
                 end_col_offset = value
     node.__class__ = cls
     if special:
-        if kind is gast.Name:  # (a third of the nodes)
-            values["ctx"] = _AST_CONTEXTS[values["ctx"].__class__]
-            return node
         if kind is gast.arguments:
             _own_arguments(values, lineno, col_offset, end_lineno, end_col_offset)
         elif kind is gast.ExceptHandler:

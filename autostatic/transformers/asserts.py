@@ -37,6 +37,10 @@ class AssertTransformer(Transformer):
     """Dual-path ``assert`` (see the module docstring)."""
 
     @classmethod
+    def has_work(cls, census) -> bool:
+        return census.asserts
+
+    @classmethod
     def transform(cls, node: gast.AST, ctx) -> gast.AST:
         cls(ctx)._block_of(node)
         return node

@@ -56,15 +56,19 @@ class Transformer(gast.NodeTransformer):
     def visit(self, node: gast.AST):
         """``visit_<Class>`` or ``generic_visit``, looked up once per class (kept as plain
         functions: bound methods kept on the instance would make a reference cycle)."""
-        kind = node.__class__
-        function = self._dispatch.get(kind)
+        function = self._dispatch.get(node.__class__)
         if function is None:
-            cls = type(self)
-            function = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
-            if kind is gast.FunctionDef:
-                function = _unless_lazy(function)
-            self._dispatch[kind] = function
+            function = self._visitor(node.__class__)
         return function(self, node)
+
+    @classmethod
+    def _visitor(cls, kind: type):
+        """The function visiting ``kind`` (``visit``'s lookup, remembered in ``_dispatch``)."""
+        function = getattr(cls, "visit_" + kind.__name__, cls.generic_visit)
+        if kind is gast.FunctionDef:
+            function = _unless_lazy(function)
+        cls._dispatch[kind] = function
+        return function
 
     def generic_visit(self, node: gast.AST) -> gast.AST:
         if not self.statements_only:
@@ -94,6 +98,7 @@ class Transformer(gast.NodeTransformer):
         if fields is None:
             fields = node_fields(node.__class__)
         values = node.__dict__  # (gast's classes have no defaults for fields)
+        dispatch = self._dispatch  # (``visit`` inline: a call less per node)
         for name_ in fields:
             old = values.get(name_)
             if type(old) is list:
@@ -101,7 +106,10 @@ class Transformer(gast.NodeTransformer):
                 changed = False
                 for value in old:
                     if isinstance(value, gast.AST):
-                        new = self.visit(value)
+                        function = dispatch.get(value.__class__)
+                        if function is None:
+                            function = self._visitor(value.__class__)
+                        new = function(self, value)
                         if new is not value:
                             changed = True
                             if new is None:
@@ -115,7 +123,10 @@ class Transformer(gast.NodeTransformer):
                 if changed:
                     old[:] = new_values
             elif isinstance(old, gast.AST):
-                new = self.visit(old)
+                function = dispatch.get(old.__class__)
+                if function is None:
+                    function = self._visitor(old.__class__)
+                new = function(self, old)
                 if new is None:
                     delattr(node, name_)
                 elif new is not old:
@@ -191,7 +202,7 @@ class Transformer(gast.NodeTransformer):
     def is_symbolic(self, value: gast.expr, negate: bool = False) -> gast.Compare:
         """``value.__class__ is <Variable>``: the ~20 ns test that picks the path."""
         cls = _node(gast.Attribute, value=value, attr="__class__", ctx=LOAD)
-        op = gast.IsNot() if negate else gast.Is()
+        op = _node(gast.IsNot if negate else gast.Is)
         return _node(gast.Compare, left=cls, ops=[op], comparators=[name(self.ctx.sym)])
 
     def location(self, node: gast.AST) -> gast.Constant:
@@ -253,16 +264,19 @@ class Transformer(gast.NodeTransformer):
             stmts += replace("if v is jst.UNDEFINED:\n    del v", origin, v=n, jst=self.ctx.jst)
         return stmts
 
-    def rebound_by_calls(self, stmts: list) -> set[str]:
+    def rebound_by_calls(self, stmts: list) -> set[str] | frozenset[str]:
         """Locals a closure rebinds (``nonlocal``) that a call in ``stmts`` may change: a
         branch or loop body that calls such a closure outputs them too."""
+        census = self.ctx.census
+        if census is not None and not census.closures:
+            return _NONE
         rebound = {n for n in self.captured[1] if self.is_local(n)}
         if not rebound:
-            return set()
+            return _NONE
         for stmt in stmts:
             if any(isinstance(n, gast.Call) for n in walk(stmt)):
                 return rebound
-        return set()
+        return _NONE
 
     def bound_value(self, symbol: str, default: gast.expr) -> gast.expr | None:
         """``jst.builtins.locals().get('symbol', default)``: the local's value, or ``default``
@@ -293,9 +307,10 @@ def shallow(node: gast.AST) -> gast.AST:
 
 
 def _node(kind: type, **fields) -> gast.AST:
-    """``kind(**fields)`` without gast's generic constructor."""
+    """``kind(**fields)`` without gast's generic constructor (``fields``, a new dict, is the
+    node's dict)."""
     node = kind.__new__(kind)
-    node.__dict__.update(fields)
+    node.__dict__ = fields
     return node
 
 
@@ -441,7 +456,15 @@ def find_jump(stmts: list, statements_only: bool = False) -> gast.AST | None:
 
 def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
     """(the first jump leaving ``stmt``, the first return/yield/await anywhere in it)."""
-    known = anno.get(stmt, anno.JUMPS, None)
+    values = stmt.__dict__
+    if statements_only and stmt.__class__ not in _JUMPING:
+        fields = _BLOCK_FIELDS.get(stmt.__class__)
+        if fields is None:
+            fields = _block_fields(stmt.__class__)
+        if not fields:  # a simple statement that is no jump: nothing to walk or remember
+            return _NO_JUMP
+    known = values.get("_as_anno")
+    known = known.get(anno.JUMPS) if known is not None else None
     if known is not None:
         return known
     found = [None, None]
@@ -473,6 +496,10 @@ def _jumps_of(stmt: gast.AST, statements_only: bool = False) -> tuple:
     if stmt not in result:  # a jump's own answer is itself: not kept (a reference cycle)
         anno.set(stmt, anno.JUMPS, result)
     return result
+
+
+_JUMPING = {gast.Return, gast.Break, gast.Continue}  # statements that jump themselves
+_NO_JUMP = (None, None)
 
 
 def docstring(body: list) -> list:

@@ -178,8 +178,9 @@ class ReturnTransformer(Transformer):
     needs_analysis = False
 
     def visit_FunctionDef(self, node: gast.FunctionDef):
-        self.generic_visit(node)  # nested functions first, each on its own
         census = self.ctx.census
+        if census is None or census.closures:
+            self.generic_visit(node)  # nested functions first, each on its own
         if not _needs_lowering(node, census is None or census.yields):
             return node
         self.flag = self.ctx.namer.new(RETURN_FLAG)

@@ -177,7 +177,7 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
         ops=[gast.IsNot()],
         comparators=[constant(None)],
     )
-    after = assign_if(test, clone(call), node)
+    after = assign_if(test, _statement_copy(call), node)
     anno.set(after, anno.HAND_OVER, flag)
     functional = [copy_location_deep(_over(call, source), node)]
     slot = _target_slot(call)
@@ -225,10 +225,22 @@ def assign_if(test: gast.expr, call: gast.stmt, loop: gast.stmt) -> gast.stmt:
 
 
 def _over(call: gast.stmt, iterable: gast.expr) -> gast.stmt:
-    """The ``convert_for_loop`` statement ``call`` stepping ``iterable`` itself."""
-    call = clone(call)
-    call.value.args[0] = clone(iterable)
-    return call
+    """The ``convert_for_loop`` statement ``call`` stepping ``iterable`` itself: a new
+    statement and call, sharing the call's other arguments and ``iterable`` (no pass changes
+    them afterwards; each place a shared node sits in is located at the loop's line)."""
+    stmt = _statement_copy(call)
+    value = stmt.value = shallow(call.value)
+    value.args = [iterable, *value.args[1:]]
+    return stmt
+
+
+def _statement_copy(stmt: gast.stmt) -> gast.stmt:
+    """A shallow copy of ``stmt`` with annotations of its own."""
+    new = shallow(stmt)
+    annotations = stmt.__dict__.get("_as_anno")
+    if annotations is not None:
+        new._as_anno = dict(annotations)
+    return new
 
 
 def _target_slot(stmt: gast.stmt) -> tuple | None:

@@ -197,7 +197,7 @@ def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: 
     if len(symbolic) != 1 or type(symbolic[0]) is not gast.Assign:
         return None  # no outputs, or inputs that may be unbound
     outputs = [t.id if type(t) is gast.Name else None for t in symbolic[0].targets[0].elts]
-    defined = set(anno.get(node, anno.DEFINED_IN))
+    defined = anno.get(node, anno.DEFINED_IN)
     branches = []
     for branch in (body, orelse):
         # inside try/with only values that cannot raise: an exception must not find the
@@ -244,9 +244,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     test_scope = anno.get(node, anno.TEST_SCOPE, None)
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
-    modified |= self.rebound_by_calls(node.body + node.orelse)
+    rebound = self.rebound_by_calls(node.body + node.orelse)
+    if rebound:
+        modified |= rebound
     containers = mutated_containers(node.body + node.orelse) if may_mutate(self.ctx.census) else []
-    defined_in = set(anno.get(node, anno.DEFINED_IN))
+    defined_in = anno.get(node, anno.DEFINED_IN)  # (the analyses' frozensets: not copied)
     attrs = sorted(
         m
         for m in modified
@@ -264,11 +266,14 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     )
     if error is not None:
         return error, False
-    live_out = set(anno.get(node, anno.LIVE_OUT))
+    live_out = anno.get(node, anno.LIVE_OUT)
     tested = names_in(test_scope, "modified")
-    maybe = set(anno.get(node, anno.MAYBE_DEFINED_IN)) | tested
-    defined = set(anno.get(node, anno.DEFINED_IN)) | tested
-    outputs = sorted(m for m in bare(modified) if m in live_out)
+    maybe = anno.get(node, anno.MAYBE_DEFINED_IN)
+    defined = defined_in
+    if tested:
+        maybe, defined = maybe | tested, defined | tested
+    names = bare(modified)
+    outputs = sorted(m for m in names if m in live_out)
     outputs += [
         c
         for c in containers
@@ -282,7 +287,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     reads |= {c for c in containers if self.is_local(c)}
     # and what the branches change that is bound here: an if or loop inside them may pass
     # it on (a branch function has only its parameters bound)
-    passed_on = {m for m in bare(modified) if m in defined} - reads
+    passed_on = {m for m in names if m in defined} - reads
     reads |= passed_on
     inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
     shared = shared_cells(self, inputs)
@@ -433,19 +438,15 @@ def assignments(
     temps = self.ctx.temporaries
     info = self.ctx.info
     seen = (info.cell_vars | info.globals | info.nonlocals) if info is not None else frozenset()
+    augmenting = []  # (target, statement): ``target += value`` as a call, made at the end
     for stmt in branch:
         if values and not seen.isdisjoint(values):
             return None
-        if augmented and type(stmt) is gast.AugAssign and type(stmt.target) is gast.Name:
+        kind = type(stmt)
+        if augmented and kind is gast.AugAssign and type(stmt.target) is gast.Name:
             target = stmt.target.id
-            op = gast.Attribute(value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
-                                ctx=LOAD)  # fmt: skip
-            value = gast.Call(func=op, args=[name(target), stmt.value], keywords=[])
-        elif (
-            type(stmt) is gast.Assign
-            and len(stmt.targets) == 1
-            and type(stmt.targets[0]) is gast.Name
-        ):
+            value = None
+        elif kind is gast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is gast.Name:
             target, value = stmt.targets[0].id, stmt.value
         else:
             return None
@@ -457,6 +458,12 @@ def assignments(
         if yields or not binds <= temps or (values and not reads.isdisjoint(values)):
             return None
         values[target] = value
+        if value is None:
+            augmenting.append((target, stmt))
+    for target, stmt in augmenting:
+        op = _node(gast.Attribute, value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
+                   ctx=LOAD)  # fmt: skip
+        values[target] = _node(gast.Call, func=op, args=[name(target), stmt.value], keywords=[])
     return values
 
 
@@ -576,7 +583,7 @@ def _live_into(node: gast.If, live_out: set) -> set | None:
         facts = anno.get(branch[0], anno.LIVE_IN, None)
         if facts is None:
             return None
-        live |= set(facts)
+        live |= facts
     return live
 
 

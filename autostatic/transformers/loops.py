@@ -45,6 +45,7 @@ from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import LOAD, constant, name, replace
 from autostatic.transformers.base import bare, clone, names_in
 from autostatic.transformers.for_loops import (
+    _statement_copy,
     _store_names,
     appended_lists,
     assign_if,
@@ -85,7 +86,7 @@ def _python_loop(self, node: gast.While, pred: str, symbolic: list, body: list, 
     bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
     test = gast.BoolOp(op=gast.And(), values=[self.is_symbolic(bind, negate=True), name(pred)])
     if len(symbolic) == 1:  # one assignment when it can be: `outs = <call> if ... else outs`
-        switch = assign_if(self.is_symbolic(name(pred)), clone(symbolic[0]), node)
+        switch = assign_if(self.is_symbolic(name(pred)), _statement_copy(symbolic[0]), node)
     else:
         switch = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[])
     loop = gast.While(test=test, body=body, orelse=[])
@@ -135,7 +136,9 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     bound = _store_names(node.target) if for_loop else []
     extra_vars = [flag] if flag else []
     modified |= set(bound) | self.rebound_by_calls(node.body)
-    defined = set(anno.get(node, anno.DEFINED_IN, ())) | set(bound)
+    defined = anno.get(node, anno.DEFINED_IN, frozenset())  # (a frozenset: not copied)
+    if bound:
+        defined = defined | set(bound)
     attrs = sorted(
         m
         for m in modified
@@ -150,7 +153,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     )
     if error is not None:
         return error, False
-    live = set(anno.get(node, anno.LIVE_OUT)) | set(anno.get(node, anno.LOOP_LIVE_IN_HEADER))
+    live = anno.get(node, anno.LIVE_OUT) | anno.get(node, anno.LOOP_LIVE_IN_HEADER)
     loop_vars = sorted(m for m in bare(modified) if m in live or m in extra_vars)
     # lists bound before the loop that the body appends to or pops from are carried (as
     # tensor arrays when symbolic); a list the body binds afresh is local to an iteration
