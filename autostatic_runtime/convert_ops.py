@@ -381,6 +381,9 @@ def convert_while_loop(
     and it is not a return value, the program raises when it runs.
     """
     loop_vars = tuple(loop_vars)
+    cells = _cells_of((cond_fn, body_fn), names, 0)
+    if cells:
+        cond_fn, body_fn = _binding(cond_fn, cells), _binding(body_fn, cells)
     while True:
         pred = cond_fn(*loop_vars, *consts)
         if isinstance(pred, Variable):
@@ -461,6 +464,9 @@ def convert_for_loop(
     flag is True; once it is a tensor (a ``break`` under a tensor ``if``), each of the
     other items' bodies runs under ``if not flag``, a ``cond`` op (the target keeps the item
     where the loop broke). A converted Python ``for`` hands its other items over so."""
+    cells = _cells_of((body_fn,), names, 0 if target >= 0 else max(unpack, 1))
+    if cells:
+        body_fn = _binding(body_fn, cells)
     if unpack:
         body_fn = _unpacking(body_fn, unpack)
     if not is_symbolic_iterable(iterable):
@@ -485,6 +491,34 @@ def convert_for_loop(
     state = (0, *loop_vars)
     names = ("__index", *names)
     return convert_while_loop(cond_fn, body_fn_indexed, state, consts, names, location, arrays)[1:]
+
+
+def _cells_of(fns: tuple, names: tuple, offset: int) -> list:
+    """``(argument position, cell)`` for the loop variables (``names``, from argument
+    ``offset`` on) that are cells of the user's function in the loop functions' closures."""
+    found, seen = [], set()
+    for fn in fns:
+        closure = getattr(fn, "__closure__", None)
+        if not closure:
+            continue
+        for var, cell in zip(fn.__code__.co_freevars, closure):
+            if var in names and id(cell) not in seen:
+                seen.add(id(cell))
+                found.append((names.index(var) + offset, cell))
+    return found
+
+
+def _binding(fn: Callable, cells: list) -> Callable:
+    """``fn`` giving each cell of ``cells`` its loop variable's value first: a closure the
+    loop calls sees the value of this iteration (the loop variables while tracing)."""
+
+    def bound(*args):
+        for i, cell in cells:
+            cell.cell_contents = args[i]
+        return fn(*args)
+
+    bound.__wrapped__ = getattr(fn, "__wrapped__", fn)  # errors name the function's lines
+    return bound
 
 
 def _unpacking(body_fn: Callable, count: int) -> Callable:

@@ -326,6 +326,37 @@ def names_in(scope: Any, kind: str) -> frozenset[str]:
 _NONE: frozenset = frozenset()
 
 
+def stored_names(stmts: list) -> set[str]:
+    """The names ``stmts`` bind or delete in their own function (assignment and loop targets,
+    ``:=``, ``del``...; nested functions, lambdas and classes aside)."""
+    found = set()
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            if type(node) is not gast.Lambda:
+                found.add(node.name)  # (a def binds its name)
+            continue
+        kind = type(node)
+        if kind is gast.Name:
+            if type(node.ctx) is not gast.Load:
+                found.add(node.id)
+            continue
+        if kind is gast.alias:
+            found.add(node.asname or node.name.partition(".")[0])
+        elif kind in (gast.MatchAs, gast.MatchStar) and node.name:
+            found.add(node.name)
+        elif kind is gast.MatchMapping and node.rest:
+            found.add(node.rest)
+        for name_ in node._fields:
+            value = getattr(node, name_, None)
+            if type(value) is list:
+                stack.extend(v for v in value if isinstance(v, gast.AST))
+            elif isinstance(value, gast.AST):
+                stack.append(value)
+    return found
+
+
 def bare(symbols: set[str]) -> set[str]:
     """Plain variable names (no ``a.b`` attribute chains)."""
     return {s for s in symbols if "." not in s}

@@ -42,7 +42,15 @@ from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_all, copy_location_deep
 from autostatic.pyct.templates import LOAD, PARAM, STORE, constant, copy_location, name, replace
-from autostatic.transformers.base import Transformer, _node, bare, clone, names_in, shallow
+from autostatic.transformers.base import (
+    Transformer,
+    _node,
+    bare,
+    clone,
+    names_in,
+    shallow,
+    stored_names,
+)
 from autostatic.transformers.containers import may_mutate, mutated_containers
 
 
@@ -339,8 +347,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
             body.append(copy_location(ret, node))
         declared, cells = None, ()
         if shared or cell_vars:
-            declared = bare(names_in(scope, "modified") | names_in(scope, "deleted"))
-            cells = sorted(c for c in declared & cell_vars if c not in inputs)
+            declared = stored_names(branch_f) & cell_vars  # (inner functional forms too)
+            cells = sorted(c for c in declared if c not in inputs)
         fn = function_def(
             self.ctx.namer.new(label), inputs, body, node, shared, declared, bound, cells
         )
@@ -399,9 +407,11 @@ def _passthrough(
 def _simple_assignments(branch: list, inputs: list) -> tuple[dict, dict] | None:
     """``({name: constant}, {name: input name})`` for a branch of ``name = <constant>`` and
     ``name = <input>`` statements only (nothing that can raise: ``__break_0 = True``,
-    ``__retval_1 = i``), an input not assigned before it is read; else None."""
+    ``__retval_1 = i``, and ``pass``), an input not assigned before it is read; else None."""
     values, copies = {}, {}
     for stmt in branch:
+        if type(stmt) is gast.Pass:
+            continue
         if not (
             type(stmt) is gast.Assign
             and len(stmt.targets) == 1

@@ -43,7 +43,7 @@ import gast
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import LOAD, constant, name, replace
-from autostatic.transformers.base import bare, clone, names_in
+from autostatic.transformers.base import bare, clone, names_in, stored_names
 from autostatic.transformers.for_loops import (
     _statement_copy,
     _store_names,
@@ -194,13 +194,18 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     if for_loop and not carried:  # the item comes first: as the target, or unpacked into it
         item_params, unpack = _item_params(self, node, params, body)
         body_params = item_params + params
+    # cells of the user's function among the parameters: convert_while_loop/convert_for_loop
+    # give each the loop variable's value before calling a loop function (it reads the cell
+    # and declares it only to set it); an item that is a cell binds it itself
     shared = shared_cells(self, body_params)
+    items = tuple(c for c in shared if c not in loop_vars)
+    walrus = set(bare(tested)) & set(shared)
     if for_loop:
         head = name(it)
-    elif set_attrs or shared:
+    elif set_attrs or walrus:
         test_body = set_attrs + [gast.copy_location(gast.Return(value=test), node)]
         head = name(self.hoist(function_def(self.ctx.namer.new("loop_cond"), params, test_body,
-                                            node, shared)))  # fmt: skip
+                                            node, shared, walrus, ())))  # fmt: skip
     else:  # only the test: a lambda, one line
         head = name(self.hoist(lambda_def(self.ctx.namer.new("loop_cond"), params, test, node)))
     value = None
@@ -214,10 +219,10 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         body_name = self.hoist(lambda_def(self.ctx.namer.new("loop_body"), body_params, value,
                                           node))  # fmt: skip
     else:
-        gone = bare(names_in(body_scope, "modified") | names_in(body_scope, "deleted"))
-        cells = sorted(c for c in gone & cells_of(self) if c not in body_params)
+        gone = stored_names(body) & cells_of(self)  # (inner functional forms too)
+        cells = sorted(c for c in gone if c not in body_params)
         body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared,
-                               cells=cells)  # fmt: skip
+                               gone, items, cells)  # fmt: skip
         body_name = self.hoist(body_fn)
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
     if carried and _unbound_before(node, node.target.id):  # starts shaped like an item
