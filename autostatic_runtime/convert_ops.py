@@ -496,16 +496,9 @@ def convert_for_loop(
 def _cells_of(fns: tuple, names: tuple, offset: int) -> list:
     """``(argument position, cell)`` for the loop variables (``names``, from argument
     ``offset`` on) that are cells of the user's function in the loop functions' closures."""
-    found, seen = [], set()
-    for fn in fns:
-        closure = getattr(fn, "__closure__", None)
-        if not closure:
-            continue
-        for var, cell in zip(fn.__code__.co_freevars, closure):
-            if var in names and id(cell) not in seen:
-                seen.add(id(cell))
-                found.append((names.index(var) + offset, cell))
-    return found
+    from autostatic_runtime.static.mutation import named_cells
+
+    return [(names.index(var) + offset, cell) for var, cell in named_cells(fns, names)]
 
 
 def _binding(fn: Callable, cells: list) -> Callable:
