@@ -346,7 +346,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
             body.append(copy_location(ret, node))
         declared, cells = None, ()
-        if shared or cell_vars:
+        if cell_vars:  # (shared ones are cells too)
             declared = stored_names(branch_f) & cell_vars  # (inner functional forms too)
             cells = sorted(c for c in declared if c not in inputs)
         fn = function_def(
