@@ -102,6 +102,26 @@ def function_def(
     return copy_location(node, origin)
 
 
+def returned(body: list, ret: gast.Return, cells: frozenset) -> list:
+    """``body`` then ``ret``; a last ``a, b = value`` whose names are ``ret``'s tuple, in
+    order, is ``return value`` (the call gives that tuple), unless one of them is a cell
+    (the function sets it for the closures)."""
+    last = body[-1] if body else None
+    if type(last) is gast.Assign and len(last.targets) == 1:
+        target, elts = last.targets[0], ret.value.elts
+        if (
+            type(target) is gast.Tuple
+            and len(target.elts) == len(elts)
+            and all(
+                type(t) is gast.Name and type(e) is gast.Name and t.id == e.id
+                and t.id not in cells
+                for t, e in zip(target.elts, elts)
+            )
+        ):
+            return body[:-1] + [copy_location(_node(gast.Return, value=last.value), last)]
+    return body + [ret]
+
+
 def _assign(target: gast.expr, value: gast.expr) -> gast.Assign:
     return _node(gast.Assign, targets=[target], value=value, type_comment=None)
 
@@ -344,7 +364,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         ret = _node(gast.Return, value=_node(gast.Tuple, elts=results, ctx=LOAD))
         body = list(branch_f)
         if not (body and type(body[-1]) is gast.Raise):  # else never reached
-            body.append(copy_location(ret, node))
+            body = returned(body, copy_location(ret, node), cell_vars)
         declared, cells = None, ()
         if cell_vars:  # (shared ones are cells too)
             declared = stored_names(branch_f) & cell_vars  # (inner functional forms too)

@@ -60,6 +60,7 @@ from autostatic.transformers.ifelse import (
     guarded_inputs,
     lambda_def,
     release_copies,
+    returned,
     shared_cells,
     single_result,
     unread,
@@ -221,6 +222,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     else:
         gone = stored_names(body) & cells_of(self)  # (inner functional forms too)
         cells = sorted(c for c in gone if c not in body_params)
+        body = returned(body[:-1], body[-1], cells_of(self))
         body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared,
                                gone, items, cells)  # fmt: skip
         body_name = self.hoist(body_fn)
