@@ -323,10 +323,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     if read_only:  # the branch functions read these cells themselves
         inputs = [n for n in inputs if n not in read_only]
         shared = tuple(c for c in shared if c not in read_only)
-    # a bound cell holds the input's value: a branch reads it, and declares it only to set
-    # it (convert_ifelse restores the cells before each branch it traces); a branch binds
-    # the copy of a container, and a maybe-unbound input's marker
-    bound = tuple(c for c in shared if c in containers or c not in defined)
+    # a cell holds the input's value (or is unbound, as the input is): a branch reads it,
+    # and declares it only to set it (convert_ifelse restores the cells before each branch
+    # it traces); a branch binds only the copy of a container it is given
+    bound = tuple(c for c in shared if c in containers)
     cell_vars = cells_of(self)
     fns = []
     guard = anno.get(node, anno.JUMP_GUARD, False)  # its else: the code already jumped
