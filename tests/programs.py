@@ -659,6 +659,23 @@ def branch_input_copies_are_released(a, b):
     return gone
 
 
+def returns_in_inner_loops_body_and_else(a, b):
+    """An inner loop returning from its body (it leaves only the inner loop) and from its
+    else (which leaves the outer loop too): after it, the rest is skipped either way."""
+    total = 0
+    for x in range(abs(a) % 5):
+        w = 0
+        while w < 3:
+            w += 1
+            if w + x == b:
+                return ("body", x, w, total)
+        else:
+            if x == a % 3:
+                return ("else", x, total)
+        total += w + x
+    return ("end", total)
+
+
 def _read_counter():
     return COUNTER
 
@@ -709,5 +726,5 @@ PROGRAMS = [
     list_append_errors,
     docstring_and_early_return, values_read_through_locals, return_value_that_raises,
     branch_input_copies_are_released, assignments_seen_by_calls,
-    global_seen_by_calls,
+    global_seen_by_calls, returns_in_inner_loops_body_and_else,
 ]  # fmt: skip

@@ -218,8 +218,14 @@ class ReturnTransformer(Transformer):
             if isinstance(stmt, gast.If) and rest and not _absorb(stmt, rest, self._exit_memo):
                 out.append(self._lower(stmt, in_loop))
                 return out  # the rest moved into the branch that falls through
-            # (a return in an inner loop's else breaks this loop itself)
-            inner = isinstance(stmt, _LOOPS) and any(self._has_return(s) for s in stmt.body)
+            # a return in an inner loop's body leaves only that loop: ``if flag: break`` after
+            # it, unless one in its else breaks this loop too (the break lowering then guards
+            # what follows and tests the flag with the loop's own test)
+            inner = (
+                isinstance(stmt, _LOOPS)
+                and any(self._has_return(s) for s in stmt.body)
+                and not any(self._has_return(s) for s in stmt.orelse)
+            )
             out.append(self._lower(stmt, in_loop))
             if in_loop:  # a return below already breaks this loop, except from an inner loop
                 if inner:
