@@ -496,9 +496,22 @@ def convert_for_loop(
 def _cells_of(fns: tuple, names: tuple, offset: int) -> list:
     """``(argument position, cell)`` for the loop variables (``names``, from argument
     ``offset`` on) that are cells of the user's function in the loop functions' closures."""
-    from autostatic_runtime.static.mutation import named_cells
-
     return [(names.index(var) + offset, cell) for var, cell in named_cells(fns, names)]
+
+
+def named_cells(fns: tuple, names: tuple) -> list:
+    """``(name, cell)`` for each cell of the functions' closures that holds one of ``names``
+    (the user function's variables a branch or loop function reads or sets), each once."""
+    found, seen = [], set()
+    for fn in fns:
+        closure = getattr(fn, "__closure__", None)
+        if not closure:
+            continue
+        for var, cell in zip(fn.__code__.co_freevars, closure):
+            if var in names and id(cell) not in seen:
+                seen.add(id(cell))
+                found.append((var, cell))
+    return found
 
 
 def _binding(fn: Callable, cells: list) -> Callable:

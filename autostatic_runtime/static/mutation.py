@@ -72,24 +72,11 @@ def restore_attributes(attributes: tuple, saved: list) -> None:
             setattr(obj, attr, value)
 
 
-def named_cells(fns: tuple, names: tuple) -> list:
-    """``(name, cell)`` for each cell of the functions' closures that holds one of ``names``
-    (the user function's variables a branch or loop function reads or sets), each once."""
-    found, seen = [], set()
-    for fn in fns:
-        closure = getattr(fn, "__closure__", None)
-        if not closure:
-            continue
-        for var, cell in zip(fn.__code__.co_freevars, closure):
-            if var in names and id(cell) not in seen:
-                seen.add(id(cell))
-                found.append((var, cell))
-    return found
-
-
 def closure_cells(fns: tuple, names: tuple) -> list:
     """``(cell, value)`` for the ``named_cells`` of ``fns``, with their values now (the
     caller's marker ``object`` for an empty cell)."""
+    from autostatic_runtime.convert_ops import named_cells
+
     saved = []
     for _, cell in named_cells(fns, names):
         try:
