@@ -708,6 +708,50 @@ def global_seen_by_calls(a, b):
         counted = -1
     return counted
 
+
+def breaks_before_the_rest(a, b):
+    """``if c: A; break`` then more statements: the rest is the ``if``'s ``else``."""
+    seen = []
+    i = 0
+    while i < abs(a) + 3:
+        i += 1
+        if i == abs(b) % 5:
+            seen.append(("stop", i))
+            break
+        elif i % 4 == 0:
+            seen.append("four")
+        if i > 6:
+            break
+        seen.append(i)
+    else:
+        seen.append("no break")
+    for j in range(abs(b) % 6):
+        if j * a > 8:
+            if j % 2:
+                seen.append(("odd", j))
+                break
+            seen.append(("even", j))
+            continue
+        seen.append(j)
+    else:
+        seen.append("for done")
+    return seen, i
+
+
+def loop_target_deleted_on_some_paths(a, b):
+    """A ``for`` target that may be unbound before the loop and is read after it."""
+    k = -1
+    if a > 0:
+        del k
+    for k in range(abs(b) % 4):
+        if k == a:
+            break
+    try:
+        return k
+    except UnboundLocalError as exc:
+        return str(exc)
+
+
 PROGRAMS = [
     if_elif_else, if_without_else_and_missing_var, nested_ifs, while_else_break,
     for_else_and_walrus, logic, short_circuit_side_effects, early_returns, exceptions,
@@ -726,5 +770,6 @@ PROGRAMS = [
     list_append_errors,
     docstring_and_early_return, values_read_through_locals, return_value_that_raises,
     branch_input_copies_are_released, assignments_seen_by_calls,
-    global_seen_by_calls, returns_in_inner_loops_body_and_else,
+    global_seen_by_calls, returns_in_inner_loops_body_and_else, breaks_before_the_rest,
+    loop_target_deleted_on_some_paths,
 ]  # fmt: skip

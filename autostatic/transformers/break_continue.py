@@ -69,19 +69,25 @@ def _own_jumps(stmt: gast.AST) -> set[type]:
     return found
 
 
-def _continues_as_else(stmts: list) -> list:
+def _jumps_as_else(stmts: list) -> list:
     """A loop body with each ``if c: A; continue`` of its own block (``A`` jumping nowhere)
     as ``if c: A else: <the rest of the body>``, or ``if not c: <the rest>`` for an ``A``
-    of nothing: the same statements run, and no flag is needed for those ``continue``s. The
-    branches of an ``if`` that ends the body end the iteration too: the same holds in them."""
+    of nothing: the same statements run, and no flag is needed for those ``continue``s. An
+    ``if c: A; break`` keeps its ``break`` and takes the rest as its ``else`` too: one ``if``
+    instead of the ``if not <flag>:`` guard. The branches of an ``if`` that ends the body end
+    the iteration too: the same holds in them."""
     for i, stmt in enumerate(stmts):
         if (
             type(stmt) is gast.If
-            and type(stmt.body[-1]) is gast.Continue
+            and _ends_in_own_jump(stmt.body)
             and not any(_own_jumps(s) for s in stmt.body[:-1])
         ):
-            rest = _continues_as_else(stmt.orelse + stmts[i + 1 :])
-            if len(stmt.body) == 1 and not stmt.orelse and rest:
+            rest = _jumps_as_else(stmt.orelse + stmts[i + 1 :])
+            if type(stmt.body[-1]) is gast.Break:
+                if not rest:
+                    break
+                stmt.orelse = rest
+            elif len(stmt.body) == 1 and not stmt.orelse and rest:
                 test = gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=stmt.test), stmt)
                 stmt = gast.copy_location(gast.If(test=test, body=rest, orelse=[]), stmt)
             else:
@@ -90,9 +96,18 @@ def _continues_as_else(stmts: list) -> list:
             return stmts[:i] + [stmt]
     last = stmts[-1] if stmts else None
     if type(last) is gast.If:  # its branches end the iteration too
-        last.body = _continues_as_else(last.body)
-        last.orelse = _continues_as_else(last.orelse)
+        last.body = _jumps_as_else(last.body)
+        last.orelse = _jumps_as_else(last.orelse)
     return stmts
+
+
+def _ends_in_own_jump(body: list) -> bool:
+    """A ``continue``, or a ``break`` the user wrote (the return lowering's are checked
+    after the loops they leave, see ``_breaks_on``)."""
+    last = body[-1]
+    if type(last) is gast.Break:
+        return anno.get(last, anno.RETURN_BREAK, None) is None
+    return type(last) is gast.Continue
 
 
 def _return_flag(body: list) -> str | None:
@@ -207,7 +222,7 @@ class BreakContinueTransformer(Transformer):
         (False whenever the loop runs, set before each of them), so it needs none of its own
         (``self.returned``: nothing to initialize)."""
         self.generic_visit(node)
-        node.body = _continues_as_else(node.body)
+        node.body = _jumps_as_else(node.body)
         kinds = set().union(*(_own_jumps(s) for s in node.body)) if node.body else set()
         if not kinds:
             return None

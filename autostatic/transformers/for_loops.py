@@ -363,13 +363,10 @@ def _init_target(self, node: gast.For, it: str) -> list:
     needed = [n for n in names if n in live and n not in defined]
     if not needed:
         return []
-    if isinstance(node.target, gast.Name) and needed[0] not in maybe:
-        return []  # convert_for_loop starts the target (passed as UNDEFINED) from a placeholder
     if isinstance(node.target, gast.Name) and (
-        value := self.bound_value(needed[0], replace_expr("jst.loop_placeholder(it)", node,
-                                                          jst=self.ctx.jst, it=it))
-    ):  # fmt: skip
-        return replace("n = value", node, n=needed[0], value=value)
+        needed[0] not in maybe or self.bound_value(needed[0], name(it)) is not None
+    ):  # passed UNDEFINED where unbound, convert_for_loop starts it from a placeholder
+        return []
     temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}
     target = _RenameTargets(temps, self.ctx.namer.new("unused")).visit(
         clone(node.target)  # the visitor changes the nodes it visits

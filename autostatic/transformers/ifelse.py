@@ -357,7 +357,8 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         assigned = names_in(scope, "modified") | self.rebound_by_calls(branch)
         results = [name(o) if o in assigned or o in inputs else self.jst(unset) for o in outputs]
         results += [_attribute(a) for a in attrs]
-        value = None if bound else single_result(branch_f, results)
+        passed = frozenset(o for o in inputs if o not in assigned)
+        value = None if bound else single_result(branch_f, results, passed)
         if value is not None:  # one statement computes the outputs: a lambda of one line
             fns.append(self.hoist(lambda_def(self.ctx.namer.new(label), inputs, value, node)))
             continue
@@ -528,27 +529,41 @@ _IN_PLACE = {
 }  # fmt: skip
 
 
-def single_result(body: list, results: list) -> gast.expr | None:
+def single_result(body: list, results: list, passed=frozenset()) -> gast.expr | None:
     """``value`` when ``body`` is one ``results = value`` (the targets in ``results``' order,
     as an inner statement's functional form assigns them), or ``value[k:]`` when ``results``
     are its last targets (a loop's flags come first); ``flag = <constant>`` before a loop
-    call is folded into the call's loop variables. Else None."""
+    call is folded into the call's loop variables. Leading ``results`` named in ``passed``
+    (inputs the body leaves alone) go before: ``(a, *value[k:])``. Else None."""
     if len(body) == 2:
         body = _constant_start(body)
     if len(body) != 1 or type(body[0]) is not gast.Assign or len(body[0].targets) != 1:
         return None
     target = body[0].targets[0]
-    if type(target) is not gast.Tuple or len(target.elts) < len(results):
+    if type(target) is not gast.Tuple:
+        return None
+    if passed:  # (not those the statement sets)
+        passed = passed - {t.id for t in target.elts if type(t) is gast.Name}
+    front = 0
+    while front < len(results) and type(results[front]) is gast.Name and (
+        results[front].id in passed
+    ):
+        front += 1
+    results, ahead = results[front:], results[:front]
+    if len(target.elts) < len(results) or not results:
         return None
     skip = len(target.elts) - len(results)
     if not all(map(_same_target, target.elts[skip:], results)):
         return None
-    if not skip:
-        return body[0].value
-    if not all(type(t) is gast.Name for t in target.elts[:skip]):
-        return None
-    rest = gast.Slice(lower=constant(skip), upper=None, step=None)
-    return gast.Subscript(value=body[0].value, slice=rest, ctx=LOAD)
+    value = body[0].value
+    if skip:
+        if not all(type(t) is gast.Name for t in target.elts[:skip]):
+            return None
+        rest = gast.Slice(lower=constant(skip), upper=None, step=None)
+        value = gast.Subscript(value=value, slice=rest, ctx=LOAD)
+    if ahead:
+        value = gast.Tuple(elts=ahead + [gast.Starred(value=value, ctx=LOAD)], ctx=LOAD)
+    return value
 
 
 _LOOP_CALLS = frozenset({"convert_while_loop", "convert_for_loop"})

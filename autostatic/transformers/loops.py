@@ -229,6 +229,10 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
     if carried and _unbound_before(node, node.target.id):  # starts shaped like an item
         args[loop_vars.index(node.target.id)] = self.jst("UNDEFINED")
+    elif carried and node.target.id not in anno.get(node, anno.DEFINED_IN, frozenset()):
+        value = self.bound_value(node.target.id, self.jst("UNDEFINED"))  # (where unbound)
+        if value is not None:
+            args[loop_vars.index(node.target.id)] = value
     args += [_attribute(a) for a in attrs]
     call = replace(
         f"jst.{'convert_for_loop' if for_loop else 'convert_while_loop'}"

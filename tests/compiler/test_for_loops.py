@@ -781,3 +781,32 @@ def test_a_target_unbound_after_a_loop_of_no_items_stays_unbound(monkeypatch):
     assert converted([]) == "ok"
     monkeypatch.setattr(convert_ops, "tracing", False)
     assert first_bad([]) == "ok"
+
+
+def first_above(x, t, forget):
+    last = rt.full([], -1.0, "float32")
+    if forget:  # a Python bool: on this path the target is unbound before the loop
+        del last
+    for last in x:
+        if last > t:
+            break
+    return last
+
+
+@pytest.mark.parametrize("forget", [False, True])
+@pytest.mark.parametrize("t", [1.5, 9.0])
+def test_a_target_maybe_unbound_before_a_symbolic_loop_starts_shaped_like_an_item(forget, t):
+    x = np.array([0.0, 1.0, 2.0, 3.0], np.float32)
+    converted = autostatic.convert(first_above)
+    main = static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main):
+            out = converted(static.data("a0", [4], "float32"), t, forget)
+    finally:
+        rt.disable_static()
+    assert "while" in op_types((main, [out]))
+    (got,) = run((main, [out]), x)
+    np.testing.assert_array_equal(got, first_above(rt.to_tensor(x), t, forget).numpy())
+    code = autostatic.to_code(first_above)
+    assert "loop_placeholder" not in code  # convert_for_loop makes it from UNDEFINED
