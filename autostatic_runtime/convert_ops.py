@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import autostatic_switch as switch
 from autostatic_runtime import dtypes, mode
 from autostatic_runtime.convert_builtins import (  # builtins in converted code
     builtins,
@@ -63,12 +64,11 @@ __all__ = [
 ]  # fmt: skip
 
 
-#: ``AUTOSTATIC_FORCE_CONVERTED=1`` (read at import): converted functions always run their
-#: converted body, on Python values too - a testing and diagnostic setting that makes a test
-#: suite exercise the converter's Python semantics (see docs/reliability.md).
-FORCE_CONVERTED = os.environ.get("AUTOSTATIC_FORCE_CONVERTED", "").strip().lower() in (
-    "1", "true", "yes", "on",
-)  # fmt: skip
+#: ``AUTOSTATIC_FORCE_CONVERTED=1`` (read once, by ``autostatic_switch``): converted
+#: functions always run their converted body, on Python values too - a testing and
+#: diagnostic setting that makes a test suite exercise the converter's Python semantics (see
+#: docs/reliability.md).
+FORCE_CONVERTED = switch.FORCE_CONVERTED
 
 #: True while any thread builds a program (or forced): a cheap module-level bool, so the
 #: entry check of a converted function, ``if _jst.tracing and _jst.traces_here():``, costs
@@ -89,8 +89,9 @@ _any_static = mode._static
 
 
 def _follow_mode(any_static: bool) -> None:
+    """Keep ``tracing`` here and in ``autostatic_switch`` (the hook's entry checks) in step."""
     global tracing
-    tracing = any_static or FORCE_CONVERTED
+    tracing = switch.tracing = any_static or FORCE_CONVERTED
 
 
 mode.on_switch(_follow_mode)
@@ -99,7 +100,7 @@ mode.on_switch(_follow_mode)
 _traced_caller: list = [None]  # set by the compiler (autostatic) when it is imported
 
 
-def traced(target: Any = None) -> Callable:
+def traced(target: Any = None, frame: Any = None) -> Callable:
     """The tracing function of the converted function calling this, from its entry check::
 
         def f(a, b=2, *args, c, **kw):
@@ -110,7 +111,8 @@ def traced(target: Any = None) -> Callable:
     The compiler finds (builds on first use) the function's *tracing function* - its body
     converted - from the caller's frame (its code, globals and free variables) and
     ``target``: None for the import hook's checks (the caller's code is the key), else the
-    key ``autostatic.convert`` compiled in, or the function it made.
+    key ``autostatic.convert`` compiled in, or the function it made. ``frame``: the caller's
+    frame when it is not the caller of this function.
     """
     finder = _traced_caller[0]
     if finder is None and "autostatic" in sys.modules:  # the compiler is loaded: find its hook
@@ -123,8 +125,11 @@ def traced(target: Any = None) -> Callable:
             "a converted function is being traced but the autostatic compiler is not loaded; "
             "import autostatic before tracing"
         )
-    return finder(target, sys._getframe(1))
+    return finder(target, frame or sys._getframe(1))
 
+
+# the hook's entry checks call these two through autostatic_switch (no wrapper in between)
+switch.traces_here, switch.traced = traces_here, traced
 
 _call_converter: list = [None]  # set by the compiler (autostatic) when it is imported
 

@@ -28,7 +28,7 @@ import dis
 import sys
 import types
 
-from autostatic.hook.entry import ALIAS, SOURCE
+from autostatic.hook.entry import ALIAS, SOURCE, SWITCH
 
 _CO_OPTIMIZED, _CO_NEWLOCALS = 0x1, 0x2
 _UNCHECKED_FLAGS = 0x20 | 0x80 | 0x200  # generator, coroutine, async generator
@@ -54,7 +54,7 @@ _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
 
 if sys.version_info[:2] == (3, 11):
     _ALIAS_IMPORT = _template(
-        f"import autostatic_runtime.convert_ops as {ALIAS}\n{SOURCE} = {_TEMPLATE_KEY!r}\n_ = 7\n",
+        f"import {SWITCH} as {ALIAS}\n{SOURCE} = {_TEMPLATE_KEY!r}\n_ = 7\n",
         True,
     )
 else:  # another bytecode: the ast path

@@ -5,7 +5,7 @@ The import hook and ``python -m autostatic run`` compile marked modules with ``i
     # before                                  # after (the alias is picked free of the module)
     \"""Doc.\"""                                 \"""Doc.\"""
     from __future__ import annotations        from __future__ import annotations
-                                              import autostatic_runtime.convert_ops as __jst__
+                                              import autostatic_switch as __jst__
                                               __autostatic_source__ = '<source hash>'
     import autostatic_runtime as rt           import autostatic_runtime as rt
 
@@ -44,6 +44,9 @@ from autostatic.hook.names import free_name, names_used
 #: First item of every entry key: ``autostatic.lazy`` recognizes checked code by it.
 MARK = "autostatic.entry"
 ALIAS = "__jst__"
+#: What the alias names: the switch the entry checks read, which loads nothing (the runtime
+#: and NumPy load when the program loads them; see ``autostatic_switch``).
+SWITCH = "autostatic_switch"
 #: The module global holding the source hash the module was compiled from (hex).
 SOURCE = "__autostatic_source__"
 _NOT_CHECKED = "not_to_static"
@@ -184,7 +187,7 @@ def instrument(
     if True:  # always: ``__jst__`` in a module's namespace says the hook compiled it
         at = _insert_at_ast(tree)
         line = tree.body[at].lineno if at < len(tree.body) else 1
-        imp = ast.Import(names=[ast.alias(name="autostatic_runtime.convert_ops", asname=alias)])
+        imp = ast.Import(names=[ast.alias(name=SWITCH, asname=alias)])
         head = [imp]
         if not keyed:
             target = ast.Name(id=SOURCE, ctx=ast.Store())

@@ -251,7 +251,7 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, di
 
 
 def _forced() -> bool:
-    from autostatic_runtime.convert_ops import FORCE_CONVERTED
+    from autostatic_switch import FORCE_CONVERTED
 
     return FORCE_CONVERTED
 
@@ -461,10 +461,7 @@ class AutostaticFinder:
             return None
         if settings.exclude and matches(fullname, settings.exclude):
             return None
-        ops = sys.modules.get("autostatic_runtime.convert_ops")
-        if ops is None:  # importing it here would import NumPy from inside another import
-            return None
-        tag = ("" if hook is None else _pytest_tag()) + ("-forced" if ops.FORCE_CONVERTED else "")
+        tag = ("" if hook is None else _pytest_tag()) + ("-forced" if _forced() else "")
         where = hook_cache.cache_path(origin, tag)
         entry = _guarded(hook_cache.read_by_stat, where, None, origin) if where else None
         if entry is None:

@@ -268,7 +268,7 @@ def test_moved_forced_project_names_its_new_paths(tmp_path):
 
 
 def _copy_packages(dest):
-    for pkg in ("autostatic", "autostatic_runtime"):
+    for pkg in ("autostatic", "autostatic_runtime", "autostatic_switch"):
         shutil.copytree(os.path.join(ROOT, pkg), os.path.join(dest, pkg),
                         ignore=shutil.ignore_patterns("__pycache__"))
     return dest

@@ -53,8 +53,8 @@ def test_importing_never_loads_the_converter_tracing_does(marked_pkg):
         "    return sorted(k for k in sys.modules if k == 'gast' or k.startswith(\n"
         "        ('autostatic.transformers', 'autostatic.conversion', 'autostatic.pyct')))\n"
         "print('__jst__' in vars(m), loaded())\n"
-        "from autostatic_runtime import convert_ops\n"
-        "convert_ops.tracing = True\n"
+        "import autostatic_switch\n"
+        "autostatic_switch.tracing = True\n"
         "print(m.sign(-3), loaded()[:2])\n"
     )
     cold = ok(run(code, marked_pkg)).splitlines()
@@ -212,8 +212,8 @@ with warnings.catch_warnings(record=True) as got:
     warnings.simplefilter("always")
     import bad
     print(len(got))
-    from autostatic_runtime import convert_ops
-    convert_ops.tracing = True
+    import autostatic_switch
+    autostatic_switch.tracing = True
     print(bad.broken(7), bad.fine(8), bad.broken(9))
 for w in got:
     print(w.category.__name__, w.filename, w.lineno, str(w.message))
@@ -390,3 +390,28 @@ def test_an_entry_written_for_include_settings_is_not_used_without_them(tmp_path
     assert ok(run(["imp.py", "lib"], tmp_path)).strip() == "True"
     assert glob.glob(str(tmp_path / "lib" / "__pycache__" / "a.*autostatic*.pyc"))
     assert ok(run(["imp.py"], tmp_path)).strip() == "False"  # the entry is current, unused
+
+
+def test_importing_a_marked_module_loads_neither_numpy_nor_the_runtime(marked_pkg):
+    """Its entry checks read ``autostatic_switch``: a marked module imports (cold, then from
+    the cache) at the cost of Python's own import. Tracing loads the runtime when it starts,
+    and the module's functions then trace."""
+    code = PREAMBLE + (
+        "import pkg.mod as m\n"
+        "heavy = sorted(k for k in ('numpy', 'autostatic_runtime', 'gast') if k in sys.modules)\n"
+        "print(json.dumps([heavy, m.sign(-2), m.count(3), type(m.__jst__).__name__,\n"
+        "                  m.__jst__.__name__]))\n"
+        "import autostatic_runtime as rt\n"
+        "from autostatic_runtime import static\n"
+        "sf = autostatic.to_static(m.sign)\n"
+        "print(float(sf(rt.to_tensor(3.0))), float(sf(rt.to_tensor(-3.0))))\n"
+        "ops = sf.concrete_program.main_program.global_block().ops\n"
+        "print(sum(op.type == 'cond' for op in ops))\n"
+    )
+    for _ in ("cold", "warm"):
+        lines = ok(run(code, marked_pkg)).splitlines()
+        heavy, sign, count, kind, name = json.loads(lines[0])
+        assert heavy == [] and (sign, count) == (-1, 6)
+        assert (kind, name) == ("module", "autostatic_switch")
+        assert lines[1] == "1.0 -1.0"
+        assert lines[2] == "1"  # the tensor `if` is a cond op
