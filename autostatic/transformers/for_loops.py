@@ -7,8 +7,7 @@ Before::
     else:
         done = True
 
-After (a loop with an ``else`` or a target read after a ``break``; see below for the
-others)::
+After (a loop with an ``else``; see below for the others)::
 
     __loop_body_3 = lambda i, row, s: (s + row * i,)   # i, row: the item; s: loop variable
     ...
@@ -33,7 +32,10 @@ When its symbolic form is one call and it has no ``else``, a loop is the user's 
 not False: break`` when a flag may leave it, then one assignment, ``s, = <that call on
 __iter_0> if (__iter_0 := _jst.hand_over(__iter_0[, flag])) is not None else (s,)`` (see
 ``_handed_over``; an outer loop of a nest left by one flag leaves when its inner loop's
-``hand_over`` stops its items).
+``hand_over`` stops its items). A target the call carries that may be unbound before the
+loop starts as ``_jst.builtins.locals().get(name, _jst.UNDEFINED)``: the item where the
+user's loop broke on a tensor flag, else ``UNDEFINED`` (``convert_for_loop`` starts it shaped
+like an item).
 Otherwise a loop left by a flag steps an iterator of its own (``for t in (__iter_0 :=
 iter(__iter_0)):``) and, after each item, ``if <flag> is not False:`` calls
 ``convert_for_loop`` on that iterator and leaves: nothing more runs after a Python ``break``,
@@ -109,7 +111,7 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     func_for = shallow(node)
     source = node.iter if python_only else iterable
     one_call = ok and not checks and len(call) == 1  # no inputs read before the iterable
-    if one_call and not (python_only or node.orelse) and not (flag and _target_slot(call[0])):
+    if one_call and not (python_only or node.orelse) and not (flag and _starts_undefined(call[0])):
         return _handed_over(self, node, body_d, call[0], (flag, it), iterable, source)
     if flag is not None:  # the rest of the items go to convert_for_loop once a break set it
         rest = _rest_of_loop(self, node, call, flag, ok)
@@ -124,9 +126,8 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     func_for.body, func_for.orelse = body_f, orelse_f
     if one_call:  # convert_for_loop also steps Python iterables, calling the body function
         functional = [copy_location_deep(_over(call[0], source), node)]
-        slot = _target_slot(call[0])
-        if slot and type(slot[0][slot[1]]) is gast.Attribute:  # it starts UNDEFINED: after
-            functional += self.unbind([node.target.id], node)  # no item, unbound as in Python
+        if _starts_undefined(call[0]) is not None:  # after no item, unbound as in Python
+            functional += self.unbind([node.target.id], node)
         functional += tail
     if python_only:
         return [node], functional if one_call else [func_for]
@@ -180,9 +181,8 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
     after = assign_if(test, _statement_copy(call), node)
     anno.set(after, anno.HAND_OVER, flag)
     functional = [copy_location_deep(_over(call, source), node)]
-    slot = _target_slot(call)
-    if slot and type(slot[0][slot[1]]) is gast.Attribute:  # it starts UNDEFINED: after no
-        functional += self.unbind([node.target.id], node)  # item, unbound as in Python
+    if _starts_undefined(call) is not None:  # after no item, unbound as in Python
+        functional += self.unbind([node.target.id], node)
     return [node, copy_location_deep(after, node)], functional
 
 
@@ -253,6 +253,20 @@ def _target_slot(stmt: gast.stmt) -> tuple | None:
         if keyword.arg == "target":
             return value.args[2].elts, keyword.value.value
     return None
+
+
+def _starts_undefined(stmt: gast.stmt) -> bool | None:
+    """For a ``convert_for_loop`` statement whose loop carries a target that may be unbound
+    before it: whether the target starts as the constant ``UNDEFINED`` (True) or as
+    ``locals().get(target, UNDEFINED)`` (False: where a Python loop broke, the item it
+    stopped at). None when the target is bound, or not carried."""
+    slot = _target_slot(stmt)
+    if slot is None:
+        return None
+    start = slot[0][slot[1]]
+    if type(start) is gast.Name:
+        return None
+    return type(start) is gast.Attribute
 
 
 def _unguard(node: gast.For) -> str | None:

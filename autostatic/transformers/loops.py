@@ -227,12 +227,13 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
                                gone, items, cells)  # fmt: skip
         body_name = self.hoist(body_fn)
     reads_before, args = guarded_inputs(self, loop_vars, defined, node)
-    if carried and _unbound_before(node, node.target.id):  # starts shaped like an item
-        args[loop_vars.index(node.target.id)] = self.jst("UNDEFINED")
-    elif carried and node.target.id not in anno.get(node, anno.DEFINED_IN, frozenset()):
-        value = self.bound_value(node.target.id, self.jst("UNDEFINED"))  # (where unbound)
-        if value is not None:
-            args[loop_vars.index(node.target.id)] = value
+    if carried and node.target.id not in anno.get(node, anno.DEFINED_IN, frozenset()):
+        # UNDEFINED where unbound (it starts shaped like an item); the item where a Python
+        # loop broke when the call takes the other items after a tensor break (hand_over)
+        value = self.bound_value(node.target.id, self.jst("UNDEFINED"))
+        if value is None or _unbound_before(node, node.target.id) and not for_loop[1]:
+            value = self.jst("UNDEFINED")
+        args[loop_vars.index(node.target.id)] = value
     args += [_attribute(a) for a in attrs]
     call = replace(
         f"jst.{'convert_for_loop' if for_loop else 'convert_while_loop'}"

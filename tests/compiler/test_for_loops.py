@@ -810,3 +810,37 @@ def test_a_target_maybe_unbound_before_a_symbolic_loop_starts_shaped_like_an_ite
     np.testing.assert_array_equal(got, first_above(rt.to_tensor(x), t, forget).numpy())
     code = autostatic.to_code(first_above)
     assert "loop_placeholder" not in code  # convert_for_loop makes it from UNDEFINED
+
+
+def index_of_first_above(x, limit):
+    for k in [0, 1, 2, 3]:  # a Python loop left by a tensor `break`, its target read after
+        if x[k] > limit:
+            break
+    return x[0] * 0 + k
+
+
+def first_row_above(x, limit):
+    for row in x:  # a tensor iterable, the target unbound before the loop and read after it
+        if row.sum() > limit:
+            return row
+    return row * 0 - 1
+
+
+@pytest.mark.parametrize("limit", [-10.0, 1.5, 2.5, 10.0])
+def test_a_target_read_after_a_loop_left_by_a_tensor_jump(limit):
+    x = np.array([0.0, 2.0, 1.0, 3.0], np.float32)
+    rows = np.array([[0.0, 1.0], [2.0, 0.5], [1.0, 4.0]], np.float32)
+    for fn, value, shape in ((index_of_first_above, x, [4]), (first_row_above, rows, [3, 2])):
+        converted = autostatic.convert(fn)
+        main = static.Program()
+        rt.enable_static()
+        try:
+            with static.program_guard(main):
+                out = converted(static.data("a0", shape, "float32"), limit)
+        finally:
+            rt.disable_static()
+        (got,) = run((main, [out]), value)
+        want = fn(rt.to_tensor(value), limit).numpy()
+        np.testing.assert_allclose(got, want)
+    code = autostatic.to_code(first_row_above)  # the user's loop, then one hand-over call
+    assert "hand_over(" in code and "is_symbolic_iterable" not in code

@@ -318,7 +318,7 @@ def test_the_rest_of_a_python_loop_after_a_break_on_a_python_value_is_not_run(mo
         return k
 
     converted = autostatic.convert(first_over)
-    assert ":= iter(" in autostatic.to_code(first_over)
+    assert "python_items(" in autostatic.to_code(first_over)  # the user's loop, then hand_over
     monkeypatch.setattr(convert_ops, "tracing", True)  # the converted body runs
     assert converted(1) == 2
     assert calls == [0, 1, 2]  # the items after the break were never fetched
