@@ -195,7 +195,10 @@ def first_trace(module, name: str, path: str) -> None:
     fn = next(v for k, v in vars(module).items() if k.endswith("_0"))
     args = {"layer": (1.0, 2.0, 3.0, 0.5, True), "step": (3, 5, 2), "dispatch": (5, 2.0)}
     call = args[fn.__name__.rpartition("_")[0]]
+    import autostatic_switch  # what the module's entry checks read
+
     old, convert_ops.tracing = convert_ops.tracing, True
+    autostatic_switch.tracing = True
     try:
         lazy._functions.clear()
         lazy._factories.clear()
@@ -210,7 +213,7 @@ def first_trace(module, name: str, path: str) -> None:
         fn(*call)
         again = time.perf_counter() - t0
     finally:
-        convert_ops.tracing = old
+        convert_ops.tracing = autostatic_switch.tracing = old
     print(
         f"  first traced call of {fn.__name__}: {first * 1e3:.1f} ms (parse + convert); "
         f"then {again * 1e6:.0f} us"
