@@ -22,6 +22,7 @@ PACKAGES = [
     Package("parse", "1.22.4", "parse"),
     Package("six", "1.17.0", "six", tests=("test_six.py",)),
     Package("inflect", "7.6.0", "inflect"),
+    Package("pyflakes", "3.4.0", "pyflakes", tests=("pyflakes/test",)),
     Package(  # without the hypothesis property tests (random) and 5,160 of the 6,329 UTS #46
         # conformance vectors (one generated test each: pytest's per-test cost dominated);
         # the kept ones are the tests whose number starts with 1 (1,075 of them)
@@ -82,4 +83,11 @@ PACKAGES = [
 ]
 
 #: Run only with ``AUTOSTATIC_REALWORLD_ALL=1``, each with the reason it is not in CI.
-EXTRA: list = []
+EXTRA: list = [
+    (  # without tests/test_diagram.py (it needs railroad-diagrams)
+        Package(
+            "pyparsing", "3.3.2", "pyparsing", pytest_args=("--ignore", "tests/test_diagram.py")
+        ),
+        "its suite takes 65 s plain and 295 s with converted bodies forced",
+    ),
+]
