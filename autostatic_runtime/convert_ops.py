@@ -89,9 +89,8 @@ _any_static = mode._static
 
 
 def _follow_mode(any_static: bool) -> None:
-    """Keep ``tracing`` here and in ``autostatic_switch`` (the hook's entry checks) in step."""
     global tracing
-    tracing = switch.tracing = any_static or FORCE_CONVERTED
+    tracing = any_static or FORCE_CONVERTED
 
 
 mode.on_switch(_follow_mode)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import threading
 
+import autostatic_switch
+
 __all__ = ["in_dynamic_mode", "set_static", "static_here", "on_switch"]
 
 
@@ -27,6 +29,15 @@ _static = [False]  # True while at least one thread is in static mode
 _count = [0]  # threads in static mode
 _lock = threading.Lock()
 _listeners: list = []  # called with the process-wide flag on every switch
+
+
+def _follow(any_static: bool) -> None:
+    """The flag a marked module's entry checks read (``autostatic_switch``: it loads nothing,
+    so the hook's modules import without the runtime) follows the process-wide flag."""
+    autostatic_switch.tracing = any_static or autostatic_switch.FORCE_CONVERTED
+
+
+_listeners.append(_follow)
 
 
 def on_switch(listener) -> None:

@@ -5,11 +5,11 @@ each of its functions with ``if __jst__.tracing and __jst__.traces_here(): retur
 __jst__.traced()(<params>)``. This package imports nothing, so a marked module imports at
 the cost of Python's own import: NumPy and the runtime load when the program loads them.
 
-``tracing`` is True while any thread builds a program (``autostatic_runtime.convert_ops``
-keeps it in step with the runtime's mode) or when ``AUTOSTATIC_FORCE_CONVERTED=1`` (read
-here, once, for the whole process). Once the runtime is loaded, ``traces_here`` and
-``traced`` are its own functions (``convert_ops`` puts them here); before that, the ones
-below load it first.
+``tracing`` is True while any thread builds a program (``autostatic_runtime.mode`` keeps
+it in step on every switch, ``rt.enable_static()`` included) or when
+``AUTOSTATIC_FORCE_CONVERTED=1`` (read here, once, for the whole process). Once
+``autostatic_runtime.convert_ops`` is loaded, ``traces_here`` and ``traced`` are its own
+functions (it puts them here); before that, the ones below load it first.
 
 PYTEST_DONT_REWRITE: pytest leaves this package's own asserts alone (its plugin is in it).
 """

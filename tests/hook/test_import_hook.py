@@ -415,3 +415,45 @@ def test_importing_a_marked_module_loads_neither_numpy_nor_the_runtime(marked_pk
         assert (kind, name) == ("module", "autostatic_switch")
         assert lines[1] == "1.0 -1.0"
         assert lines[2] == "1"  # the tensor `if` is a cond op
+
+
+def test_a_marked_layer_traces_in_static_mode_entered_by_hand(tmp_path):
+    """``rt.enable_static()`` and a ``program_guard``, no ``to_static``: nothing but the mode
+    switch tells the marked module's entry checks to trace (the runtime's converter support
+    is not loaded yet), and its tensor ``if`` becomes a cond op."""
+    write_files(
+        tmp_path,
+        {
+            "mymodel.py": (
+                "# autostatic: enable\n"
+                "import autostatic_runtime as rt\n\n\n"
+                "class Net(rt.nn.Layer):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.fc = rt.nn.Linear(3, 3)\n\n"
+                "    def forward(self, x):\n"
+                "        y = self.fc(x)\n"
+                "        if y.mean() > 0:\n"
+                "            y = y * 2\n"
+                "        else:\n"
+                "            y = y - 1\n"
+                "        return y\n"
+            )
+        },
+    )
+    code = PREAMBLE + (
+        "import mymodel\n"
+        "import autostatic_runtime as rt\n"
+        "from autostatic_runtime import static\n"
+        "loaded = 'autostatic_runtime.convert_ops' in sys.modules\n"
+        "net = mymodel.Net()\n"
+        "main, startup = static.Program(), static.Program()\n"
+        "rt.enable_static()\n"
+        "with static.program_guard(main, startup):\n"
+        "    out = net(static.data('x', [1, 3], 'float32'))\n"
+        "rt.disable_static()\n"
+        "print(json.dumps([loaded, sorted({op.type for b in main.blocks for op in b.ops})]))\n"
+    )
+    loaded, ops = json.loads(ok(run(code, tmp_path)).splitlines()[-1])
+    assert not loaded  # (so the mode itself must keep the switch in step)
+    assert "cond" in ops
