@@ -25,8 +25,8 @@ log = logging.getLogger("autostatic")
 
 #: Top-level packages whose functions are never converted.
 SKIPPED_PACKAGES = frozenset(sys.stdlib_module_names) | {
-    "autostatic", "autostatic_runtime", "numpy", "cupy", "gast", "google", "array_api_compat",
-    "array_api_strict", "hypothesis", "pytest", "_pytest", "pluggy", "scipy",
+    "autostatic", "autostatic_runtime", "autostatic_switch", "numpy", "cupy", "gast", "google",
+    "array_api_compat", "array_api_strict", "hypothesis", "pytest", "_pytest", "pluggy", "scipy",
 }  # fmt: skip
 
 _CONVERTED = "__autostatic_converted__"  # attribute of the original holding its result

@@ -151,11 +151,12 @@ def _module_pragma(filename: str) -> str | None:
 def _converted_module(frame) -> bool:
     """True when the frame runs converted code: a function ``to_static`` converted (the
     runtime alias is its closure's ``_jst``), or one of a converted module (its globals hold
-    the alias)."""
+    the alias: ``autostatic_switch`` for the hook's entry checks, ``convert_ops`` for a
+    module converted whole)."""
     if any(n == "_jst" or n.startswith("_jst_") for n in frame.f_code.co_freevars):
         return True
-    convert_ops = sys.modules.get("autostatic_runtime.convert_ops")
-    return convert_ops is not None and any(v is convert_ops for v in list(frame.f_globals.values()))
+    aliases = [sys.modules.get(n) for n in ("autostatic_switch", "autostatic_runtime.convert_ops")]
+    return any(v is a for v in list(frame.f_globals.values()) for a in aliases if a is not None)
 
 
 _CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200  # inspect's flags

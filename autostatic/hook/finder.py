@@ -50,7 +50,9 @@ ENV_STRICT = "AUTOSTATIC_STRICT"
 _PRAGMA = re.compile(rb"#\s*autostatic:\s*(enable|disable)\b")
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _HEAD = 4096  # bytes of a module read to look for the pragma
-_NEVER = frozenset({"autostatic", "autostatic_runtime", "gast", "_pytest", "pytest", "pluggy"})
+_NEVER = frozenset(
+    {"autostatic", "autostatic_runtime", "autostatic_switch", "gast", "_pytest", "pytest", "pluggy"}
+)
 
 
 class ConversionWarning(UserWarning):

@@ -82,11 +82,16 @@ def test_int_float_index_and_bool_name_the_line(use, asked):
     assert f"{__file__}:" in message
 
 
-def test_converted_code_that_still_asks_says_which_expressions_convert(tmp_path):
+@pytest.mark.parametrize(
+    "alias",
+    ["import autostatic_runtime.convert_ops as _jst", "import autostatic_switch as __jst__"],
+    ids=["converted whole", "hook's entry checks"],
+)
+def test_converted_code_that_still_asks_says_which_expressions_convert(tmp_path, alias):
     source = textwrap.dedent(
-        """\
+        f"""\
         import autostatic_runtime as rt
-        import autostatic_runtime.convert_ops as _jst
+        {alias}
 
 
         def f(x):
