@@ -228,10 +228,10 @@ def _select(self, node: gast.If, pred: str, symbolic: list, body: list, orelse: 
     defined = anno.get(node, anno.DEFINED_IN)
     branches = []
     for branch in (body, orelse):
-        # inside try/with only values that cannot raise: an exception must not find the
-        # branch's first variables unset
+        # inside try/with only values that cannot raise, unless the branch sets one variable:
+        # an exception must not find the branch's first variables unset
         values = None if None in outputs else assignments(
-            self, branch, outputs, self.protected, augmented=True
+            self, branch, outputs, self.protected and len(branch) > 1, augmented=True
         )
         if values is None or not all(o in values or o in defined for o in outputs):
             return None  # an output left unbound on this path
@@ -494,7 +494,8 @@ def assignments(
     for target, stmt in augmenting:
         op = _node(gast.Attribute, value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
                    ctx=LOAD)  # fmt: skip
-        values[target] = _node(gast.Call, func=op, args=[name(target), stmt.value], keywords=[])
+        call = _node(gast.Call, func=op, args=[name(target), stmt.value], keywords=[])
+        values[target] = copy_location_all(call, stmt)  # an error names the statement's line
     return values
 
 

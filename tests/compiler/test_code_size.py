@@ -126,6 +126,15 @@ SHAPES = {
         )
         + "    return s\n"
     ),
+    "loops_left_by_return_in_a_try": lambda n: (  # each body: the return, then an update
+        "def f(xs, t):\n    s = 0\n    try:\n"
+        + "".join(
+            f"        for i{k} in xs:\n            if i{k} > t + {k}:\n"
+            f"                return i{k}\n            s += i{k}\n"
+            for k in range(n)
+        )
+        + "    except ValueError:\n        return -1\n    return s\n"
+    ),
     "returns_in_inner_loops_else": lambda n: (
         "def f(xs, t):\n    s = 0\n    for x in xs:\n"
         + "".join(

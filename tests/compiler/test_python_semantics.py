@@ -63,6 +63,27 @@ def test_tracebacks_show_the_users_lines():
     assert frame.lineno + 1 == fails.__code__.co_firstlineno + 3
 
 
+def test_an_error_in_a_branch_of_one_statement_names_its_own_line():
+    """``if c: return x`` then ``s += x`` is one assignment in the converted body; the
+    ``+=`` that raises is still reported at its own line, in a ``try`` too."""
+
+    def adds(xs, limit):
+        s = "a"
+        try:
+            for x in xs:
+                if x > limit:
+                    return x
+                s += x
+        except KeyError:
+            return -1
+        return s
+
+    converted = autostatic.convert(adds)
+    with pytest.raises(TypeError) as info:
+        converted([1, 2], 5)
+    assert info.traceback[-1].lineno + 1 == adds.__code__.co_firstlineno + 6
+
+
 def test_methods_static_and_class_methods_lambdas_and_partials():
     import functools
 
