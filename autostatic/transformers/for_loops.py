@@ -378,7 +378,7 @@ def _init_target(self, node: gast.For, it: str) -> list:
     if not needed:
         return []
     if isinstance(node.target, gast.Name) and (
-        needed[0] not in maybe or self.bound_value(needed[0], name(it)) is not None
+        needed[0] not in maybe or self.bound_value(needed[0], self.jst("UNDEFINED")) is not None
     ):  # passed UNDEFINED where unbound, convert_for_loop starts it from a placeholder
         return []
     temps = {n: self.ctx.namer.new(f"init_{n}") for n in needed}

@@ -231,7 +231,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         # UNDEFINED where unbound (it starts shaped like an item); the item where a Python
         # loop broke when the call takes the other items after a tensor break (hand_over)
         value = self.bound_value(node.target.id, self.jst("UNDEFINED"))
-        if value is None or _unbound_before(node, node.target.id) and not for_loop[1]:
+        if value is None or (_unbound_before(node, node.target.id) and not for_loop[1]):
             value = self.jst("UNDEFINED")
         args[loop_vars.index(node.target.id)] = value
     args += [_attribute(a) for a in attrs]
