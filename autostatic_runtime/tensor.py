@@ -7,6 +7,7 @@ Operator overloading and the op methods (``x.sum()``, ``x.reshape(...)``) live o
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,17 @@ __all__ = ["Tensor", "TensorLike", "is_tensor"]
 
 STATIC_HOOKS: dict[str, Any] = {}  # filled by autostatic_runtime.static at import (layering)
 CONST = object()  # autograd edge of an input that is not a tensor (a Python scalar, None)
+
+
+class _GradOverlay(threading.local):
+    """While a thread traces a training step, ``.grad`` of its tensors is the step's symbolic
+    gradient: ``steps`` is then that trace's ``static.step.StepTrace`` (None otherwise), which
+    answers reads and writes of ``.grad`` in the tracing thread alone."""
+
+    steps: Any = None
+
+
+GRAD_OVERLAY = _GradOverlay()
 _dtype_cache: dict[Any, dtypes.DType] = {}
 
 
@@ -37,7 +49,7 @@ class Tensor(TensorLike):
     # Hot fields are slots; rarely-set ones live in the (lazily created) instance dict and
     # default to these class attributes, so wrapping an op's result sets only four fields.
     __slots__ = ("_data", "_node", "_index", "stop_gradient", "__dict__", "__weakref__")
-    grad = None
+    _grad = None
     name = None
     persistable = False
     _hooks = None
@@ -56,7 +68,6 @@ class Tensor(TensorLike):
         self._node = None
         self._index = 0
         self.stop_gradient = stop_gradient
-        self.grad = None
         self.name = name
         self.persistable = False
         self._hooks = None
@@ -216,6 +227,23 @@ class Tensor(TensorLike):
         )
 
     # -- autograd --------------------------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (None before a backward); inside a traced training step,
+        the step's symbolic gradient."""
+        steps = GRAD_OVERLAY.steps
+        if steps is not None:
+            return steps.read_grad(self)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        steps = GRAD_OVERLAY.steps
+        if steps is not None:
+            steps.write_grad(self, value)
+            return
+        self._grad = value
+
     def backward(self, grad_tensor: Tensor | None = None, retain_graph: bool = False) -> None:
         """Accumulate gradients of this tensor into the ``.grad`` of every leaf it depends on."""
         from autostatic_runtime.autograd import backward
@@ -228,13 +256,13 @@ class Tensor(TensorLike):
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         """Reset ``.grad``: to zeros (Paddle's default) or to None."""
-        if self.grad is not None and set_to_zero:
-            from autostatic_runtime.backends import backend_of
-
-            g = self.grad._data  # straight from the backend: no op dispatch, no fill pass
-            self.grad = Tensor._rebuild(backend_of(g).ns.zeros(g.shape, dtype=g.dtype), None, 0)
+        steps = GRAD_OVERLAY.steps
+        if steps is not None:
+            steps.clear_grad(self, set_to_zero)
+        elif self._grad is not None and set_to_zero:
+            self._grad = zeros_grad(self._grad._data)
         else:
-            self.grad = None
+            self._grad = None
 
     clear_grad = clear_gradient
 
@@ -308,6 +336,23 @@ class _HookHandle:
 
 
 _new = object.__new__
+
+
+def zeros_grad(like: Any) -> Tensor:
+    """A gradient of zeros shaped like the backend array ``like`` (what ``clear_grad()``
+    leaves), marked as such: ``is_zeros_grad`` knows it for zeros while its array is the one
+    made here, so a compiled training step need not read it."""
+    from autostatic_runtime.backends import backend_of
+
+    zeros = backend_of(like).ns.zeros(like.shape, dtype=like.dtype)  # no op dispatch, no fill
+    t = Tensor._rebuild(zeros, None, 0)
+    t.__dict__["_zeros"] = zeros
+    return t
+
+
+def is_zeros_grad(grad: Tensor) -> bool:
+    """Whether ``grad`` is a ``zeros_grad`` whose array is still the zeros it was made with."""
+    return grad.__dict__.get("_zeros") is grad._data
 
 
 def is_tensor(x: Any) -> bool:

@@ -30,6 +30,7 @@ from autostatic_runtime.static.builder import captured_values, program_guard, st
 from autostatic_runtime.static.control_flow import flatten, unflatten
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.static.program import Program, Variable
+from autostatic_runtime.static.step import StepTrace, check_guard, describe_guard, finish
 from autostatic_runtime.tensor import Tensor
 
 __all__ = [
@@ -176,6 +177,14 @@ class ConcreteProgram:
     input_structure: Any
     function: Callable | None = None
     compiler: Any = None  # the block compiler: None/"python" (default) or "xla"
+    # a traced training step (``static.step``): values fed at each call (data Variable,
+    # getter), what it assumes of the eager state, the gradients it leaves (computed, or
+    # None/zeros), and whether it runs a backward or an update (then no tape records it)
+    feeds: list = field(default_factory=list)
+    guards: list = field(default_factory=list)
+    grad_outputs: list = field(default_factory=list)
+    grad_finals: list = field(default_factory=list)
+    is_step: bool = False
     runner: ProgramRunner = field(init=False, repr=False)
     # the generated calls on eager Tensors (``tensor_call``), by signature: a call, or False
     # when the compiled function never has one
@@ -185,16 +194,41 @@ class ConcreteProgram:
         params = captured_values(self.main_program)
         self.runner = ProgramRunner(
             self.main_program,
-            [v.name for v in self.inputs],
-            [v.name for v in self.outputs],
+            [v.name for v in self.inputs] + [v.name for v, _ in self.feeds],
+            [v.name for v in self.outputs] + [v.name for _, v in self.grad_outputs],
             params,
             self.compiler,
+            records=not self.is_step,
         )
+        self._getters = [get for _, get in self.feeds]
+        self._plain = not (self.feeds or self.grad_outputs or self.grad_finals)
 
     def __call__(self, tensors: list | tuple) -> Any:
+        if self._plain:
+            results = self.runner(tensors)
+        else:
+            results = self._run_step(tensors)
         if self.output_structure is None and self.outputs:  # one tensor: the common case
-            return self.runner(tensors)[0]
-        return _structure(self.output_structure, self.output_leaves, self.runner(tensors))
+            return results[0]
+        return _structure(self.output_structure, self.output_leaves, results)
+
+    def _run_step(self, tensors: list | tuple) -> list:
+        """Run with the step's feeds, then store the gradients it leaves."""
+        results = self.runner([*tensors, *[get() for get in self._getters]])
+        n = len(self.outputs)
+        finish(self.grad_outputs, [t._data for t in results[n:]], self.grad_finals)
+        return results[:n]
+
+    def guards_hold(self) -> bool:
+        """Whether the eager state is what the trace assumed (always, without guards)."""
+        return all(map(check_guard, self.guards))
+
+    def broken_guard(self) -> str | None:
+        """Why the first guard that fails does, in words (None when all hold)."""
+        for guard in self.guards:
+            if not check_guard(guard):
+                return describe_guard(guard)
+        return None
 
     def tensor_call(self, signature: tuple, layer: Any) -> Callable | None:
         """The runner's generated call for inputs of exactly ``signature`` (a StaticFunction's
@@ -203,6 +237,8 @@ class ConcreteProgram:
         (another shape, a gradient wanted, a parameter replaced). None when there is none
         (yet: XLA makes one once its function is lean). One call per signature (a program
         traced for an ``InputSpec`` with None dims serves several), the latest 8."""
+        if not self._plain or self.guards:
+            return None
         calls = self._tensor_calls
         call = calls.get(signature)
         if call is None:
@@ -279,7 +315,8 @@ def trace(
         return value
 
     arg_parts, kw_parts, _ = key
-    with static_guard(), program_guard(main, startup):
+    steps = StepTrace(main)
+    with static_guard(), program_guard(main, startup), steps:
         sym_args = [
             symbolic(a, p, names[i] if i < len(names) else f"arg{i}")
             for i, (a, p) in enumerate(zip(args, arg_parts))
@@ -305,12 +342,28 @@ def trace(
         input_structure=in_structure,
         function=converted,
         compiler=compiler,
+        feeds=steps.feeds,
+        guards=steps.guards,
+        grad_outputs=steps.grad_outputs,
+        grad_finals=steps.grad_finals,
+        is_step=steps.stepped,
     )
 
 
 # ---- the cache -------------------------------------------------------------------------------
 
 EAGER = object()  # cache value: this key runs eagerly (full_graph=False fallback)
+MAX_VARIANTS = 8  # programs kept per key for other guard states
+
+
+class GuardMiss:
+    """``ProgramCache.get``'s answer when programs exist for a key but the eager state they
+    assume differs: ``why`` says how, in words."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str | None):
+        self.why = why
 
 #: Defaults of ``to_static(max_programs=..., warn_retraces=...)``.
 MAX_PROGRAMS = 64
@@ -333,6 +386,9 @@ class ProgramCache:
             )
         self.max_programs = max_programs
         self._programs: dict[tuple, Any] = {}
+        # key -> programs traced for it under other guards (a step's gradient states, an
+        # optimizer's parameters), most recent first; the one in _programs is tried first
+        self._variants: dict[tuple, list] = {}
         self._used: dict[tuple, int] = {}  # key -> tick of its last slow-path use
         self.fast: dict[tuple, ConcreteProgram] = {}  # exact tensor signature -> program
         # (program, its generated tensor call) of the latest fast hit that has one: the
@@ -352,11 +408,35 @@ class ProgramCache:
         return key in self._programs
 
     def get(self, key: tuple) -> Any:
+        """The program for ``key`` whose guards hold; None when there is none; a
+        ``GuardMiss`` when programs were traced for ``key`` but the eager state differs."""
         found = self._programs.get(key)
         if found is not None:
+            if type(found) is ConcreteProgram and found.guards and not found.guards_hold():
+                found = self._variant(key, found)
+                if type(found) is GuardMiss:
+                    return found
             self.hits += 1
             self._used[key] = next(_ticks)
         return found
+
+    def _variant(self, key: tuple, primary: ConcreteProgram) -> Any:
+        variants = self._variants.get(key, [])
+        for i, program in enumerate(variants):
+            if program.guards_hold():  # it becomes the one tried first
+                variants[i] = primary
+                self._programs[key] = program
+                return program
+        return GuardMiss(primary.broken_guard())
+
+    def put_variant(self, key: tuple, program: ConcreteProgram) -> None:
+        """Add a program traced for ``key`` under other guards; it is tried first."""
+        old = self._programs.get(key)
+        if old is not None:
+            variants = self._variants.setdefault(key, [])
+            variants.insert(0, old)
+            del variants[MAX_VARIANTS:]
+        self.put(key, program)
 
     def put(self, key: tuple, value: Any) -> None:
         self.misses += 1
@@ -377,6 +457,7 @@ class ProgramCache:
         oldest = min(self._programs, key=used)
         dropped = self._programs.pop(oldest)
         self._used.pop(oldest, None)
+        self._variants.pop(oldest, None)
         self.evictions += 1
         for sig in [s for s, p in self.fast.items() if p is dropped]:
             del self.fast[sig]
@@ -410,6 +491,7 @@ class ProgramCache:
 
     def clear(self) -> None:
         self._programs.clear()
+        self._variants.clear()
         self._used.clear()
         self.fast.clear()
         self.tensor_call = None

@@ -25,6 +25,7 @@ import autostatic_runtime as rt
 from autostatic.jit.program_cache import (
     EAGER,
     MAX_PROGRAMS,
+    GuardMiss,
     MISS,
     WARN_RETRACES,
     ConcreteProgram,
@@ -199,7 +200,7 @@ class StaticFunction:
             sig = self._signature(args)
             if sig is not None:
                 program = self.program_cache.fast.get(sig)
-                if program is not None:
+                if program is not None and (not program.guards or program.guards_hold()):
                     self.program_cache.hits += 1
                     program._tick = next(_ticks)  # recency, for the LRU cap
                     result = program(args)
@@ -215,6 +216,8 @@ class StaticFunction:
             if notes:
                 warn_unhashable(notes, self.__name__)
             found = self._trace(args, kwargs, key)
+        elif type(found) is GuardMiss:
+            found = self._trace(args, kwargs, key, found.why)
         if found is EAGER:
             return self.dygraph_function(*args, **kwargs)
         if sig is not None:
@@ -245,8 +248,10 @@ class StaticFunction:
         training = None if self._layer is None else self._layer.training
         return build_key(args, kwargs, self._input_spec, self._names, training)
 
-    def _trace(self, args: tuple, kwargs: dict, key: tuple) -> Any:
-        why = self.program_cache.explain(key, self._names)  # before the key is added
+    def _trace(self, args: tuple, kwargs: dict, key: tuple, guard: str | None = None) -> Any:
+        """Trace a program for ``key`` (``guard``: why the programs traced for it before do
+        not fit the eager state, in words)."""
+        why = guard or self.program_cache.explain(key, self._names)  # before the key is added
         try:
             fn = self._converted_function()
             if self._instance is not None:
@@ -267,7 +272,10 @@ class StaticFunction:
             self.program_cache.put(key, EAGER)
             self._note_retrace(why)
             return EAGER
-        self.program_cache.put(key, program)
+        if guard is None:
+            self.program_cache.put(key, program)
+        else:
+            self.program_cache.put_variant(key, program)
         self._note_retrace(why)
         return program
 
@@ -343,6 +351,8 @@ class StaticFunction:
             found = self.program_cache.get(key)
             if found is None:
                 found = self._trace(args, kwargs, key)
+            elif type(found) is GuardMiss:
+                found = self._trace(args, kwargs, key, found.why)
         if found is EAGER:
             raise ToStaticError(
                 f"{self.__qualname__} cannot be made static: {self._eager_reasons.get(key)}"

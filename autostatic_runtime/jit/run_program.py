@@ -70,6 +70,8 @@ class ProgramRunner:
         params: persistable variable name -> the eager Tensor holding its value.
         compiler: the block compiler (a name, ``"python"`` by default or ``"xla"``, or a
             ``BlockCompiler``); it compiles the forward and, for training, the backward.
+        records: whether a call that needs gradients is recorded on the tape; False for a
+            compiled training step, which ran its backward and update itself.
     """
 
     def __init__(
@@ -79,6 +81,7 @@ class ProgramRunner:
         outputs: Sequence[str],
         params: dict[str, Tensor],
         compiler: Any = None,
+        records: bool = True,
     ):
         from autostatic_runtime.static.compiler import get_compiler
 
@@ -96,6 +99,7 @@ class ProgramRunner:
         self._infer: dict[str, Any] = {}
         self._fast: dict[str, Any] = {}  # backend name -> the inference call in steady state
         self._train: dict[tuple, _TrainProgram] = {}
+        self.records = records
 
     # -- running -------------------------------------------------------------------------------
     def __call__(self, inputs: Sequence[Any]) -> list[Tensor]:
@@ -104,7 +108,7 @@ class ProgramRunner:
         if backend is None:
             backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
         params = self.param_tensors
-        if _recording() and (
+        if self.records and _recording() and (
             not all([t.stop_gradient for t in params])
             or not all([t.stop_gradient for t in inputs if isinstance(t, Tensor)])
         ):

@@ -13,8 +13,11 @@ must not double the gradients).
 Updates work on backend arrays (``p._data``, ``p.grad._data``) with the backend's ``xp``
 namespace, outside autograd, and rebind ``p._data`` to the new array, so every holder of
 the Parameter object sees the new values. Per-parameter state ("accumulators": moments,
-beta powers) is kept per parameter object and saved by ``state_dict()`` under Paddle's names
-(``<param name>_<accumulator>_0``); ``set_state_dict`` matches those names.
+beta powers as 0-D arrays) lives in one tensor per parameter and accumulator, saved by
+``state_dict()`` under Paddle's names (``<param name>_<accumulator>_0``); ``set_state_dict``
+matches those names. A training step compiled by ``to_static`` runs the same update code on
+Variables (``static_update``): its program reads and writes those tensors, so eager and
+compiled steps share the optimizer's state.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from autostatic_runtime import backends
+from autostatic_runtime import backends, dtypes
 from autostatic_runtime.autograd import no_grad
 from autostatic_runtime.backends.numpy_backend import aligned_empty
 from autostatic_runtime.mode import in_dynamic_mode
@@ -35,7 +38,9 @@ from autostatic_runtime.optimizer.static_update import (
     is_static,
     learning_rate_var,
     new_accumulator,
+    state_var,
     static_minimize,
+    traced_step,
     xp_of,
 )
 from autostatic_runtime.regularizer import L2Decay, WeightDecayRegularizer
@@ -77,8 +82,10 @@ class Optimizer:
             )
         self._grad_clip = grad_clip
         self._name = name
-        self._accumulators: defaultdict[str, dict[int, Any]] = defaultdict(dict)  # by id(param)
-        self._accumulators_holder: dict[str, Any] = {}
+        # accumulator name -> id(param) -> the Tensor holding its value
+        self._accumulators: defaultdict[str, dict[int, Tensor]] = defaultdict(dict)
+        self._static_accumulators: defaultdict[str, dict[int, Any]] = defaultdict(dict)
+        self._accumulators_holder: dict[str, Any] = {}  # loaded, for accumulators not made yet
         self._acc_params: dict[int, Tensor] = {}
         self._default_dict = {"weight_decay": self.regularization, "grad_clip": grad_clip}
         self._param_groups: list = []
@@ -147,7 +154,11 @@ class Optimizer:
     # -- the step --------------------------------------------------------------------------
     @no_grad()
     def step(self) -> None:
-        """Update every trainable parameter that has a gradient, once."""
+        """Update every trainable parameter that has a gradient, once. Inside a training step
+        compiled by ``to_static``, appends the update ops instead."""
+        if not in_dynamic_mode():
+            traced_step(self).step(self)
+            return
         lr = float(self.get_lr())
         for group in self._groups():
             pairs = [
@@ -241,6 +252,10 @@ class Optimizer:
             (optimize_ops, params_grads); optimize_ops is empty in eager mode.
         """
         if isinstance(loss, Variable):
+            steps = traced_step(self, required=False)
+            if steps is not None:  # in a traced eager step: step() over what backward() left
+                skip = {v if isinstance(v, str) else id(v) for v in no_grad_set or ()}
+                return [], steps.step(self, parameters, skip)
             return static_minimize(self, loss, startup_program, parameters, no_grad_set)
         params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
         return self.apply_gradients(params_grads), params_grads
@@ -255,50 +270,69 @@ class Optimizer:
         return f"{param.name}_{self._name + '_' if self._name else ''}{name}_0"
 
     def _get_acc(self, name: str, param: Tensor, fill: float = 0.0, scalar: bool = False):
-        """The accumulator ``name`` of ``param``: a backend array like it, or a Python float."""
-        store = self._accumulators[name]
-        value = store.get(id(param))
-        if value is None:
-            value = self._new_acc(name, param, fill, scalar)
-            store[id(param)] = value
-            self._acc_params[id(param)] = param
-        if scalar and is_static(param):
-            # a float read eagerly is a value: later writes must not change it
-            from autostatic_runtime.ops.elementwise import assign
-
-            return assign(value)
-        return value
-
-    def _new_acc(self, name: str, param: Tensor, fill: float, scalar: bool):
-        key = self._acc_key(name, param)
+        """The accumulator ``name`` of ``param`` (created filled with ``fill``): its backend
+        array (0-D for a ``scalar``), or its Variable while update ops are appended."""
+        if is_static(param) and param.eager is None:  # a static program's own parameter
+            store = self._static_accumulators[name]
+            value = store.get(id(param))
+            if value is None:
+                value = store[id(param)] = new_accumulator(
+                    self._acc_key(name, param), param, fill, scalar
+                )
+            return state_var(value, scalar, captured=False)
+        owner = param.eager if is_static(param) else param
+        holder = self._accumulators[name].get(id(owner))
+        if holder is None:
+            holder = self._new_acc(name, owner, fill, scalar)
+            self._accumulators[name][id(owner)] = holder
+            self._acc_params[id(owner)] = owner
         if is_static(param):
-            return new_accumulator(key, param, fill, scalar)
+            return state_var(holder, scalar)
+        return holder._data
+
+    def _new_acc(self, name: str, param: Tensor, fill: float, scalar: bool) -> Tensor:
+        """The tensor holding a new accumulator (a value loaded by ``set_state_dict`` if any)."""
+        key = self._acc_key(name, param)
+        data = param._data
+        backend = backends.backend_of(data)
+        shape = () if scalar else tuple(data.shape)
         loaded = self._accumulators_holder.pop(key, None)
-        if scalar:
-            return fill if loaded is None else float(np.asarray(_host(loaded)).reshape(-1)[0])
-        backend = backends.backend_of(param._data)
         if loaded is None:
-            return backend.ns.full(tuple(param.shape), fill, dtype=param._data.dtype)
-        return _load_array(key, loaded, param, backend)
+            value = backend.ns.full(shape, fill, dtype=data.dtype)
+        else:
+            value = _load_array(key, loaded, shape, data.dtype, backend)
+        holder = Tensor._rebuild(value, None, 0)
+        holder.name = key
+        holder.persistable = True
+        return holder
 
     def _set_acc(self, name: str, param: Tensor, value: Any) -> None:
-        if is_static(param):
-            self._accumulators[name][id(param)].set_value(value)
+        if is_static(param) and param.eager is None:
+            self._static_accumulators[name][id(param)].set_value(value)
             return
-        self._accumulators[name][id(param)] = value
+        owner = param.eager if is_static(param) else param
+        holder = self._accumulators[name][id(owner)]
+        if is_static(param):
+            state_var(holder, False).set_value(value)
+            return
+        old = holder._data
+        if type(value) is not type(old) or value.dtype != old.dtype or value.shape != old.shape:
+            xp = xp_of(old)  # a NumPy scalar from 0-D math, another dtype: the holder's kind
+            value = xp.reshape(xp.astype(xp.asarray(value), old.dtype), old.shape)
+        holder._data = value
 
     # -- state -------------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Accumulators by name (Tensors) and, with a scheduler, ``'LR_Scheduler'``."""
+        """Accumulators by name (Tensors of their current values; beta powers of shape [1])
+        and, with a scheduler, ``'LR_Scheduler'``."""
         params = self._acc_params
         out: dict[str, Any] = {}
         for acc, per_param in self._accumulators.items():
-            for pid, value in per_param.items():
-                key = self._acc_key(acc, params[pid])
-                if isinstance(value, float):
-                    out[key] = Tensor(np.array([value], dtype="float32"))
-                else:
-                    out[key] = Tensor._rebuild(value, None, 0)
+            for pid, holder in per_param.items():
+                data = holder._data
+                if data.ndim == 0:
+                    data = data.reshape((1,))
+                out[self._acc_key(acc, params[pid])] = Tensor._rebuild(data, None, 0)
         if isinstance(self._learning_rate, LRScheduler):
             out["LR_Scheduler"] = self._learning_rate.state_dict()
         return out
@@ -312,18 +346,15 @@ class Optimizer:
         state.pop("master_weights", None)
         params = self._acc_params
         for acc, per_param in self._accumulators.items():
-            for pid, value in list(per_param.items()):
-                param = params[pid]
-                key = self._acc_key(acc, param)
+            for pid, holder in per_param.items():
+                key = self._acc_key(acc, params[pid])
                 if key not in state:
                     raise KeyError(
                         f"set_state_dict: optimizer state '{key}' is missing from the state dict"
                     )
-                loaded = state.pop(key)
-                per_param[pid] = (
-                    float(np.asarray(_host(loaded)).reshape(-1)[0])
-                    if isinstance(value, float)
-                    else _load_array(key, loaded, param, backends.backend_of(value))
+                old = holder._data
+                holder._data = _load_array(
+                    key, state.pop(key), old.shape, old.dtype, backends.backend_of(old)
                 )
         self._accumulators_holder = state
 
@@ -423,11 +454,15 @@ def _host(value: Any) -> np.ndarray:
     return backends.backend_of(value).to_numpy(value)
 
 
-def _load_array(key: str, value: Any, param: Tensor, backend: Any):
+def _load_array(key: str, value: Any, shape: tuple, dtype: Any, backend: Any):
+    """A loaded accumulator as a new array of ``backend`` with ``shape`` and ``dtype`` (a
+    scalar accumulator takes any one-element value)."""
     host = _host(value)
-    if list(host.shape) != param.shape:
+    if shape == () and host.size == 1:
+        host = host.reshape(())
+    if tuple(host.shape) != tuple(shape):
         raise ValueError(
             f"set_state_dict: optimizer state '{key}' has shape {list(host.shape)} "
-            f"but its parameter has shape {param.shape}"
+            f"but its parameter has shape {list(shape)}"
         )
-    return backend.from_numpy(np.array(host, dtype=str(param.dtype), copy=True))
+    return backend.from_numpy(np.array(host, dtype=np.dtype(str(dtypes.convert_dtype(dtype)))))

@@ -41,10 +41,13 @@ def _static_namespace() -> types.SimpleNamespace:
 
 
 class StaticParam:
-    """Stands in for a parameter while its update ops are appended."""
+    """Stands in for a parameter while its update ops are appended: ``var`` is its Variable,
+    ``eager`` the eager parameter behind it in a traced training step (None for a static
+    program's own parameter)."""
 
     def __init__(self, var: Parameter, eager: Any = None):
         self.var = var
+        self.eager = eager
         self.name = var.name
         self.shape = var.shape
         self.dtype = var.dtype
@@ -93,6 +96,38 @@ def new_accumulator(key: str, param: StaticParam, fill: float, scalar: bool) -> 
             "fill_constant", [], [init], {"shape": shape, "value": float(fill), "dtype": dtype}
         )
     return main_var
+
+
+def state_var(value: Any, scalar: bool, captured: bool = True) -> Variable:
+    """An accumulator inside the program being built: the persistable variable of a holder
+    tensor (``captured``) or a static program's own variable; a scalar is read as a copy (a
+    value read before its update must not follow the update)."""
+    from autostatic_runtime.ops.elementwise import assign
+
+    if captured:
+        from autostatic_runtime.static.builder import capture, default_main_program
+
+        value = capture(default_main_program(), value)
+    return assign(value) if scalar else value
+
+
+def traced_step(opt: Any, required: bool = True) -> Any:
+    """The training step this thread is tracing (``static.step.StepTrace``), for an optimizer
+    used inside it; None (or, when ``required``, an error) outside one."""
+    from autostatic_runtime.static.step import current
+
+    steps = current()
+    if steps is None and required:
+        from autostatic_runtime.errors import StaticBuildError, user_location
+
+        raise StaticBuildError(
+            f"{type(opt).__name__}.step() in static mode outside a training step compiled by "
+            "to_static: there are no gradients to apply; in a static program use "
+            "opt.minimize(loss), or compile the whole step (forward, loss.backward(), "
+            "opt.step()) with autostatic.to_static",
+            user_location(),
+        )
+    return steps
 
 
 def static_minimize(

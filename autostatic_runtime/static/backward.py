@@ -74,16 +74,24 @@ def _accumulate(grads: dict, name: str, g: Variable) -> None:
     grads[name] = g if prev is None else prev + g
 
 
-def backward_block(block: Block, seeds: dict[str, Variable]) -> dict[str, Variable]:
+def backward_block(
+    block: Block, seeds: dict[str, Variable], through_writes: bool = True
+) -> dict[str, Variable]:
     """Gradients of the seeded outputs w.r.t. every variable ``block``'s ops read.
 
     Appends gradient ops to the program's current block (``block`` itself, or the gradient
-    sub-block being built). Returns name -> gradient Variable.
+    sub-block being built). Returns name -> gradient Variable. With ``through_writes=False``
+    an op that writes a persistable variable (an optimizer's update of a parameter, a running
+    statistic) is not differentiated: a parameter is a leaf, whose gradient sums over every
+    op that reads it, before or after an update (as eager autograd sums over the versions of
+    one leaf tensor).
     """
     grads = dict(seeds)
     for op in reversed(list(block.ops)):
         gouts = [grads.get(v.name) for v in op.outputs]
         if all(g is None for g in gouts):
+            continue
+        if not through_writes and any(v.persistable for v in op.outputs):
             continue
         if op.type == "cond":
             in_grads = _cond_grad(op, gouts)

@@ -149,6 +149,23 @@ class Variable(TensorLike):
 
         return self[index] if index else reshape(self, [])
 
+    def backward(self, grad_tensor: Any = None, retain_graph: bool = False) -> None:
+        """Inside a training step being traced (``to_static``): append this tensor's gradient
+        ops and add them to the ``.grad`` of every trainable tensor it depends on (see
+        ``static.step``)."""
+        from autostatic_runtime.static.step import current
+
+        steps = current()
+        if steps is None:
+            raise StaticBuildError(
+                f"backward() of the static variable {self.name!r} outside a traced training "
+                "step: in a static program use rt.static.append_backward(loss) or "
+                "opt.minimize(loss); or put the step (forward, loss.backward(), opt.step()) in "
+                "a function and compile it with autostatic.to_static",
+                user_location(),
+            )
+        steps.backward(self, grad_tensor)
+
     def detach(self) -> Variable:
         from autostatic_runtime.ops.elementwise import assign
 
