@@ -44,7 +44,7 @@ def eager_apply(op, inputs, attrs):
     else:
         backend = _by_array_type.get(kind) or backend_of(first)
         if mixed:
-            _check_one_device(op, inputs)
+            backend = _one_device(op, inputs, arrays, backend)
     try:
         out = op.kernel(backend.xp, *arrays, **attrs)
     except Exception as exc:
@@ -85,16 +85,30 @@ def _edge(t):
 _error_types: dict[type, type] = {}
 
 
-def _check_one_device(op, inputs) -> None:
-    tensors = [t for t in inputs if isinstance(t, Tensor)]
-    if len({id(backend_of(t._data)) for t in tensors}) > 1:
-        places = ", ".join(str(t.place) for t in tensors)
-        raise DeviceError(
-            op.name,
-            f"inputs live on different devices ({places}); move them "
-            "to one device first, e.g. rt.to_tensor(t, place='cpu')",
-            user_location(),
-        )
+def _one_device(op, inputs, arrays: list, backend):
+    """The backend to run ``op`` on when its inputs' arrays are of several types: NumPy, with
+    host views of arrays whose memory is the host's (``Backend.host_view``: JAX arrays on
+    the CPU, which a compiled training step leaves in the parameters) put in ``arrays``;
+    else the first input's, when every input belongs to it; else a ``DeviceError``."""
+    owners = [backend_of(a) if isinstance(t, Tensor) else None for t, a in zip(inputs, arrays)]
+    kinds = {id(b): b for b in owners if b is not None}
+    if len(kinds) == 1:
+        return backend
+    numpy = next((b for b in kinds.values() if b.name == "numpy"), None)
+    if numpy is not None:
+        views = [
+            a if b is None or b is numpy else b.host_view(a) for a, b in zip(arrays, owners)
+        ]
+        if all(v is not None or b is None for v, b in zip(views, owners)):
+            arrays[:] = views
+            return numpy
+    places = ", ".join(str(t.place) for t in inputs if isinstance(t, Tensor))
+    raise DeviceError(
+        op.name,
+        f"inputs live on different devices ({places}); move them "
+        "to one device first, e.g. rt.to_tensor(t, place='cpu')",
+        user_location(),
+    )
 
 
 def _explain(op, inputs, attrs, exc: Exception) -> Exception:

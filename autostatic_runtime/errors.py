@@ -162,16 +162,35 @@ def _converted_module(frame) -> bool:
 _CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200  # inspect's flags
 
 
-def symbolic_value_error(name: str, asked: str) -> SymbolicValueError:
+def symbolic_value_error(name: str, asked: str, value: bool = False) -> SymbolicValueError:
     """The error for Python asking ``asked`` (e.g. "the truth value") of symbolic variable
-    ``name`` while a program is built, located at the user's line, saying how to fix it."""
+    ``name`` while a program is built, located at the user's line, saying how to fix it.
+    ``value``: Python asked for the value itself (``float(x)``, ``format(x, ".3f")``), which
+    only the program's result has: the fix is to return the tensor."""
+    from autostatic_runtime import mode
+
     frame = user_frame(3)
     location = None
     if frame is not None:
         location = (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    if not mode.static_here():  # no program is being built: the variable outlived its trace
+        return SymbolicValueError(
+            f"{asked} of {name!r}: it is a symbolic variable of a traced program, with no value "
+            "outside it; it was kept while the function given to to_static was traced (in a "
+            "list, an attribute, a global): return it from that function instead and read the "
+            "tensor the call returns",
+            location,
+        )
     what = (
         f"{asked} of the symbolic variable {name!r} is not known while the program is being built"
     )
+    if value:
+        return SymbolicValueError(
+            f"{what}: the values of a program exist only when it runs; return the tensor from "
+            "the function given to to_static (return loss) and read the result of the call "
+            "(float(step(...)), .numpy()); print(x) inside prints at every run",
+            location,
+        )
     if frame is None:
         fix = (
             "convert the code with autostatic.to_static, or write the branch with "

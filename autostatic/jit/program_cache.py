@@ -224,11 +224,9 @@ class ConcreteProgram:
         return all(map(check_guard, self.guards))
 
     def broken_guard(self) -> str | None:
-        """Why the first guard that fails does, in words (None when all hold)."""
-        for guard in self.guards:
-            if not check_guard(guard):
-                return describe_guard(guard)
-        return None
+        """Why the guards that fail do, in words (None when all hold)."""
+        broken = [describe_guard(g) for g in self.guards if not check_guard(g)]
+        return "; ".join(broken) or None
 
     def tensor_call(self, signature: tuple, layer: Any) -> Callable | None:
         """The runner's generated call for inputs of exactly ``signature`` (a StaticFunction's

@@ -95,6 +95,12 @@ class Backend:
     def to_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(array)
 
+    def host_view(self, array: Any) -> np.ndarray | None:
+        """``array`` as a NumPy array without a copy when its memory is the host's (JAX on
+        the CPU: what a compiled training step leaves in the parameters), else None. Eager
+        ops mixing such arrays with NumPy ones run on NumPy."""
+        return None
+
     def synchronize(self) -> None:
         """Wait for queued device work (no-op on the CPU)."""
 

@@ -92,6 +92,12 @@ class JaxBackend(Backend):
     def to_numpy(self, array):
         return np.asarray(array)
 
+    def host_view(self, array):
+        devices = array.devices() if hasattr(array, "devices") else ()
+        if all(d.platform == "cpu" for d in devices):
+            return np.asarray(array)
+        return None
+
     def synchronize(self) -> None:
         import jax
 

@@ -100,6 +100,7 @@ class ProgramRunner:
         self._fast: dict[str, Any] = {}  # backend name -> the inference call in steady state
         self._train: dict[tuple, _TrainProgram] = {}
         self.records = records
+        self._state_calls: dict[str, Any] = {}  # backend name -> a step's state call
 
     # -- running -------------------------------------------------------------------------------
     def __call__(self, inputs: Sequence[Any]) -> list[Tensor]:
@@ -108,7 +109,9 @@ class ProgramRunner:
         if backend is None:
             backend = backends.backend_of(arrays[0]) if arrays else backends.current_backend()
         params = self.param_tensors
-        if self.records and _recording() and (
+        if not self.records:
+            return self._run_step(backend, arrays)
+        if _recording() and (
             not all([t.stop_gradient for t in params])
             or not all([t.stop_gradient for t in inputs if isinstance(t, Tensor)])
         ):
@@ -126,6 +129,36 @@ class ProgramRunner:
         if self.written:
             self._write_back(scope)
         return [_rebuild(o, None, 0) for o in outs]
+
+    def _run_step(self, backend: Any, arrays: list) -> list[Tensor]:
+        """A compiled training step: the compiled function's state call when it has one
+        (XLA: the state stays on the device, donated), else the generic call; the written
+        persistables go back into their tensors either way. Not recorded on the tape."""
+        call = self._state_calls.get(backend.name)
+        if call is not None:
+            outs = call(arrays)
+            if outs is not None:
+                return [_rebuild(o, None, 0) for o in outs]
+        params = self.param_tensors
+        scope = dict(zip(self.param_names, [t._data for t in params])) if params else {}
+        fn = self._infer.get(backend.name) or self.prepare(backend)
+        outs = fn(scope, *arrays)
+        if self.written:
+            self._write_back(scope)
+        if call is None:
+            self._make_state_call(backend.name, fn)
+        return [_rebuild(o, None, 0) for o in outs]
+
+    def _make_state_call(self, name: str, fn: Any) -> None:
+        make = getattr(fn, "state_call", None)
+        if make is None:
+            return
+        held = dict(zip(self.param_names, self.param_tensors))
+        if not all(n in held for n in fn.reads + fn.writes):
+            return
+        made = make([held[n] for n in fn.reads], [held[n] for n in fn.writes])
+        if made is not None:
+            self._state_calls[name] = made
 
     def _mask(self, inputs: Sequence[Any]) -> tuple | None:
         """Which inputs and parameters need a gradient (None: none do)."""
@@ -193,6 +226,8 @@ class ProgramRunner:
             fn = self._infer[backend.name] = self.compiler.compile(
                 self.program.global_block(), list(self.inputs), list(self.outputs), backend
             )
+            if not self.records and hasattr(fn, "keep_state"):
+                fn.keep_state()  # a training step: its state stays where it runs
         return fn
 
     def _write_back(self, scope: dict) -> None:

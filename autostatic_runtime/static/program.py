@@ -104,13 +104,18 @@ class Variable(TensorLike):
         raise symbolic_value_error(self.name, "the truth value")
 
     def __int__(self) -> int:
-        raise symbolic_value_error(self.name, "int()")
+        raise symbolic_value_error(self.name, "int()", True)
 
     def __float__(self) -> float:
-        raise symbolic_value_error(self.name, "float()")
+        raise symbolic_value_error(self.name, "float()", True)
 
     def __complex__(self) -> complex:
-        raise symbolic_value_error(self.name, "complex()")
+        raise symbolic_value_error(self.name, "complex()", True)
+
+    def __format__(self, spec: str) -> str:
+        if spec:
+            raise symbolic_value_error(self.name, f"format(..., {spec!r})", True)
+        return repr(self)
 
     def __len__(self) -> int:
         if not self._shape or self._shape[0] < 0:

@@ -257,7 +257,9 @@ class StepTrace:
     @property
     def guards(self) -> list:
         """What the program assumes of the eager state: ``(kind, object, expected)``."""
-        found: list = [("grad", e.tensor, e.expected()) for e in self.grads.values()]
+        found: list = [
+            ("grad", e.tensor, (e.expected(), e.tensor.stop_gradient)) for e in self.grads.values()
+        ]
         for opt, _ in self.optimizers.values():
             found.append(("optimizer", opt, param_ids(opt)))
         return found
@@ -282,15 +284,19 @@ class StepTrace:
 
 
 def param_ids(opt: Any) -> tuple:
-    """The identity of an optimizer's parameter list, group by group."""
-    return tuple(tuple(map(id, g["params"])) for g in opt._groups())
+    """The identity of an optimizer's parameter list, group by group, with which of them
+    are trainable."""
+    return tuple(tuple((id(p), p.stop_gradient) for p in g["params"]) for g in opt._groups())
 
 
 def check_guard(guard: tuple) -> bool:
     kind, obj, expected = guard
     if kind == "grad":
-        state = grad_state(obj)
-        return state == expected or (expected is CLEAR and state is not VALUE)
+        state, frozen = expected
+        if obj.stop_gradient is not frozen:
+            return False
+        now = grad_state(obj)
+        return now == state or (state is CLEAR and now is not VALUE)
     return param_ids(obj) == expected
 
 
@@ -299,16 +305,24 @@ def describe_guard(guard: tuple) -> str:
     kind, obj, expected = guard
     if kind == "grad":
         name = obj.name or "a tensor"
+        state, frozen = expected
+        if obj.stop_gradient is not frozen:
+            return (
+                f"{name!r} changed stop_gradient {frozen} → {obj.stop_gradient}: the step's "
+                "gradients are traced for the tensors that need them"
+            )
         return (
-            f"the gradient of {name!r} was {expected} when the step was traced and is "
+            f"the gradient of {name!r} was {state} when the step was traced and is "
             f"{grad_state(obj)} now (each state of the gradients a step starts from has its own "
             "program: a backward() outside the step, or clear_grad(set_to_zero=False), changes it)"
         )
     now = param_ids(obj)
     before, after = sum(map(len, expected)), sum(map(len, now))
+    trainable = sum(not f for g in now for _, f in g)
     return (
         f"the parameter list of the optimizer {type(obj).__name__} changed ({before} → {after} "
-        "parameters): the step's update ops are traced for the parameters it had"
+        f"parameters, {trainable} trainable): the step's update ops are traced for the "
+        "parameters it had"
     )
 
 

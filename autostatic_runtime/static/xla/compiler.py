@@ -50,7 +50,13 @@ from autostatic_runtime.static.xla.lowering import (
     Unrolled,
     sub_block_writes,
 )
-from autostatic_runtime.static.xla.prepared import Replan, lean_call, prepared_call, tensor_call
+from autostatic_runtime.static.xla.prepared import (
+    Replan,
+    lean_call,
+    prepared_call,
+    state_call,
+    tensor_call,
+)
 
 KEEP_ON_DEVICE: bool | None = None  # cache device copies of scope values (None: off on CPU)
 
@@ -84,6 +90,8 @@ class XlaFunction:
     or why the block runs on the default executor instead."""
 
     _lean = False  # traced, without effects or counted loops: the lean ``__call__``
+    _state = False  # state mode (``keep_state``): written persistables stay device arrays
+    _donated: tuple = ()  # state mode: indices of the reads donated to the call
     _simple = False  # lean, and returning NumPy results only (no writes, no saved values)
     _random = False  # whether it draws random numbers (a trace that does retraces)
     _wide = False  # a 64-bit value came for a narrower argument: generic calls in 64-bit mode
@@ -152,7 +160,42 @@ class XlaFunction:
         import jax
 
         traced = functools.partial(self._traced, self.capacity, self._random, self._inside)
+        self._traced_fn = traced
         self._jitted = jax.jit(traced)
+        self._donating = None  # state mode: not decided yet (see _pick)
+
+    def keep_state(self) -> None:
+        """State mode, for a compiled training step (``run_program``'s step programs): the
+        persistables the block writes stay device arrays between calls — stored as they come
+        out of the computation, never copied to the host (JAX's arrays are host arrays for
+        whoever reads them) — and, once the function is lean, the ones it reads and writes
+        are donated to the call, which then updates them in place. A device array someone
+        else still holds is never donated (``state_call``'s reference counts, and the
+        generic path, which donates host arrays only)."""
+        self._state = True
+
+    def _pick(self, loaded: tuple, args: tuple, key: tuple) -> Callable:
+        """The jitted function for a generic call: in state mode, once a trace has shown the
+        function lean, the donating one while no device array is passed for a written
+        persistable (host arrays are copied into the call: donating those is safe)."""
+        if not self._state:
+            return self._jitted
+        if self._donating is None:
+            self._jitted.trace(*key, *loaded, *args)  # learns its kind; the call reuses it
+            lean = not (self._effects or self._counted or self._wide)
+            self._donating = self._donor() if lean else False
+        if self._donating and not any(_is_device(loaded[i]) for i in self._donated):
+            return self._donating
+        return self._jitted
+
+    def _donor(self) -> Callable:
+        """The jitted function donating the persistables it reads and writes (the same
+        traced function as ``_jitted``, so it is traced once)."""
+        import jax
+
+        self._donated = tuple(sorted({i for i in self._slots if i >= 0}))
+        first = 1 if self._random else 0
+        return jax.jit(self._traced_fn, donate_argnums=tuple(first + i for i in self._donated))
 
     def _widen(self) -> None:
         """A 64-bit value came for an argument declared narrower (set in the scope by the
@@ -254,6 +297,15 @@ class XlaFunction:
             return None
         return lean_call(self)
 
+    def state_call(self, reads: list, writes: list) -> Callable | None:
+        """``prepared.state_call``: the call of a compiled training step on the tensors
+        holding its state (state mode; None before the function is lean, or off NumPy)."""
+        if not (self._state and self._lean and self._numpy_host and self._plain):
+            return None
+        if self.device_results_from is not None or not self._donating:
+            return None
+        return state_call(self, reads, writes)
+
     def tensor_call(self, inputs: list, params: list, guard: Any, finish: Any, miss: Any):
         """``prepared.tensor_call``: a to_static call on eager Tensors generated for this
         function's lean state (None before it is lean, or when it writes persistables, keeps
@@ -299,13 +351,16 @@ class XlaFunction:
         token = None if self._inside else self._x64_on()
         try:
             try:
+                key = (_TRACE_KEY,) if self._random else ()
+                jitted = self._pick(loaded, args, key)
                 if self._random:
-                    return self._jitted(self._call_key(), *loaded, *args)
-                return self._jitted(*loaded, *args)
+                    return jitted(self._call_key(), *loaded, *args)
+                return jitted(*loaded, *args)
             except NeedsKey:
                 self._random = True
                 self._jit()
-                return self._jitted(self._call_key(), *loaded, *args)
+                jitted = self._pick(loaded, args, (_TRACE_KEY,))
+                return jitted(self._call_key(), *loaded, *args)
         finally:
             if token is not None:
                 self._x64_off(token)
@@ -338,6 +393,11 @@ class XlaFunction:
         return tuple([result(v) for v in outs[:keep]]) + tuple(outs[keep:n])
 
     def _store(self, scope: dict, values: tuple, plan: tuple) -> None:
+        if self._state:  # the device arrays themselves (see keep_state); no plan to keep
+            for name, value in zip(self.writes, values):
+                scope[name] = value
+            self._plan = (self._unknown, ())
+            return
         hosts, loaded = list(plan[0]), list(plan[1])
         device = self._device
         for name, value, slot in zip(self.writes, values, self._slots):
@@ -488,6 +548,9 @@ def _fits(shape: tuple, want: tuple) -> bool:
 
 def _is_device(value: Any) -> bool:
     return not isinstance(value, np.ndarray)
+
+
+_TRACE_KEY = np.zeros(2, np.uint32)  # the key argument of a trace ahead of a call
 
 
 is_ = operator.is_

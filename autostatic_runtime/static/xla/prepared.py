@@ -179,6 +179,57 @@ def lean_call(fn: Any) -> Callable:
     return _define(lines, _namespace(fn, None))
 
 
+def state_call(fn: Any, reads: list, writes: list) -> Callable:
+    """The call of a compiled training step (``fn`` lean, in state mode) on the tensors that
+    hold its state: ``call(args) -> results`` (the caller's own NumPy copies) or None when
+    it does not apply (the generic call then runs). ``reads``/``writes``: the tensors of
+    ``fn.reads``/``fn.writes``. Each read's array is passed as it is (a device array a step
+    wrote, or a host array), the written ones are donated unless a device array among them is
+    held elsewhere too (a reference count above this function's own: the slot, the local,
+    ``getrefcount``'s argument), and the new state goes into the tensors after the call. For
+    one parameter updated by SGD::
+
+        def state_call(args):
+            if not fn._lean:
+                return None
+            r_0 = t_0._data
+            jitted = fn._donating
+            if type(r_0) is not ndarray and getrefcount(r_0) > 3:
+                jitted = fn._jitted
+            try:
+                outs = jitted(r_0, *args)
+            except Replan:
+                return None
+            w_0._data = outs[1]
+            return (array(outs[0]),)
+    """
+    import sys
+
+    ns = _namespace(fn, None)
+    ns["getrefcount"] = sys.getrefcount
+    lines = ["def state_call(args):", "    if not fn._lean:", "        return None"]
+    args = []
+    for k, t in enumerate(reads):
+        ns[f"t_{k}"] = t
+        lines.append(f"    r_{k} = t_{k}._data")
+        args.append(f"r_{k}")
+    lines.append("    jitted = fn._donating")
+    shared = [f"type(r_{k}) is not ndarray and getrefcount(r_{k}) > 3" for k in fn._donated]
+    for test in shared:  # one test a line: a step of many parameters has many
+        lines += [f"    if {test}:", "        jitted = fn._jitted"]
+    if fn._random:
+        args.insert(0, "call_key()")
+    args.append("*args")
+    lines += _jitted_call(fn, args, "None", "jitted")
+    n = len(fn.results)
+    for j, t in enumerate(writes):
+        ns[f"w_{j}"] = t
+        lines.append(f"    w_{j}._data = outs[{n + j}]")
+    results = [f"array(outs[{i}])" for i in range(n)]
+    lines.append(f"    return ({', '.join(results)}{',' if len(results) == 1 else ''})")
+    return _define(lines, ns)
+
+
 def tensor_call(
     fn: Any,
     inputs: list[tuple[Any, tuple]],
@@ -313,21 +364,21 @@ def _call_lines(fn: Any, args: list[str], slow: str) -> list[str]:
     return lines
 
 
-def _jitted_call(fn: Any, args: list[str], miss: str) -> list[str]:
+def _jitted_call(fn: Any, args: list[str], miss: str, jitted: str = "fn._jitted") -> list[str]:
     """The generated lines that call the jitted function (``miss`` returned when it asks to
     plan again), with 64-bit mode on around it unless its trace turns it on itself
     (``fn._inside``: no argument can be 64-bit)."""
     if fn._inside:
         return [
             "    try:",
-            f"        outs = fn._jitted({', '.join(args)})",
+            f"        outs = {jitted}({', '.join(args)})",
             "    except Replan:",
             f"        return {miss}",
         ]
     return [
         "    token = x64_on()",
         "    try:",
-        f"        outs = fn._jitted({', '.join(args)})",
+        f"        outs = {jitted}({', '.join(args)})",
         "    except Replan:",
         f"        return {miss}",
         "    finally:",
