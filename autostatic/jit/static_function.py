@@ -25,10 +25,10 @@ import autostatic_runtime as rt
 from autostatic.jit.program_cache import (
     EAGER,
     MAX_PROGRAMS,
-    GuardMiss,
     MISS,
     WARN_RETRACES,
     ConcreteProgram,
+    GuardMiss,
     ProgramCache,
     ToStaticError,
     _ticks,

@@ -181,9 +181,9 @@ OPTIMIZERS = {
 }
 for _name in ("Adadelta", "Lamb"):  # Paddle's other optimizers
     if hasattr(rt.optimizer, _name):
-        OPTIMIZERS[_name] = (
-            lambda cls: lambda lr, p: cls(learning_rate=lr, parameters=p)
-        )(getattr(rt.optimizer, _name))
+        OPTIMIZERS[_name] = (lambda cls: lambda lr, p: cls(learning_rate=lr, parameters=p))(
+            getattr(rt.optimizer, _name)
+        )
 
 _L = rt.optimizer.lr
 SCHEDULES = {
