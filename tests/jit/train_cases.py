@@ -145,8 +145,14 @@ def state_of(net, opt) -> list:
     between two nets, so values are compared by position)."""
     values = [v.numpy() for v in net.state_dict().values()]
     state = opt.state_dict()
-    values += [np.asarray(state[k].numpy()) for k in sorted(state) if k != "LR_Scheduler"]
-    return values
+    names = [p.name for p in net.parameters()]
+
+    def order(key: str) -> tuple:  # (its parameter's place, the accumulator)
+        found = [i for i, n in enumerate(names) if key.startswith(n + "_")]
+        return (found[0], key[len(names[found[0]]) :]) if found else (len(names), key)
+
+    keys = sorted((k for k in state if k != "LR_Scheduler"), key=order)
+    return values + [np.asarray(state[k].numpy()) for k in keys]
 
 
 def assert_same_training(eager, compiled, rtol=1e-4, atol=1e-6) -> None:
