@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autostatic_runtime.optimizer.adam import _float
+from autostatic_runtime.optimizer.adam import _float, update_moments
 from autostatic_runtime.optimizer.optimizer import Optimizer, descend
 from autostatic_runtime.optimizer.static_update import xp_of
 from autostatic_runtime.tensor import Tensor
@@ -98,14 +98,7 @@ class Lamb(Optimizer):
         if exclude is not None and exclude(param):
             decay = 0.0
         xp = xp_of(param._data)
-        m = self._get_acc("moment1", param) * b1 + grad * (1.0 - b1)
-        v = self._get_acc("moment2", param) * b2 + grad * grad * (1.0 - b2)
-        b1p = self._get_acc("beta1_pow_acc", param, fill=b1, scalar=True)
-        b2p = self._get_acc("beta2_pow_acc", param, fill=b2, scalar=True)
-        self._set_acc("moment1", param, m)
-        self._set_acc("moment2", param, v)
-        self._set_acc("beta1_pow_acc", param, b1p * b1)
-        self._set_acc("beta2_pow_acc", param, b2p * b2)
+        m, v, b1p, b2p = update_moments(self, param, grad, b1, b2)
         denom = xp.sqrt(v / (1.0 - b2p))
         denom += eps
         r = m / (1.0 - b1p) / denom
