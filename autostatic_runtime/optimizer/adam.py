@@ -88,16 +88,7 @@ class Adam(Optimizer):
     def _adam_step(self, param: Tensor, grad: Any, lr: float, group: dict) -> None:
         b1, b2, eps = self._hyper(group)
         xp = xp_of(param._data)
-        m = self._get_acc("moment1", param) * b1
-        m += grad * (1.0 - b1)
-        v = self._get_acc("moment2", param) * b2
-        v += grad * grad * (1.0 - b2)
-        b1p = self._get_acc("beta1_pow_acc", param, fill=b1, scalar=True)
-        b2p = self._get_acc("beta2_pow_acc", param, fill=b2, scalar=True)
-        self._set_acc("moment1", param, m)
-        self._set_acc("moment2", param, v)
-        self._set_acc("beta1_pow_acc", param, b1p * b1)
-        self._set_acc("beta2_pow_acc", param, b2p * b2)
+        m, v, b1p, b2p = update_moments(self, param, grad, b1, b2)
         if self._amsgrad:
             v = xp.maximum(self._get_acc("moment2_max", param), v)
             self._set_acc("moment2_max", param, v)
@@ -107,6 +98,23 @@ class Adam(Optimizer):
         step = m / denom
         step *= lr * correction / (1.0 - b1p)
         param._data = descend(param._data, step)
+
+
+def update_moments(opt: Optimizer, param: Tensor, grad: Any, b1: float, b2: float) -> tuple:
+    """Advance ``param``'s ``moment1``/``moment2`` and ``beta1_pow_acc``/``beta2_pow_acc``
+    accumulators (Adam, Lamb); returns the new moments and the powers ``beta^t`` of this step
+    (from before their update)."""
+    m = opt._get_acc("moment1", param) * b1
+    m += grad * (1.0 - b1)
+    v = opt._get_acc("moment2", param) * b2
+    v += grad * grad * (1.0 - b2)
+    b1p = opt._get_acc("beta1_pow_acc", param, fill=b1, scalar=True)
+    b2p = opt._get_acc("beta2_pow_acc", param, fill=b2, scalar=True)
+    opt._set_acc("moment1", param, m)
+    opt._set_acc("moment2", param, v)
+    opt._set_acc("beta1_pow_acc", param, b1p * b1)
+    opt._set_acc("beta2_pow_acc", param, b2p * b2)
+    return m, v, b1p, b2p
 
 
 class AdamW(Adam):

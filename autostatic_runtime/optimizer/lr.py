@@ -19,6 +19,7 @@ __all__ = [
     "LRScheduler", "NoamDecay", "PiecewiseDecay", "NaturalExpDecay", "InverseTimeDecay",
     "PolynomialDecay", "LinearWarmup", "ExponentialDecay", "MultiStepDecay", "StepDecay",
     "LambdaDecay", "ReduceOnPlateau", "CosineAnnealingDecay", "MultiplicativeDecay", "LinearLR",
+    "OneCycleLR", "CyclicLR", "CosineAnnealingWarmRestarts",
 ]  # fmt: skip
 
 
@@ -383,7 +384,12 @@ class CosineAnnealingDecay(LRScheduler):
 
 class LinearLR(LRScheduler):
     """Scale ``lr`` by a factor moving linearly from ``start_factor`` to ``end_factor`` over
-    ``total_steps``."""
+    ``total_steps``, then keep ``end_factor``.
+
+    Each ``step()`` multiplies the previous rate as Paddle does (the same floats);
+    ``step(epoch)`` and a ``last_epoch`` to resume from use the closed form
+    ``lr * (start_factor + (end_factor - start_factor) * min(epoch, total_steps) / total_steps)``.
+    """
 
     def __init__(
         self,
@@ -395,15 +401,269 @@ class LinearLR(LRScheduler):
         verbose: bool = False,
     ):
         if not (0 < start_factor <= 1 and 0 <= end_factor <= 1):
-            raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
+            raise ValueError(
+                f"LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1], got "
+                f"{start_factor} and {end_factor}"
+            )
         if total_steps <= 0:
-            raise ValueError("LinearLR: total_steps must be positive")
+            raise ValueError(f"LinearLR: total_steps must be positive, got {total_steps}")
         self.total_steps, self.start_factor, self.end_factor = total_steps, start_factor, end_factor
+        self._resuming = last_epoch >= 0  # the first rate is not the previous one's successor
         super().__init__(learning_rate, last_epoch, verbose)
 
     def get_lr(self) -> float:
+        if self._resuming:
+            self._resuming = False
+            return self._get_closed_form_lr()
+        if self.last_epoch == 0:
+            return self.base_lr * self.start_factor
+        if self.last_epoch > self.total_steps:
+            return self.last_lr
+        delta = self.end_factor - self.start_factor
+        start = self.total_steps * self.start_factor
+        return self.last_lr * (1.0 + delta / (start + (self.last_epoch - 1) * delta))
+
+    def _get_closed_form_lr(self) -> float:
         frac = min(self.last_epoch, self.total_steps) / self.total_steps
         return self.base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+
+
+class OneCycleLR(LRScheduler):
+    """The one-cycle policy: from ``max_learning_rate / divide_factor`` up to
+    ``max_learning_rate`` over the first ``phase_pct`` of ``total_steps``, then down to
+    ``end_learning_rate`` (``three_phase``: down to the initial rate over as many steps, then
+    to ``end_learning_rate``), by cosine or linear annealing. Step it once per batch; stepping
+    beyond ``total_steps`` raises."""
+
+    def __init__(
+        self,
+        max_learning_rate: float,
+        total_steps: int,
+        divide_factor: float = 25.0,
+        end_learning_rate: float = 0.0001,
+        phase_pct: float = 0.3,
+        anneal_strategy: str = "cos",
+        three_phase: bool = False,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
+        name = "OneCycleLR"
+        max_lr = _number(name, "max_learning_rate", max_learning_rate, low=0.0)
+        end_lr = _number(name, "end_learning_rate", end_learning_rate, low=0.0)
+        divide = _number(name, "divide_factor", divide_factor)
+        if divide <= 0:
+            raise ValueError(f"{name}: divide_factor must be > 0, got {divide_factor}")
+        self.total_steps = _positive_int(name, "total_steps", total_steps, TypeError)
+        pct = _number(name, "phase_pct", phase_pct)
+        if not 0 <= pct <= 1:
+            raise ValueError(f"{name}: phase_pct must be in [0, 1], got {phase_pct}")
+        if three_phase and pct >= 0.5:
+            raise ValueError(f"{name}: with three_phase=True phase_pct must be < 0.5, got {pct}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(
+                f"{name}: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}"
+            )
+        initial_lr = max_lr / divide
+        total = self.total_steps
+        # (last step, learning rate there) of each phase; phase 0 starts at (0, initial_lr)
+        up = pct * total - 1
+        if three_phase:
+            ends = [(up, max_lr), (2 * pct * total - 2, initial_lr), (total - 1, end_lr)]
+        else:
+            ends = [(up, max_lr), (total - 1, end_lr)]
+        self._phases = list(zip([(0, initial_lr)] + ends[:-1], ends, strict=True))
+        if any(end[0] == start[0] for start, end in self._phases):
+            raise ValueError(
+                f"{name}: phase_pct={pct} with total_steps={total} leaves a phase of 0 steps "
+                f"(phase_pct * total_steps must not be 1, nor phase_pct 1 with two phases)"
+            )
+        self.anneal_strategy = anneal_strategy
+        super().__init__(initial_lr, last_epoch, verbose)
+
+    def step(self, epoch: int | None = None) -> None:
+        target = self.last_epoch + 1 if epoch is None else epoch
+        if target > self.total_steps:
+            raise ValueError(
+                f"OneCycleLR: stepped to step {target}, beyond total_steps={self.total_steps}; "
+                f"create the scheduler with the number of steps the training runs"
+            )
+        super().step(epoch)
+
+    def get_lr(self) -> float:
+        step = self.last_epoch
+        for i, ((start, start_lr), (end, end_lr)) in enumerate(self._phases):
+            if step <= end or i == len(self._phases) - 1:
+                pct = (step - start) / (end - start)
+                if self.anneal_strategy == "cos":
+                    return end_lr + (start_lr - end_lr) / 2.0 * (math.cos(math.pi * pct) + 1)
+                return (end_lr - start_lr) * pct + start_lr
+        raise AssertionError("unreachable: the last phase takes every step")
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates: rise from ``base_learning_rate`` towards ``max_learning_rate``
+    over ``step_size_up`` steps, fall back over ``step_size_down``, the amplitude scaled by
+    ``mode`` ('triangular': 1; 'triangular2': halved each cycle; 'exp_range':
+    ``exp_gamma ** iterations``) or by ``scale_fn(cycle or iterations)``."""
+
+    def __init__(
+        self,
+        base_learning_rate: float,
+        max_learning_rate: float,
+        step_size_up: int,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        exp_gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
+        name = "CyclicLR"
+        base_lr = _number(name, "base_learning_rate", base_learning_rate, low=0.0)
+        self.max_lr = _number(name, "max_learning_rate", max_learning_rate, low=0.0)
+        up = _positive_int(name, "step_size_up", step_size_up, TypeError)
+        down = up
+        if step_size_down is not None:
+            down = _positive_int(name, "step_size_down", step_size_down, TypeError)
+        self.gamma = _number(name, "exp_gamma", exp_gamma)
+        if scale_fn is None and mode not in ("triangular", "triangular2", "exp_range"):
+            raise ValueError(
+                f"{name}: mode must be 'triangular', 'triangular2' or 'exp_range' when no "
+                f"scale_fn is given, got {mode!r}"
+            )
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(
+                f"{name}: scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}"
+            )
+        if scale_fn is not None and not callable(scale_fn):
+            raise TypeError(f"{name}: scale_fn must be a function, not {type(scale_fn).__name__}")
+        self.cycle_size = float(up + down)
+        self.step_up_pct = up / self.cycle_size
+        self.amplitude = self.max_lr - base_lr
+        self.mode = mode
+        if scale_fn is not None:
+            self.scale_fn, self.scale_mode = scale_fn, scale_mode
+        elif mode == "triangular":
+            self.scale_fn, self.scale_mode = _triangular, "cycle"
+        elif mode == "triangular2":
+            self.scale_fn, self.scale_mode = _triangular2, "cycle"
+        else:
+            self.scale_fn, self.scale_mode = self._exp_range, "iterations"
+        super().__init__(base_lr, last_epoch, verbose)
+
+    def _exp_range(self, iterations: float) -> float:
+        return self.gamma**iterations
+
+    def get_lr(self) -> float:
+        iterations = self.last_epoch
+        cycle = 1 + iterations // self.cycle_size
+        pct = 1.0 + iterations / self.cycle_size - cycle
+        if pct <= self.step_up_pct:
+            factor = pct / self.step_up_pct
+        else:
+            factor = (1 - pct) / (1 - self.step_up_pct)
+        height = self.amplitude * factor
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else iterations)
+        return self.base_lr + height * scale
+
+
+def _triangular(cycle: float) -> float:
+    return 1.0
+
+
+def _triangular2(cycle: float) -> float:
+    return 1 / (2.0 ** (cycle - 1))
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing from ``learning_rate`` to ``eta_min`` restarted every ``T_i`` epochs
+    (SGDR): ``T_0`` epochs first, each period ``T_mult`` times the previous one.
+    ``step(epoch)`` accepts fractional epochs (``epoch + batch / batches``)."""
+
+    def __init__(
+        self,
+        learning_rate: float,
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ):
+        name = "CosineAnnealingWarmRestarts"
+        self.T_0 = _positive_int(name, "T_0", T_0, ValueError)
+        if not isinstance(T_mult, int) or isinstance(T_mult, bool) or T_mult < 1:
+            raise ValueError(f"{name}: T_mult must be an int >= 1, got {T_mult!r}")
+        self.T_mult = T_mult
+        self.eta_min = _number(name, "eta_min", eta_min, low=0.0)
+        # resuming at last_epoch: the next step() advances from that epoch's place in its period
+        self.T_cur, self.T_i = self._position(last_epoch) if last_epoch >= 0 else (-1, T_0)
+        super().__init__(learning_rate, last_epoch, verbose)
+
+    def get_lr(self) -> float:
+        cos = math.cos(math.pi * self.T_cur / self.T_i)
+        return self.eta_min + (self.base_lr - self.eta_min) * (1 + cos) / 2
+
+    def step(self, epoch: float | None = None) -> None:
+        """Advance one epoch, or go to ``epoch`` (a float for a fraction of an epoch)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur, self.T_i = self.T_cur - self.T_i, self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"CosineAnnealingWarmRestarts: epoch must be >= 0, got {epoch}")
+            self.T_cur, self.T_i = self._position(epoch)
+        self.last_epoch = math.floor(epoch)
+        self.last_lr = self.get_lr()
+        if self.verbose:
+            print(
+                f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to "
+                f"{self.last_lr}."
+            )
+
+    def _position(self, epoch: float) -> tuple[float, int]:
+        """(epochs since the last restart, current period) at ``epoch``."""
+        if epoch < self.T_0:
+            return epoch, self.T_0
+        if self.T_mult == 1:
+            return epoch % self.T_0, self.T_0
+        n = 0  # restarts before epoch: T_0 * (T_mult**n - 1) / (T_mult - 1) <= epoch
+        while self.T_0 * (self.T_mult ** (n + 1) - 1) // (self.T_mult - 1) <= epoch:
+            n += 1
+        since = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+        return since, self.T_0 * self.T_mult**n
+
+    def state_keys(self) -> None:
+        self.keys = ["last_epoch", "last_lr", "T_cur", "T_i"]
+
+    def set_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a ``state_dict()``; one without ``T_cur``/``T_i`` (as Paddle saves it) places
+        the schedule from ``last_epoch``."""
+        state = dict(state_dict)
+        if "T_cur" not in state and "T_i" not in state and "last_epoch" in state:
+            epoch = state["last_epoch"]
+            state["T_cur"], state["T_i"] = self._position(epoch) if epoch >= 0 else (-1, self.T_0)
+        super().set_state_dict(state)
+
+
+def _number(owner: str, what: str, value: Any, low: float | None = None) -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise TypeError(f"{owner}: {what} must be a float, not {type(value).__name__}")
+    if low is not None and value < low:
+        raise ValueError(f"{owner}: {what} must be >= {low}, got {value}")
+    return float(value)
+
+
+def _positive_int(owner: str, what: str, value: Any, type_error: type[Exception]) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise type_error(f"{owner}: {what} must be a positive int, got {value!r}")
+    if value <= 0:
+        raise ValueError(f"{owner}: {what} must be a positive int, got {value}")
+    return value
 
 
 class ReduceOnPlateau(LRScheduler):

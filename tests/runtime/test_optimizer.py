@@ -240,6 +240,114 @@ def test_adam_group_overrides_betas():
     np.testing.assert_allclose(got_q, ref_adam(P0, GRADS, 0.01, b1=0.5), rtol=1e-12)
 
 
+def ref_adadelta(p, grads, lr, eps=1e-6, rho=0.95, decay=0.0):
+    p, avg_g, avg_u = p.copy(), np.zeros_like(p), np.zeros_like(p)
+    for g in grads:
+        g = g + decay * p
+        avg_g = rho * avg_g + (1 - rho) * g * g
+        update = np.sqrt(avg_u + eps) / np.sqrt(avg_g + eps) * g
+        avg_u = rho * avg_u + (1 - rho) * update * update
+        p = p - lr * update
+    return p
+
+
+def test_adadelta_matches_paddle_formula_with_decay_and_groups():
+    p, q = _param(dtype="float64"), _param(dtype="float64")
+    opt = rt.optimizer.Adadelta(
+        0.5,
+        parameters=[{"params": [p]}, {"params": [q], "rho": 0.8, "learning_rate": 2.0}],
+        weight_decay=0.01,
+    )
+    got_p, got_q = _run(opt, [p, q], [[g, g] for g in GRADS])
+    np.testing.assert_allclose(got_p, ref_adadelta(P0, GRADS, 0.5, decay=0.01), rtol=1e-12)
+    np.testing.assert_allclose(got_q, ref_adadelta(P0, GRADS, 1.0, rho=0.8, decay=0.01), rtol=1e-12)
+    assert not np.allclose(got_p, ref_adadelta(P0, GRADS, 0.5))  # the decay counted
+
+
+def test_adadelta_rejects_bad_hyperparameters():
+    p = _param()
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        rt.optimizer.Adadelta(0.1, epsilon=0.0, parameters=[p])
+    with pytest.raises(ValueError, match=r"rho must be in \[0, 1\]"):
+        rt.optimizer.Adadelta(0.1, rho=1.5, parameters=[p])
+    with pytest.raises(ValueError, match="rho"):
+        rt.optimizer.Adadelta(0.1, parameters=[{"params": [p], "rho": -0.1}])
+    with pytest.raises(TypeError, match="epsilon must be a float"):
+        rt.optimizer.Adadelta(0.1, epsilon="1e-6", parameters=[p])
+
+
+def ref_lamb(p, grads, lr, decay=0.01, b1=0.9, b2=0.999, eps=1e-6, always_adapt=False):
+    p, m, v, b1p, b2p = p.copy(), np.zeros_like(p), np.zeros_like(p), b1, b2
+    for g in grads:
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        r = (m / (1 - b1p)) / (np.sqrt(v / (1 - b2p)) + eps) + decay * p
+        trust = 1.0
+        if decay > 0 or always_adapt:
+            p_norm, r_norm = np.linalg.norm(p), np.linalg.norm(r)
+            trust = p_norm / r_norm if p_norm > 0 and r_norm > 0 else 1.0
+        p = p - lr * trust * r
+        b1p, b2p = b1p * b1, b2p * b2
+    return p
+
+
+def test_lamb_matches_paddle_formula_with_exclusion_and_groups():
+    w, b = _param(dtype="float64", name="fc.w_0"), _param(dtype="float64", name="fc.b_0")
+    q = _param(dtype="float64", name="head.w_0")
+    opt = rt.optimizer.Lamb(
+        0.01,
+        lamb_weight_decay=0.1,
+        beta1=0.8,
+        parameters=[
+            {"params": [w, b]},
+            {"params": [q], "lamb_weight_decay": 0.3, "beta2": 0.9, "learning_rate": 0.5},
+        ],
+        exclude_from_weight_decay_fn=lambda param: param.name.endswith("b_0"),
+    )
+    got_w, got_b, got_q = _run(opt, [w, b, q], [[g, g, g] for g in GRADS])
+    np.testing.assert_allclose(got_w, ref_lamb(P0, GRADS, 0.01, 0.1, b1=0.8), rtol=1e-12)
+    np.testing.assert_allclose(got_b, ref_lamb(P0, GRADS, 0.01, 0.0, b1=0.8), rtol=1e-12)
+    np.testing.assert_allclose(got_q, ref_lamb(P0, GRADS, 0.005, 0.3, b1=0.8, b2=0.9), rtol=1e-12)
+    # the trust ratio made a difference: without it the decayed weight lands elsewhere
+    assert not np.allclose(got_w, got_b)
+
+
+def test_lamb_trust_ratio_always_adapt_zero_norms_and_float32():
+    p = _param(dtype="float64")
+    opt = rt.optimizer.Lamb(0.01, lamb_weight_decay=0.0, always_adapt=True, parameters=[p])
+    (got,) = _run(opt, [p], _steps(GRADS))
+    want = ref_lamb(P0, GRADS, 0.01, 0.0, always_adapt=True)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert not np.allclose(want, ref_lamb(P0, GRADS, 0.01, 0.0))
+    # a zero parameter has ||p|| = 0: the ratio is 1 and the step is the plain one
+    zero = _param(np.zeros((3, 4)), dtype="float64")
+    opt = rt.optimizer.Lamb(0.01, parameters=[zero])
+    (got,) = _run(opt, [zero], _steps(GRADS[:1]))
+    np.testing.assert_allclose(got, ref_lamb(np.zeros((3, 4)), GRADS[:1], 0.01), rtol=1e-12)
+    np.testing.assert_allclose(np.abs(got), 0.01, rtol=1e-3)  # first Adam-like step: lr * sign
+    # a zero gradient on a zero parameter leaves ||r|| = 0: no NaN, no move
+    opt = rt.optimizer.Lamb(0.01, parameters=[zero], always_adapt=True)
+    zero.set_value(np.zeros((3, 4)))
+    (got,) = _run(opt, [zero], [[np.zeros((3, 4))]])
+    np.testing.assert_array_equal(got, np.zeros((3, 4)))
+    p32 = _param()
+    (got,) = _run(rt.optimizer.Lamb(0.01, parameters=[p32]), [p32], _steps(GRADS))
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, ref_lamb(P0, GRADS, 0.01), rtol=1e-5, atol=1e-6)
+
+
+def test_lamb_rejects_bad_hyperparameters():
+    p = _param()
+    with pytest.raises(ValueError, match=r"beta1 must be in \[0, 1\)"):
+        rt.optimizer.Lamb(0.01, beta1=1.0, parameters=[p])
+    with pytest.raises(ValueError, match="beta2"):
+        rt.optimizer.Lamb(0.01, parameters=[{"params": [p], "beta2": -0.5}])
+    with pytest.raises(TypeError, match="exclude_from_weight_decay_fn must be a function"):
+        rt.optimizer.Lamb(0.01, parameters=[p], exclude_from_weight_decay_fn="bias")
+    with pytest.raises(TypeError, match="lamb_weight_decay must be a float"):
+        rt.optimizer.Lamb(0.01, lamb_weight_decay="0.1", parameters=[p])
+
+
 def test_parameters_in_two_groups_are_rejected():
     p = _param()
     with pytest.raises(ValueError, match="more than one parameter group"):
@@ -404,6 +512,41 @@ def test_momentum_state_dict_has_velocity():
     )
 
 
+@pytest.mark.parametrize(
+    "make, keys",
+    [
+        (
+            lambda ps: rt.optimizer.Adadelta(0.5, parameters=ps, weight_decay=0.01),
+            {"_avg_squared_grad", "_avg_squared_update"},
+        ),
+        (
+            lambda ps: rt.optimizer.Lamb(0.01, lamb_weight_decay=0.1, parameters=ps),
+            {"moment1", "moment2", "beta1_pow_acc", "beta2_pow_acc"},
+        ),
+    ],
+    ids=["adadelta", "lamb"],
+)
+def test_new_optimizers_state_dict_round_trip_continues_identically(make, keys):
+    p = _param(name="layer_0.w_0")
+    opt = make([p])
+    _run(opt, [p], _steps(GRADS[:2]))
+    state = opt.state_dict()
+    assert set(state) == {f"layer_0.w_0_{k}_0" for k in keys}
+    saved = {k: v.numpy().copy() for k, v in state.items()}
+    start = p.numpy().copy()
+    _run(opt, [p], _steps(GRADS[2:]))
+    expected = p.numpy().copy()
+
+    p.set_value(start)
+    opt2 = make([p])
+    opt2.set_state_dict(saved)
+    _run(opt2, [p], _steps(GRADS[2:]))
+    np.testing.assert_allclose(p.numpy(), expected, rtol=1e-6, atol=1e-7)  # beta pows as f32
+    fresh = _param(start, name="layer_0.w_0")
+    _run(make([fresh]), [fresh], _steps(GRADS[2:]))
+    assert not np.allclose(fresh.numpy(), expected, rtol=1e-6, atol=1e-7)  # the state counted
+
+
 # ---- learning rates --------------------------------------------------------------------------
 
 
@@ -459,6 +602,186 @@ def test_cosine_annealing_jump_uses_closed_form():
     s = L.CosineAnnealingDecay(1.0, T_max=10)
     s.step(5)
     assert s.last_epoch == 5 and s() == pytest.approx(0.5)
+
+
+def test_linear_lr_steps_multiply_as_paddle_and_jumps_use_the_closed_form():
+    s = L.LinearLR(0.5, total_steps=5, start_factor=0.2, end_factor=0.9)
+    want, delta = [0.5 * 0.2], 0.9 - 0.2  # Paddle: each step scales the previous rate
+    for e in range(1, 9):
+        prev = want[-1]
+        want.append(prev if e > 5 else prev * (1.0 + delta / (5 * 0.2 + (e - 1) * delta)))
+    assert _values(s, 9) == want  # the same floats
+    np.testing.assert_allclose(want, [0.5 * (0.2 + 0.7 * min(e, 5) / 5) for e in range(9)])
+    s.step(3)
+    assert s() == pytest.approx(0.5 * (0.2 + 0.7 * 3 / 5), rel=1e-12)
+    resumed = L.LinearLR(0.5, total_steps=5, start_factor=0.2, end_factor=0.9, last_epoch=2)
+    assert resumed.last_epoch == 3 and resumed() == pytest.approx(s(), rel=1e-12)
+    resumed.step()
+    assert resumed() == pytest.approx(0.5 * (0.2 + 0.7 * 4 / 5), rel=1e-12)
+
+
+def ref_one_cycle(e, max_lr, total, div=25.0, end=1e-4, pct=0.3, anneal="cos", three=False):
+    """Paddle's OneCycleLR: anneal between knots (step, rate); the last phase extrapolates."""
+    knots = [(0, max_lr / div), (pct * total - 1, max_lr)]
+    knots += [(2 * pct * total - 2, max_lr / div)] if three else []
+    knots += [(total - 1, end)]
+    phases = list(zip(knots, knots[1:], strict=False))
+    (s0, l0), (s1, l1) = next((a, b) for a, b in phases if e <= b[0] or (a, b) == phases[-1])
+    frac = (e - s0) / (s1 - s0)
+    if anneal == "cos":
+        return l1 + (l0 - l1) * (1 + math.cos(math.pi * frac)) / 2
+    return l0 + (l1 - l0) * frac
+
+
+@pytest.mark.parametrize("anneal", ["cos", "linear"])
+@pytest.mark.parametrize("three", [False, True], ids=["two_phase", "three_phase"])
+def test_one_cycle_lr_matches_reference_over_every_phase(anneal, three):
+    kw = dict(divide_factor=10.0, end_learning_rate=0.001, phase_pct=0.25)
+    s = L.OneCycleLR(0.5, 20, anneal_strategy=anneal, three_phase=three, **kw)
+    got = _values(s, 20) + [s()]  # steps 0..20: total_steps is the last one allowed
+    want = [ref_one_cycle(e, 0.5, 20, 10.0, 0.001, 0.25, anneal, three) for e in range(21)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert got[0] == pytest.approx(0.05) and got[4] == pytest.approx(0.5)  # up: 0.25 * 20 - 1
+    if three:
+        assert got[8] == pytest.approx(0.05)  # back to the initial rate after as many steps
+    assert got[19] == pytest.approx(0.001)
+    with pytest.raises(ValueError, match="beyond total_steps=20"):
+        s.step()
+    assert s.last_epoch == 20 and s() == got[-1]  # a refused step changes nothing
+
+
+def ref_cyclic(e, base, top, up, down, scale, on_cycle):
+    """A triangle wave: up for ``up`` steps, down for ``down``, its height scaled."""
+    cycle, t = divmod(e, up + down)
+    frac = t / up if t <= up else (up + down - t) / down
+    return base + (top - base) * frac * scale(cycle + 1 if on_cycle else e)
+
+
+@pytest.mark.parametrize(
+    "kw, scale, on_cycle",
+    [
+        ({}, lambda c: 1.0, True),
+        ({"mode": "triangular2"}, lambda c: 0.5 ** (c - 1), True),
+        ({"mode": "exp_range", "exp_gamma": 0.9}, lambda n: 0.9**n, False),
+        ({"scale_fn": lambda c: 1 / c}, lambda c: 1 / c, True),
+        ({"scale_fn": lambda n: 1 / (1 + n), "scale_mode": "iterations"}, lambda n: 1 / (1 + n),
+         False),
+    ],
+    ids=["triangular", "triangular2", "exp_range", "scale_fn_cycle", "scale_fn_iterations"],
+)  # fmt: skip
+def test_cyclic_lr_matches_a_scaled_triangle_wave(kw, scale, on_cycle):
+    s = L.CyclicLR(0.1, 0.6, step_size_up=3, step_size_down=2, **kw)
+    got = _values(s, 16)  # three cycles and more
+    want = [ref_cyclic(e, 0.1, 0.6, 3, 2, scale, on_cycle) for e in range(16)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    symmetric = L.CyclicLR(0.1, 0.6, step_size_up=4, **kw)  # step_size_down defaults to up
+    want = [ref_cyclic(e, 0.1, 0.6, 4, 4, scale, on_cycle) for e in range(17)]
+    np.testing.assert_allclose(_values(symmetric, 17), want, rtol=1e-12)
+
+
+def ref_restarts(e, lr, t0, mult, eta_min=0.0):
+    start, period = 0, t0
+    while e >= start + period:
+        start, period = start + period, period * mult
+    return eta_min + (lr - eta_min) * (1 + math.cos(math.pi * (e - start) / period)) / 2
+
+
+@pytest.mark.parametrize("mult", [1, 2])
+def test_cosine_annealing_warm_restarts_matches_sgdr(mult):
+    s = L.CosineAnnealingWarmRestarts(0.5, T_0=3, T_mult=mult, eta_min=0.01)
+    want = [ref_restarts(e, 0.5, 3, mult, 0.01) for e in range(22)]
+    np.testing.assert_allclose(_values(s, 22), want, rtol=1e-12)
+    for epoch in (0, 2, 3, 9.5, 21, 7):  # jumps, a fractional epoch, and back
+        s.step(epoch)
+        assert s() == pytest.approx(ref_restarts(epoch, 0.5, 3, mult, 0.01), rel=1e-12)
+        assert s.last_epoch == math.floor(epoch)
+    s.step()  # a step after a jump continues from it
+    assert s() == pytest.approx(ref_restarts(8, 0.5, 3, mult, 0.01), rel=1e-12)
+    with pytest.raises(ValueError, match="epoch must be >= 0"):
+        s.step(-1)
+    resumed = L.CosineAnnealingWarmRestarts(0.5, T_0=3, T_mult=mult, eta_min=0.01, last_epoch=12)
+    assert resumed.last_epoch == 13
+    np.testing.assert_allclose(_values(resumed, 5), want[13:18], rtol=1e-12)
+
+
+def test_warm_restarts_epoch_at_a_restart_starts_a_period():
+    # 1 + 10 + 100 = 111: epoch 111 starts the fourth period (no log rounding error)
+    s = L.CosineAnnealingWarmRestarts(1.0, T_0=1, T_mult=10)
+    s.step(111)
+    assert (s.T_cur, s.T_i, s()) == (0, 1000, 1.0)
+    s.step(110)
+    assert s.T_i == 100 and s() == pytest.approx(ref_restarts(110, 1.0, 1, 10), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make, done",
+    [
+        (lambda: L.LinearLR(0.5, total_steps=6, start_factor=0.1), 3),
+        (lambda: L.OneCycleLR(0.5, total_steps=12, three_phase=True), 5),
+        (lambda: L.CyclicLR(0.1, 0.6, step_size_up=3, mode="triangular2"), 7),
+        (lambda: L.CosineAnnealingWarmRestarts(0.5, T_0=2, T_mult=2), 4),
+    ],
+    ids=["linear", "one_cycle", "cyclic", "warm_restarts"],
+)
+def test_new_schedules_state_dict_round_trip_continues_identically(make, done):
+    s = make()
+    _values(s, done)
+    state = s.state_dict()
+    assert {"last_epoch", "last_lr"} <= set(state) and state["last_epoch"] == done
+    want = _values(s, 6)
+    s2 = make()
+    s2.set_state_dict(state)
+    assert _values(s2, 6) == want
+    fresh = make()
+    assert _values(fresh, 6) != want  # the state counted
+
+
+def test_warm_restarts_loads_a_state_without_its_period():
+    s = L.CosineAnnealingWarmRestarts(0.5, T_0=2, T_mult=2)
+    _values(s, 5)  # epoch 5, inside the second period (epochs 2 to 5)
+    state = s.state_dict()
+    assert (state["T_cur"], state["T_i"]) == (3, 4)
+    want = _values(s, 8)
+    s2 = L.CosineAnnealingWarmRestarts(0.5, T_0=2, T_mult=2)
+    s2.set_state_dict({"last_epoch": state["last_epoch"], "last_lr": state["last_lr"]})
+    np.testing.assert_allclose(_values(s2, 8), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "make, error, match",
+    [
+        (lambda: L.OneCycleLR("0.1", 20), TypeError, "max_learning_rate must be a float"),
+        (lambda: L.OneCycleLR(-1.0, 20), ValueError, "max_learning_rate must be >= 0"),
+        (lambda: L.OneCycleLR(0.1, 20, end_learning_rate=-1), ValueError, "end_learning_rate"),
+        (lambda: L.OneCycleLR(0.1, 20.0), TypeError, "total_steps must be a positive int"),
+        (lambda: L.OneCycleLR(0.1, 0), ValueError, "total_steps must be a positive int"),
+        (lambda: L.OneCycleLR(0.1, 20, phase_pct=1.5), ValueError, r"phase_pct must be in \[0,"),
+        (lambda: L.OneCycleLR(0.1, 20, phase_pct=0.6, three_phase=True), ValueError, "< 0.5"),
+        (lambda: L.OneCycleLR(0.1, 20, anneal_strategy="exp"), ValueError, "'cos' or 'linear'"),
+        (lambda: L.OneCycleLR(0.1, 20, divide_factor=0), ValueError, "divide_factor must be > 0"),
+        (lambda: L.OneCycleLR(0.1, 10, phase_pct=0.1), ValueError, "a phase of 0 steps"),
+        (lambda: L.CyclicLR(0.1, "1", 5), TypeError, "max_learning_rate must be a float"),
+        (lambda: L.CyclicLR(0.1, -1.0, 5), ValueError, "max_learning_rate must be >= 0"),
+        (lambda: L.CyclicLR(-0.1, 1.0, 5), ValueError, "base_learning_rate must be >= 0"),
+        (lambda: L.CyclicLR(0.1, 1.0, "5"), TypeError, "step_size_up must be a positive int"),
+        (lambda: L.CyclicLR(0.1, 1.0, 0), ValueError, "step_size_up must be a positive int"),
+        (lambda: L.CyclicLR(0.1, 1.0, 5, -1), ValueError, "step_size_down must be a positive"),
+        (lambda: L.CyclicLR(0.1, 1.0, 5, mode="tri"), ValueError, "mode must be 'triangular'"),
+        (lambda: L.CyclicLR(0.1, 1.0, 5, scale_mode="x"), ValueError, "scale_mode must be"),
+        (lambda: L.CyclicLR(0.1, 1.0, 5, exp_gamma="a"), TypeError, "exp_gamma must be a float"),
+        (lambda: L.CyclicLR(0.1, 1.0, 5, scale_fn=0.5), TypeError, "scale_fn must be a function"),
+        (lambda: L.CosineAnnealingWarmRestarts(0.1, T_0=0), ValueError, "T_0 must be a positive"),
+        (lambda: L.CosineAnnealingWarmRestarts(0.1, T_0=1.0), ValueError, "T_0 must be a positive"),
+        (lambda: L.CosineAnnealingWarmRestarts(0.1, 2, T_mult=0), ValueError, "T_mult must be"),
+        (lambda: L.CosineAnnealingWarmRestarts(0.1, 2, T_mult=1.5), ValueError, "T_mult must be"),
+        (lambda: L.CosineAnnealingWarmRestarts(0.1, 2, eta_min=-1), ValueError, "eta_min must be"),
+        (lambda: L.LinearLR(0.1, 5, start_factor=0.0), ValueError, "start_factor must be in"),
+        (lambda: L.LinearLR(0.1, 0), ValueError, "total_steps must be positive"),
+    ],
+)
+def test_new_schedules_validate_their_arguments(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
 
 
 def test_linear_warmup_then_float_or_scheduler():
@@ -528,6 +851,7 @@ def test_optimizer_follows_its_scheduler():
         lambda ps: rt.optimizer.Adagrad(0.3, parameters=ps),
         lambda ps: rt.optimizer.RMSProp(0.02, parameters=ps, centered=True),
         lambda ps: rt.optimizer.Adamax(0.1, parameters=ps),
+        lambda ps: rt.optimizer.Lamb(0.05, lamb_weight_decay=0.0, parameters=ps),
     ],
 )
 def test_tiny_regression_trains_to_low_loss(make):

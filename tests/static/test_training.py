@@ -55,8 +55,28 @@ def mlp():
         lambda ps: rt.optimizer.Adagrad(0.1, parameters=ps, initial_accumulator_value=0.1),
         lambda ps: rt.optimizer.RMSProp(0.01, momentum=0.5, centered=True, parameters=ps),
         lambda ps: rt.optimizer.Adamax(0.01, parameters=ps, weight_decay=0.01),
+        lambda ps: rt.optimizer.Adadelta(1.0, parameters=ps, weight_decay=0.01),
+        lambda ps: rt.optimizer.Lamb(
+            0.01,
+            lamb_weight_decay=0.1,
+            parameters=ps,
+            exclude_from_weight_decay_fn=lambda p: p.name.endswith("b_0"),
+        ),
+        lambda ps: rt.optimizer.Lamb(0.01, lamb_weight_decay=0.0, always_adapt=True, parameters=ps),
     ],
-    ids=["sgd", "nesterov", "adam_l2", "adamw", "sgd_clip", "adagrad", "rmsprop", "adamax"],
+    ids=[
+        "sgd",
+        "nesterov",
+        "adam_l2",
+        "adamw",
+        "sgd_clip",
+        "adagrad",
+        "rmsprop",
+        "adamax",
+        "adadelta",
+        "lamb",
+        "lamb_always_adapt",
+    ],  # fmt: skip
 )
 def test_static_optimizer_steps_match_eager(make_opt):
     rng = np.random.default_rng(0)
@@ -129,3 +149,30 @@ def test_lr_scheduler_drives_the_static_learning_rate():
         values.append(static.global_scope().find_var(param.name).get_tensor().item())
         sched.step()
     np.testing.assert_allclose(values, [w0[0] - 1.0, w0[0] - 1.5, w0[0] - 1.75])
+
+
+def test_cyclic_and_one_cycle_schedules_drive_the_static_learning_rate():
+    """d(loss)/d(param) is 1: each run lowers the parameter by that step's learning rate."""
+    for sched in (
+        rt.optimizer.lr.CyclicLR(0.1, 0.5, step_size_up=2, step_size_down=1, mode="triangular2"),
+        rt.optimizer.lr.OneCycleLR(1.0, total_steps=6, phase_pct=0.4, three_phase=True),
+    ):
+        param = rt.create_parameter(
+            [1], "float32", default_initializer=rt.nn.initializer.Constant(1.0)
+        )
+        main, startup = static.Program(), static.Program()
+        rt.enable_static()
+        with static.program_guard(main, startup):
+            loss = rt.sum(param * 1.0)
+            rt.optimizer.Momentum(sched, momentum=0.0, parameters=[param]).minimize(loss)
+        rt.disable_static()
+        exe = static.Executor()
+        exe.run(startup)
+        values, rates = [], []
+        for _ in range(6):
+            rates.append(sched())
+            exe.run(main, {}, [loss])
+            values.append(static.global_scope().find_var(param.name).get_tensor().item())
+            sched.step()
+        assert len(set(rates)) > 3  # the schedule moves
+        np.testing.assert_allclose(values, 1.0 - np.cumsum(rates), rtol=1e-6, atol=1e-6)

@@ -125,6 +125,31 @@ def test_training_with_an_optimizer_matches_over_steps(keep_on_device, monkeypat
     assert not np.allclose(got[0][0], got[-1][0])  # the parameters moved
 
 
+@pytest.mark.parametrize(
+    "make_opt",
+    [
+        lambda: rt.optimizer.Adadelta(1.0, weight_decay=0.01),
+        lambda: rt.optimizer.Lamb(0.05, exclude_from_weight_decay_fn=lambda p: "b_" in p.name),
+    ],
+    ids=["adadelta", "lamb"],
+)
+def test_adadelta_and_lamb_updates_match_over_steps(make_opt):
+    rt.seed(6)
+    net = rt.nn.Sequential(rt.nn.Linear(6, 8), rt.nn.Tanh(), rt.nn.Linear(8, 2))
+
+    def fn(x, label):
+        loss = rt.nn.functional.cross_entropy(net(x), label)
+        make_opt().minimize(loss)
+        return [loss]
+
+    main, startup, outs = build(fn, [("x", [4, 6], "float32"), ("label", [4], "int64")])
+    rng = np.random.default_rng(1)
+    feed = {"x": rng.normal(size=(4, 6)).astype("float32"), "label": np.array([0, 1, 1, 0])}
+    expected, got = run_both(main, feed, outs, startup=startup, steps=3)
+    assert_same(expected, got, rtol=1e-4)
+    assert got[0][0] != got[-1][0]  # the loss moved
+
+
 def test_int64_and_float64_keep_their_dtypes():
     def fn(n, v):
         _, total, out = while_loop(
