@@ -58,6 +58,16 @@ class StaticParam:
         self.stop_gradient = False
 
     @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __getattr__(self, name: str) -> Any:  # what the eager parameter has (a user's hook)
+        eager = self.__dict__.get("eager")
+        if eager is None:
+            raise AttributeError(name)
+        return getattr(eager, name)
+
+    @property
     def _data(self) -> Variable:
         return self.var
 
@@ -155,9 +165,26 @@ def static_minimize(
     with program_guard(program, startup), static_guard(), op_role("optimize"):
         lr = opt._static_lr(program, startup)
         pairs = [(StaticParam(p, eager_by_var.get(p.name)), g) for p, g in params_grads]
-        opt._apply(pairs, dict(opt._default_dict), lr)
+        for group, members in _by_group(opt, pairs):
+            opt._apply(members, group, lr)
     ops = [op for op in program.global_block().ops if id(op) not in before]
     return ops, params_grads
+
+
+def _by_group(opt: Any, pairs: list) -> list[tuple[dict, list]]:
+    """``pairs`` split by the optimizer's parameter groups (their options apply); pairs of
+    parameters in no group (a static program's own) go with the optimizer's defaults."""
+    groups = opt._groups() if opt._parameter_list else []
+    slot = {id(p): i for i, g in enumerate(groups) for p in g["params"]}
+    split: list[list] = [[] for _ in groups]
+    rest = []
+    for sp, g in pairs:
+        i = slot.get(id(sp.eager)) if sp.eager is not None else None
+        (rest if i is None else split[i]).append((sp, g))
+    found = [(group, members) for group, members in zip(groups, split) if members]
+    if rest:
+        found.append((dict(opt._default_dict), rest))
+    return found
 
 
 def _eager_parameters(opt: Any, program: Program) -> dict[str, Any]:

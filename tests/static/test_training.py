@@ -176,3 +176,37 @@ def test_cyclic_and_one_cycle_schedules_drive_the_static_learning_rate():
             sched.step()
         assert len(set(rates)) > 3  # the schedule moves
         np.testing.assert_allclose(values, 1.0 - np.cumsum(rates), rtol=1e-6, atol=1e-6)
+
+
+def test_minimize_applies_parameter_groups_options():
+    """A group's own learning rate and betas hold in a static program too."""
+
+    def make(ps):
+        groups = [{"params": ps[:2], "beta1": 0.5, "learning_rate": 0.3}, {"params": ps[2:]}]
+        return rt.optimizer.Adam(0.01, parameters=groups)
+
+    rng = np.random.default_rng(0)
+    data = [(rng.normal(size=(6, 5)).astype(np.float32), rng.integers(0, 2, (6,))) for _ in range(4)]
+    net = mlp()
+    opt = make(net.parameters())
+    eager = []
+    for xb, yb in data:
+        loss = rt.nn.functional.cross_entropy(net(rt.to_tensor(xb)), rt.to_tensor(yb))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        eager.append(float(loss))
+    net = mlp()
+    main, startup = static.Program(), static.Program()
+    rt.enable_static()
+    try:
+        with static.program_guard(main, startup):
+            x, y = static.data("x", [6, 5]), static.data("y", [6], "int64")
+            loss = rt.nn.functional.cross_entropy(net(x), y)
+            make(net.parameters()).minimize(loss)
+    finally:
+        rt.disable_static()
+    exe = static.Executor()
+    exe.run(startup)
+    got = [float(exe.run(main, feed={"x": a, "y": b}, fetch_list=[loss])[0]) for a, b in data]
+    np.testing.assert_allclose(got, eager, rtol=1e-5)
