@@ -84,6 +84,7 @@ class CodeWriter:
         self.ops: list = []
         self.indent = 2
         self.block: Block | None = None
+        self.params: set[str] = set()  # the function's parameters: the caller's arrays
 
     def local(self, name: str) -> str:
         """The Python identifier holding variable ``name``."""
@@ -162,6 +163,16 @@ class CodeWriter:
         finally:
             self.block = saved_block
 
+    def _made_here(self, x: Any) -> bool:
+        """Whether ``x`` is a value an op of this function computed (not a feed, not a
+        persistable: arrays the caller or the scope may also hold)."""
+        if not isinstance(x, Variable) or x.name not in self.assigned or x.name in self.params:
+            return False
+        if self.block is None or self.block.idx != 0 or self.indent != 2:
+            return False  # a branch or loop body: its values may be the caller's arrays
+        var = self.block.var(x.name)
+        return not (var.persistable or var.is_data)
+
     def scoped(self):
         """Context for a nested branch: names assigned inside are forgotten after it."""
         writer = self
@@ -180,6 +191,11 @@ class CodeWriter:
     def _emit_kernel(self, op) -> None:
         opdef = OPS[op.type]
         args = [self.read(x) for x in op.inputs]
+        if op.type == "assign" and self._made_here(op.inputs[0]):
+            # generated code never changes an array in place, so a value computed here
+            # needs no copy (an optimizer's new parameter or moment written to the scope)
+            self.emit(f"{self.write(op.outputs[0])} = {args[0]}")
+            return
         attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
         if opdef.expr is not None and not attrs:
             inline = {n: f"({a})" if a.startswith("-") else a for n, a in zip(opdef.inputs, args)}
@@ -208,6 +224,7 @@ class PythonCodegen:
         w = CodeWriter(backend)
         args = [w.local(p) for p in params]
         w.assigned.update(params)
+        w.params.update(params)
         returns = w.emit_block(block, results)
         name = f"block{block.idx}_{next(_ids)}"
         src = [f"def {name}(scope{''.join(', ' + a for a in args)}):", "    _i = -1", "    try:"]
