@@ -21,6 +21,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import autostatic_runtime as rt
 from autostatic.jit.program_cache import (
     EAGER,
@@ -53,6 +55,10 @@ class RetraceWarning(UserWarning):
 
 _enabled = [True]
 _FAST_ENTRIES = 256
+# argument types a call signature holds by value (as their cache key does); containers and
+# arrays are never in one (their key is their structure, or their spec)
+_BY_VALUE = frozenset({type(None), bool, int, float, complex, str, bytes})
+_STRUCTURES = (list, tuple, dict, set, np.ndarray, InputSpec)
 #: One lock around cache lookups and traces: a key is traced once even when several threads
 #: call with it at once. Static mode itself is per thread (``autostatic_runtime.mode``), so
 #: eager code in other threads never sees a trace.
@@ -196,17 +202,18 @@ class StaticFunction:
             return self._call(args, kwargs)
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
-        if not kwargs:  # fast path: tensors only, seen before with these exact shapes
-            sig = self._signature(args)
+        if not kwargs:  # fast path: flat arguments seen before (tensors of these shapes)
+            sig, feeds = self._signature(args)
             if sig is not None:
                 program = self.program_cache.fast.get(sig)
                 if program is not None and (not program.guards or program.guards_hold()):
                     self.program_cache.hits += 1
                     program._tick = next(_ticks)  # recency, for the LRU cap
-                    result = program(args)
-                    call = program.tensor_call(sig, self._layer)
-                    if call is not None:  # the next calls try it first
-                        self.program_cache.tensor_call = (program, call)
+                    result = program(feeds)
+                    if feeds is args:
+                        call = program.tensor_call(sig, self._layer)
+                        if call is not None:  # the next calls try it first
+                            self.program_cache.tensor_call = (program, call)
                     return result
         else:
             sig = None
@@ -226,17 +233,34 @@ class StaticFunction:
             self.program_cache.fast[sig] = found
         return found(feed_values(args, kwargs, key))
 
-    def _signature(self, args: tuple) -> tuple | None:
-        """Exact shapes and dtypes of all-tensor arguments (None if any is not a tensor),
-        after the layer's ``training`` flag."""
+    def _signature(self, args: tuple) -> tuple:
+        """``(signature, feeds)`` of flat arguments: after the layer's ``training`` flag, each
+        tensor's exact shape and dtype, and each other argument as its cache key has it by
+        value (None, bools, numbers, strings) or by identity (objects hashed by identity:
+        layers, with their ``training`` flag, optimizers, functions); the feeds are the
+        tensors. ``(None, None)`` for anything else (the cache key decides)."""
         layer = self._layer
         parts = [None if layer is None else layer.training]
-        for a in args:
-            if not isinstance(a, Tensor):
-                return None
-            data = a._data
-            parts.append((data.shape, data.dtype))
-        return tuple(parts)
+        feeds: Any = args
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                data = a._data
+                parts.append((data.shape, data.dtype))
+                continue
+            kind = type(a)
+            if kind in _BY_VALUE:
+                parts.append((kind, a))
+            elif kind.__hash__ is not object.__hash__ or isinstance(a, _STRUCTURES):
+                return None, None
+            elif isinstance(a, rt.nn.Layer):
+                parts.append((kind, a, a.training))
+            else:
+                parts.append((kind, a))
+            if feeds is args:
+                feeds = [t for t in args[:i] if isinstance(t, Tensor)]
+        if feeds is not args:
+            feeds = [t for t in args if isinstance(t, Tensor)]
+        return tuple(parts), feeds
 
     def _call_converted(self, args: tuple, kwargs: dict) -> Any:
         fn = self._converted_function()

@@ -100,6 +100,7 @@ class ProgramRunner:
         self._fast: dict[str, Any] = {}  # backend name -> the inference call in steady state
         self._train: dict[tuple, _TrainProgram] = {}
         self.records = records
+        self._written_pairs: list | None = None  # (name, tensor) of ``written``
         self._state_calls: dict[str, Any] = {}  # backend name -> a step's state call
 
     # -- running -------------------------------------------------------------------------------
@@ -231,8 +232,11 @@ class ProgramRunner:
         return fn
 
     def _write_back(self, scope: dict) -> None:
-        for name in self.written:
-            t = self.param_tensors[self.param_names.index(name)]
+        pairs = self._written_pairs
+        if pairs is None:
+            held = dict(zip(self.param_names, self.param_tensors))
+            pairs = self._written_pairs = [(n, held[n]) for n in self.written]
+        for name, t in pairs:
             t._data = scope[name]
 
 

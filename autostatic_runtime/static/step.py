@@ -179,8 +179,12 @@ class StepTrace:
             seed = grad
         else:
             seed = capture(program, grad if isinstance(grad, Tensor) else Tensor(grad))
+        block = program.global_block()
+        for var in block.vars.values():  # inputs are data: the step computes no gradient
+            if var.is_data:  # for them (nor for what only they compute from here on)
+                var.stop_gradient = True
         with program_guard(program), static_guard(), op_role("backward"):
-            grads = backward_block(program.global_block(), {loss.name: seed}, False)
+            grads = backward_block(block, {loss.name: seed}, False)
         for var, tensor in list(program.__dict__.get("_captured", {}).values()):
             if not tensor.stop_gradient and var.name in grads:
                 self.add_grad(tensor, grads[var.name])

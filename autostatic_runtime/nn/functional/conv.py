@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from autostatic_runtime.autograd import needs_grad
 from autostatic_runtime.errors import DTypeError, user_location
 from autostatic_runtime.nn.functional._utils import (
     add_window,
@@ -172,10 +173,10 @@ class Conv2D:
         return from_nchw(xp, out, last)
 
     def grad(g, out, x, w, bias, **attrs):
-        dx = Conv2DGradInput(g, w, x, **attrs)
-        dw = Conv2DGradFilter(g, x, w, **attrs)
+        dx = Conv2DGradInput(g, w, x, **attrs) if needs_grad(0) else None  # not for data
+        dw = Conv2DGradFilter(g, x, w, **attrs) if needs_grad(1) else None
         db = None
-        if bias is not None:
+        if bias is not None and needs_grad(2):
             db = R.sum(g, axis=[0, 1, 2] if attrs["data_format"] == "NHWC" else [0, 2, 3])
         return dx, dw, db
 
