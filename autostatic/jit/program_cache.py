@@ -219,6 +219,19 @@ class ConcreteProgram:
         finish(self.grad_outputs, [t._data for t in results[n:]], self.grad_finals)
         return results[:n]
 
+    def step_summary(self) -> str:
+        """A training step's parts in words: ``"a training step (forward, backward, Adam's
+        update of 4 parameters)"``."""
+        parts = ["forward"]
+        ops = self.main_program.global_block().ops
+        if any(op.attrs.get("op_role") == "backward" for op in ops):
+            parts.append("backward")
+        for kind, opt, ids in self.guards:
+            if kind == "optimizer":
+                n = sum(1 for group in ids for _, frozen in group if not frozen)
+                parts.append(f"{type(opt).__name__}'s update of {n} parameters")
+        return f"a training step ({', '.join(parts)})"
+
     def guards_hold(self) -> bool:
         """Whether the eager state is what the trace assumed (always, without guards)."""
         return all(map(check_guard, self.guards))

@@ -343,6 +343,8 @@ class StaticFunction:
                 continue
             inputs = ", ".join(f"{v.name}: {v.shape} {v.dtype}" for v in program.inputs)
             head = f"program {i} ({inputs})"
+            if program.is_step:
+                head += f", {program.step_summary()}"
             if self._options["backend"] != "xla":
                 lines.append(f"{head}: runs on the default executor")
                 continue
@@ -352,6 +354,11 @@ class StaticFunction:
                 lines += [
                     f"{head}: backend='xla' fell back to the default executor: {r}" for r in reasons
                 ]
+            elif compiled and program.is_step:
+                lines.append(
+                    f"{head}: compiled by XLA as one computation; its parameters, buffers and "
+                    "optimizer state stay on the device between calls, donated to the next"
+                )
             elif compiled:
                 lines.append(f"{head}: compiled by XLA (one jax.jit computation per block)")
             else:
