@@ -9,6 +9,8 @@ import subprocess
 import sys
 import zipfile
 
+import numpy as np
+
 from tests.hook.conftest import child_env, ok, run, write_files
 
 PREAMBLE = """
@@ -457,3 +459,52 @@ def test_a_marked_layer_traces_in_static_mode_entered_by_hand(tmp_path):
     loaded, ops = json.loads(ok(run(code, tmp_path)).splitlines()[-1])
     assert not loaded  # (so the mode itself must keep the switch in step)
     assert "cond" in ops
+
+
+def test_a_training_step_of_a_marked_module_compiles_whole(tmp_path):
+    """A marked module's model (a tensor ``if``) and training step, imported under the hook:
+    ``to_static`` of the step traces the model's branch into a cond op and appends the
+    backward and the update; N compiled steps give the eager losses."""
+    write_files(
+        tmp_path,
+        {
+            "trainer.py": (
+                "# autostatic: enable\n"
+                "import autostatic_runtime as rt\n"
+                "import autostatic_runtime.nn.functional as F\n\n\n"
+                "class Net(rt.nn.Layer):\n"
+                "    def __init__(self):\n"
+                "        super().__init__()\n"
+                "        self.fc = rt.nn.Linear(4, 3)\n\n"
+                "    def forward(self, x):\n"
+                "        y = self.fc(x)\n"
+                "        if y.mean() > 0:\n"
+                "            y = y * 2\n"
+                "        return y\n\n\n"
+                "def train_step(net, x, y, opt):\n"
+                "    loss = F.cross_entropy(net(x), y)\n"
+                "    loss.backward()\n"
+                "    opt.step()\n"
+                "    opt.clear_grad()\n"
+                "    return loss\n"
+            )
+        },
+    )
+    code = PREAMBLE + (
+        "import numpy as np, autostatic, trainer\n"
+        "import autostatic_runtime as rt\n"
+        "def run(step):\n"
+        "    rt.seed(1)\n"
+        "    net = trainer.Net()\n"
+        "    opt = rt.optimizer.Adam(0.05, parameters=net.parameters())\n"
+        "    r = np.random.default_rng(0)\n"
+        "    x = rt.to_tensor(r.standard_normal((6, 4)).astype('float32'))\n"
+        "    y = rt.to_tensor(r.integers(0, 3, 6))\n"
+        "    return [float(step(net, x, y, opt)) for _ in range(4)]\n"
+        "compiled = autostatic.to_static(trainer.train_step)\n"
+        "eager, static = run(trainer.train_step), run(compiled)\n"
+        "ops = {op.type for op in compiled.concrete_program.main_program.global_block().ops}\n"
+        "print(json.dumps([eager, static, 'cond' in ops, compiled.program_cache.misses]))\n"
+    )
+    eager, static, has_cond, traces = json.loads(ok(run(code, tmp_path)).splitlines()[-1])
+    assert np.allclose(eager, static, rtol=1e-5) and has_cond and traces == 1
