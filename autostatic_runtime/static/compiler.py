@@ -147,8 +147,11 @@ class CodeWriter:
         from autostatic_runtime.static.control_flow import CONTROL_FLOW_OPS
 
         saved_block, self.block = self.block, block
+        top = self.indent == 2 and saved_block is None  # the function's own block
         try:
-            for op in prune(block, results):
+            ops = prune(block, results)
+            dead = _dead_after(ops, results) if top else {}
+            for i, op in enumerate(ops):
                 self.emit(f"_i = {len(self.ops)}")
                 self.ops.append(op)
                 emitter = CONTROL_FLOW_OPS.get(op.type)
@@ -159,6 +162,10 @@ class CodeWriter:
                 for v in op.outputs:
                     if v.persistable:
                         self.emit(f"scope[{v.name!r}] = {self.local(v.name)}")
+                gone = [self.local(n) for n in dead.get(i, ()) if n in self.assigned]
+                if gone:  # free arrays nothing reads any more: a smaller, reused footprint
+                    self.emit(f"del {', '.join(gone)}")
+                    self.assigned.difference_update(dead[i])
             return [self.read(block.var(r)) for r in results]
         finally:
             self.block = saved_block
@@ -250,6 +257,31 @@ class PythonCodegen:
         fn = namespace[name]
         fn.__source__ = source
         return fn
+
+
+def _dead_after(ops: list, results: list[str]) -> dict[int, list[str]]:
+    """op index -> the variables no later op reads (nor the results): their last reader, or
+    their writer when nothing reads them. Reads inside an op's sub-blocks count as the op's."""
+    last: dict[str, int] = {}
+    for i, op in enumerate(ops):
+        for name in _reads(op):
+            last[name] = i
+        for v in op.outputs:
+            last.setdefault(v.name, i)
+    keep = set(results)
+    dead: dict[int, list[str]] = {}
+    for name, i in last.items():
+        if name not in keep:
+            dead.setdefault(i, []).append(name)
+    return dead
+
+
+def _reads(op) -> set[str]:
+    found = {x.name for x in op.inputs if isinstance(x, Variable)}
+    for sub in op.sub_blocks():
+        for inner in sub.ops:
+            found |= _reads(inner)
+    return found
 
 
 def prune(block: Block, results: list[str]) -> list:
