@@ -110,6 +110,8 @@ def _grads(x, y, gx, gy, first: int = 0):
 
 @op("elementwise_add")
 class Add:
+    fresh = True
+
     infer = _binary_spec
 
     expr = "{x} + {y}"
@@ -120,6 +122,8 @@ class Add:
 
 @op("elementwise_sub")
 class Subtract:
+    fresh = True
+
     infer = _binary_spec
 
     expr = "{x} - {y}"
@@ -130,6 +134,8 @@ class Subtract:
 
 @op("elementwise_mul")
 class Multiply:
+    fresh = True
+
     infer = _binary_spec
 
     expr = "{x} * {y}"
@@ -140,6 +146,8 @@ class Multiply:
 
 @op("elementwise_div")
 class Divide:
+    fresh = True
+
     infer = _binary_spec
 
     expr = "{x} / {y}"
@@ -203,6 +211,8 @@ class Pow:
 
 @op("elementwise_max")
 class Maximum:
+    fresh = True
+
     infer = _binary_spec
 
     expr = "xp.maximum({x}, {y})"
@@ -215,6 +225,8 @@ class Maximum:
 
 @op("elementwise_min")
 class Minimum:
+    fresh = True
+
     infer = _binary_spec
 
     expr = "xp.minimum({x}, {y})"
@@ -408,6 +420,8 @@ class Sigmoid:
 
 @op("relu")
 class Relu:
+    fresh = True
+
     infer = _same_spec
     expr = "xp.maximum({x}, 0)"
 
@@ -418,6 +432,8 @@ class Relu:
 @op("relu_grad")
 class ReluGrad:
     """``g`` where ``out > 0``, else 0 (the backward of relu, one kernel)."""
+
+    fresh = True
 
     def infer(g, out):
         return Spec(shape_of(g), dtype_of(g))

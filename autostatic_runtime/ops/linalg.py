@@ -67,6 +67,8 @@ def _matmul_shape(xs: tuple, ys: tuple, tx: bool, ty: bool, name: str = "matmul"
 class Matmul:
     """NumPy ``matmul`` of ``x`` and ``y``, each optionally transposed in its last two dims."""
 
+    fresh = True
+
     def infer(x, y, trans_x=False, trans_y=False):
         shape = _matmul_shape(shape_of(x), shape_of(y), trans_x, trans_y)
         return Spec(shape, dtypes.promote(dtype_of(x), dtype_of(y)))

@@ -52,6 +52,7 @@ class OpDef:
         "doc",
         "expr",
         "inputs",
+        "fresh",
     )
 
     def __init__(
@@ -64,6 +65,7 @@ class OpDef:
         nondiff_outputs=(),
         expr=None,
         inputs=(),
+        fresh=False,
     ):
         self.name = name
         self.infer = infer
@@ -73,6 +75,9 @@ class OpDef:
         self.nondiff_outputs = frozenset(nondiff_outputs)
         self.expr = expr
         self.inputs = tuple(inputs)
+        # the kernel's first output is always a new array, never a view of an input: the
+        # static compiler may then compute an elementwise op into it once it is dead
+        self.fresh = fresh
 
     def __call__(self, *inputs: Any, **attrs: Any):
         return _dispatch[0](self, inputs, attrs)
@@ -110,6 +115,7 @@ def op(name: str) -> Callable[[type], OpDef]:
             body.get("nondiff_outputs", ()),
             expr,
             inputs,
+            body.get("fresh", False),
         )
         opdef.doc = cls.__doc__
         OPS[name] = opdef

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from autostatic_runtime.errors import DeviceError, ExecutionError, user_location
 from autostatic_runtime.ops.registry import OPS
+from autostatic_runtime.static.block_plan import BlockPlan
 from autostatic_runtime.static.program import Block, Literal, Variable
 
 _ids = itertools.count()
@@ -85,6 +86,13 @@ class CodeWriter:
         self.indent = 2
         self.block: Block | None = None
         self.params: set[str] = set()  # the function's parameters: the caller's arrays
+        # what is known of the function's own block (``block_plan``): removed ops' outputs ->
+        # the kept ones', names an op may hold a view of, the names the op being emitted
+        # reads last
+        self.alias: dict[str, str] = {}
+        self.viewed: set[str] = set()
+        self.dead: Any = ()
+        self.fresh_names: set[str] = set()  # arrays an op made here, which nothing else sees
 
     def local(self, name: str) -> str:
         """The Python identifier holding variable ``name``."""
@@ -115,7 +123,7 @@ class CodeWriter:
             ):
                 return repr(value)
             return self.const(value, "L")
-        name = operand.name
+        name = self.alias.get(operand.name, operand.name)
         if name not in self.assigned:
             var = self.block.var(name) if self.block is not None else operand
             if not var.persistable:
@@ -150,8 +158,12 @@ class CodeWriter:
         top = self.indent == 2 and saved_block is None  # the function's own block
         try:
             ops = prune(block, results)
-            dead = _dead_after(ops, results) if top else {}
+            dead: dict = {}
+            if top:
+                plan = BlockPlan(ops, results)
+                ops, dead, self.alias, self.viewed = plan.ops, plan.dead, plan.alias, plan.viewed
             for i, op in enumerate(ops):
+                self.dead = dead.get(i, ())
                 self.emit(f"_i = {len(self.ops)}")
                 self.ops.append(op)
                 emitter = CONTROL_FLOW_OPS.get(op.type)
@@ -169,15 +181,50 @@ class CodeWriter:
             return [self.read(block.var(r)) for r in results]
         finally:
             self.block = saved_block
+            if top:
+                self.viewed, self.dead = set(), ()
+
+    def _canon(self, x: Any) -> str | None:
+        return self.alias.get(x.name, x.name) if isinstance(x, Variable) else None
+
+    def _reusable(self, op) -> int | None:
+        """Which operand of the elementwise ``op`` may hold its result in place: an array an
+        op of this function made new (``fresh``), dead after this op, that no op read which
+        could have kept a view of it, of the result's static shape and dtype; None for none. The
+        first operand for any of the four ops, the second too for ``+`` and ``*``
+        (commutative in IEEE arithmetic: the same values)."""
+        if op.type not in _IN_PLACE or self.indent != 2:
+            return None
+        out = op.outputs[0]
+        if any(d < 0 for d in out._shape):
+            return None
+        order = (0, 1) if op.type in _COMMUTATIVE else (0,)
+        names = [self._canon(x) for x in op.inputs]
+        for i in order:
+            x, name = op.inputs[i], names[i]
+            if (
+                name is not None
+                and name in self.fresh_names
+                and name in self.dead
+                and name not in self.viewed
+                and tuple(x._shape) == tuple(out._shape)
+                and x.dtype == out.dtype
+                and names.count(name) == 1
+            ):
+                return i
+        return None
 
     def _made_here(self, x: Any) -> bool:
         """Whether ``x`` is a value an op of this function computed (not a feed, not a
         persistable: arrays the caller or the scope may also hold)."""
-        if not isinstance(x, Variable) or x.name not in self.assigned or x.name in self.params:
+        if not isinstance(x, Variable):
+            return False
+        name = self.alias.get(x.name, x.name)
+        if name not in self.assigned or name in self.params:
             return False
         if self.block is None or self.block.idx != 0 or self.indent != 2:
             return False  # a branch or loop body: its values may be the caller's arrays
-        var = self.block.var(x.name)
+        var = self.block.var(name)
         return not (var.persistable or var.is_data)
 
     def scoped(self):
@@ -205,8 +252,17 @@ class CodeWriter:
             return
         attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
         if opdef.expr is not None and not attrs:
+            into = self._reusable(op)
+            if into is not None:  # the result goes into a dead operand's array
+                other = args[1 - into] if op.type in _COMMUTATIVE else args[1]
+                self.emit(f"{args[into]} {_IN_PLACE[op.type]}= {other}")
+                self.emit(f"{self.write(op.outputs[0])} = {args[into]}")
+                self.fresh_names.add(op.outputs[0].name)
+                return
             inline = {n: f"({a})" if a.startswith("-") else a for n, a in zip(opdef.inputs, args)}
             self.emit(f"{self.write(op.outputs[0])} = {opdef.expr.format(**inline)}")
+            if opdef.fresh:
+                self.fresh_names.add(op.outputs[0].name)
             return
         kernel = (
             functools.partial(opdef.kernel, self.backend.xp, **attrs)
@@ -220,6 +276,8 @@ class CodeWriter:
             return
         target = ", ".join(outs) + ("," if opdef.multi_output and len(outs) == 1 else "")
         self.emit(f"{target} = {k}({', '.join(args)})")
+        if opdef.fresh:
+            self.fresh_names.add(op.outputs[0].name)
 
 
 class PythonCodegen:
@@ -259,29 +317,11 @@ class PythonCodegen:
         return fn
 
 
-def _dead_after(ops: list, results: list[str]) -> dict[int, list[str]]:
-    """op index -> the variables no later op reads (nor the results): their last reader, or
-    their writer when nothing reads them. Reads inside an op's sub-blocks count as the op's."""
-    last: dict[str, int] = {}
-    for i, op in enumerate(ops):
-        for name in _reads(op):
-            last[name] = i
-        for v in op.outputs:
-            last.setdefault(v.name, i)
-    keep = set(results)
-    dead: dict[int, list[str]] = {}
-    for name, i in last.items():
-        if name not in keep:
-            dead.setdefault(i, []).append(name)
-    return dead
-
-
-def _reads(op) -> set[str]:
-    found = {x.name for x in op.inputs if isinstance(x, Variable)}
-    for sub in op.sub_blocks():
-        for inner in sub.ops:
-            found |= _reads(inner)
-    return found
+# elementwise ops whose result may be computed into a dead operand (``x op= y``), and those
+# among them whose operands may be swapped
+_IN_PLACE = {"elementwise_add": "+", "elementwise_sub": "-", "elementwise_mul": "*",
+             "elementwise_div": "/"}  # fmt: skip
+_COMMUTATIVE = frozenset({"elementwise_add", "elementwise_mul"})
 
 
 def prune(block: Block, results: list[str]) -> list:

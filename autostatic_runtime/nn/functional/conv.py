@@ -159,6 +159,8 @@ def _geometry(attrs: dict) -> tuple:
 class Conv2D:
     """2-D convolution (cross-correlation) of ``x`` with filter ``w``, plus optional ``bias``."""
 
+    fresh = True
+
     def infer(x, w, bias, strides, paddings, dilations, groups, data_format):
         shape = _conv_out_shape(
             shape_of(x), shape_of(w), strides, paddings, dilations, groups, data_format
@@ -185,6 +187,8 @@ class Conv2D:
 class Conv2DGradInput:
     """The gradient of conv2d w.r.t. its input: ``g`` correlated back through ``w``."""
 
+    fresh = True
+
     def infer(g, w, x, strides, paddings, dilations, groups, data_format):
         return Spec(shape_of(x), dtype_of(g))
 
@@ -201,6 +205,8 @@ class Conv2DGradInput:
 @op("conv2d_grad_filter")
 class Conv2DGradFilter:
     """The gradient of conv2d w.r.t. its filter: ``g`` contracted with the input's columns."""
+
+    fresh = True
 
     def infer(g, x, w, strides, paddings, dilations, groups, data_format):
         return Spec(shape_of(w), dtype_of(g))

@@ -66,6 +66,8 @@ class BatchNorm:
     gradient (in eval mode they are the given mean and variance).
     """
 
+    fresh = True
+
     multi_output = True
     nondiff_outputs = (1, 2)
 

@@ -162,6 +162,8 @@ def _index_attrs(attrs: dict) -> dict:
 class Pool2DGrad:
     """The backward of average pooling: each window spreads ``g / divisor`` over its cells."""
 
+    fresh = True
+
     def infer(g, x, **attrs):
         return Spec(shape_of(x), dtype_of(g))
 
@@ -185,6 +187,8 @@ class Pool2DGrad:
 @op("max_pool2d_with_index")
 class MaxPool2DWithIndex:
     """Max pooling that also returns the flat index (``h * W + w``) of each maximum."""
+
+    fresh = True
 
     multi_output = True
     nondiff_outputs = (1,)
@@ -217,6 +221,8 @@ def _scatter_spec(g, mask, x, **attrs):
 @op("max_pool2d_index_grad")
 class MaxPool2DIndexGrad:
     """Scatter-add ``g`` to the input cells named by ``mask`` (the backward of max pooling)."""
+
+    fresh = True
 
     infer = _scatter_spec
 
