@@ -138,14 +138,23 @@ def window(x, oh: int, ow: int, h0: int, w0: int, sh: int, sw: int):
     return x[:, :, h0 : h0 + sh * (oh - 1) + 1 : sh, w0 : w0 + sw * (ow - 1) + 1 : sw]
 
 
-def add_window(xp, x, v, h0: int, w0: int, sh: int, sw: int):
-    """``window(x, ...) += v`` on a buffer this kernel owns (in place where the backend
-    allows it); returns the updated buffer."""
+def _window_key(v, h0: int, w0: int, sh: int, sw: int) -> tuple:
     oh, ow = v.shape[2], v.shape[3]
-    key = (
+    return (
         slice(None),
         slice(None),
         slice(h0, h0 + sh * (oh - 1) + 1, sh),
         slice(w0, w0 + sw * (ow - 1) + 1, sw),
     )
+
+
+def set_window(xp, x, v, h0: int, w0: int, sh: int, sw: int):
+    """``window(x, ...) = v`` on a buffer this kernel owns; returns the updated buffer."""
+    return xp.update(x, _window_key(v, h0, w0, sh, sw), v)
+
+
+def add_window(xp, x, v, h0: int, w0: int, sh: int, sw: int):
+    """``window(x, ...) += v`` on a buffer this kernel owns (in place where the backend
+    allows it); returns the updated buffer."""
+    key = _window_key(v, h0, w0, sh, sw)
     return xp.update(x, key, x[key] + v)

@@ -30,6 +30,7 @@ import numpy as np
 from autostatic_runtime import dtypes
 from autostatic_runtime.nn.functional._utils import (
     add_window,
+    set_window,
     channel_last,
     from_nchw,
     ints,
@@ -106,6 +107,41 @@ def _avg_divisor(xp, h, w, ksize, strides, paddings, oh, ow, exclusive, dtype):
     cw = counts(w, ksize[1], strides[1], paddings[2], ow)
     rows = xp.reshape(xp.asarray(ch, dtype=dtype), (oh, 1))
     return rows * xp.reshape(xp.asarray(cw, dtype=dtype), (1, ow))
+
+
+_MAX_CODED = 16  # window sizes whose maxima are found by a table of bits (else argmax)
+_TABLES: dict = {}
+
+
+def _first_bit_table(xp, k: int):
+    """For every k-bit code (offset i at bit k-1-i), the first offset whose bit is set (0
+    for none: a window of NaN), as int64 on ``xp``'s device."""
+    key = (id(xp), k)
+    table = _TABLES.get(key)
+    if table is None:
+        codes = np.arange(1 << k)
+        first = np.where(codes > 0, k - 1 - np.floor(np.log2(np.maximum(codes, 1))), 0)
+        table = _TABLES[key] = xp.asarray(first.astype(np.int64))
+    return table
+
+
+def _max_pool_argmax(xp, parts, w, strides, paddings, oh, ow, offsets, last):
+    """Max pooling of a large window (more than ``_MAX_CODED`` cells): stacked windows,
+    argmax."""
+    wins = xp.stack(parts, axis=2)
+    k = xp.argmax(wins, axis=2)
+    steps = xp.asarray([a * w + b for a, b in offsets], dtype=xp.int64)
+    base = _offset_position(xp, w, strides, paddings, oh, ow, 0, 0)
+    mask = base + xp.reshape(xp.take(steps, xp.reshape(k, (-1,))), k.shape)
+    return from_nchw(xp, xp.max(wins, axis=2), last), from_nchw(xp, mask, last)
+
+
+def _offset_position(xp, w, strides, paddings, oh, ow, a, b):
+    """Flat input index ``row * W + col`` of window offset (a, b) per output cell, [OH, OW]
+    (int64); a padded cell never holds a maximum, so its index is never kept."""
+    rows = xp.arange(oh, dtype=xp.int64) * strides[0] + (a - paddings[0])
+    cols = xp.arange(ow, dtype=xp.int64) * strides[1] + (b - paddings[2])
+    return xp.reshape(rows, (oh, 1)) * w + xp.reshape(cols, (1, ow))
 
 
 def _flat_positions(xp, h, w, ksize, strides, paddings, oh, ow, a, b):
@@ -201,14 +237,27 @@ class MaxPool2DWithIndex:
         last = data_format == "NHWC"
         x = to_nchw(xp, x, last)
         h, w = x.shape[2], x.shape[3]
-        wins, _ = _windows(xp, x, ksize, strides, paddings, ceil_mode, -math.inf)
-        k = xp.argmax(wins, axis=2)
-        oh, ow = k.shape[2], k.shape[3]
-        mask = xp.zeros(k.shape, dtype=xp.int64)
-        for i, (a, b) in enumerate(_offsets(ksize)):
-            pos = _flat_positions(xp, h, w, ksize, strides, paddings, oh, ow, a, b)
-            mask = xp.where(k == i, pos, mask)
-        return from_nchw(xp, xp.max(wins, axis=2), last), from_nchw(xp, mask, last)
+        (oh, ow), full = _extent(h, w, ksize, strides, paddings, ceil_mode)
+        xpad = pad_hw(xp, x, full, -math.inf)
+        offsets = _offsets(ksize)
+        parts = [window(xpad, oh, ow, a, b, *strides) for a, b in offsets]
+        if len(parts) > _MAX_CODED:
+            return _max_pool_argmax(xp, parts, w, strides, paddings, oh, ow, offsets, last)
+        out = parts[0]
+        for part in parts[1:]:
+            out = xp.maximum(out, part)  # NaN propagates, as max does
+        if len(parts) == 1:
+            out = xp.asarray(out, copy=True)
+        # which offsets hold the maximum, one bit each (the first offset the highest): the
+        # highest set bit is the first maximum, as argmax's; a table maps the bits to it
+        code = xp.zeros(out.shape, dtype=xp.uint16)
+        for part in parts:
+            code = code * 2 + xp.astype(part == out, xp.uint16)
+        first = xp.take(_first_bit_table(xp, len(parts)), xp.reshape(code, (-1,)))
+        steps = xp.asarray([a * w + b for a, b in offsets], dtype=xp.int64)
+        base = _offset_position(xp, w, strides, paddings, oh, ow, 0, 0)
+        mask = base + xp.reshape(xp.take(steps, first), out.shape)
+        return from_nchw(xp, out, last), from_nchw(xp, mask, last)
 
     def grad(gs, outs, x, **attrs):
         return MaxPool2DIndexGrad(gs[0], outs[1], x, **attrs)
@@ -233,10 +282,15 @@ class MaxPool2DIndexGrad:
         oh, ow = g.shape[2], g.shape[3]
         (_, _), full = _extent(h, w, ksize, strides, paddings, ceil_mode)
         dx = xp.zeros((n, c, h + full[0] + full[1], w + full[2] + full[3]), dtype=g.dtype)
-        zero = xp.zeros_like(g)
+        # windows that do not overlap own their cells: each offset's share is written, not added
+        apart = strides[0] >= ksize[0] and strides[1] >= ksize[1]
         for a, b in _offsets(ksize):
-            pos = _flat_positions(xp, h, w, ksize, strides, paddings, oh, ow, a, b)
-            dx = add_window(xp, dx, xp.where(mask == pos, g, zero), a, b, *strides)
+            pos = _offset_position(xp, w, strides, paddings, oh, ow, a, b)
+            share = g * xp.astype(mask == pos, g.dtype)
+            if apart:
+                dx = set_window(xp, dx, share, a, b, *strides)
+            else:
+                dx = add_window(xp, dx, share, a, b, *strides)
         return from_nchw(xp, dx[:, :, full[0] : full[0] + h, full[2] : full[2] + w], last)
 
     def grad(gg, out, g, mask, x, **attrs):
