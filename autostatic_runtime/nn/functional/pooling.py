@@ -30,13 +30,13 @@ import numpy as np
 from autostatic_runtime import dtypes
 from autostatic_runtime.nn.functional._utils import (
     add_window,
-    set_window,
     channel_last,
     from_nchw,
     ints,
     op_error,
     out_size,
     pad_hw,
+    set_window,
     shape_error,
     spatial_padding,
     to_nchw,
