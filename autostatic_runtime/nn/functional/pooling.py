@@ -136,12 +136,18 @@ def _max_pool_argmax(xp, parts, w, strides, paddings, oh, ow, offsets, last):
     return from_nchw(xp, xp.max(wins, axis=2), last), from_nchw(xp, mask, last)
 
 
-def _offset_position(xp, w, strides, paddings, oh, ow, a, b):
+def _offset_position(xp, w, strides, paddings, oh, ow, a, b, h=None):
     """Flat input index ``row * W + col`` of window offset (a, b) per output cell, [OH, OW]
-    (int64); a padded cell never holds a maximum, so its index is never kept."""
+    (int64). With the height ``h``, -1 where the cell is padding (else a padded cell's index
+    may be a real cell's: the backward must not take it for one)."""
     rows = xp.arange(oh, dtype=xp.int64) * strides[0] + (a - paddings[0])
     cols = xp.arange(ow, dtype=xp.int64) * strides[1] + (b - paddings[2])
-    return xp.reshape(rows, (oh, 1)) * w + xp.reshape(cols, (1, ow))
+    rows, cols = xp.reshape(rows, (oh, 1)), xp.reshape(cols, (1, ow))
+    pos = rows * w + cols
+    if h is not None:
+        inside = (rows >= 0) & (rows < h) & (cols >= 0) & (cols < w)
+        pos = xp.where(inside, pos, xp.asarray(-1, dtype=xp.int64))
+    return pos
 
 
 def _flat_positions(xp, h, w, ksize, strides, paddings, oh, ow, a, b):
@@ -171,9 +177,14 @@ class Pool2D:
     ):
         last = data_format == "NHWC"
         x = to_nchw(xp, x, last)
-        if pooling_type == "max":
-            wins, _ = _windows(xp, x, ksize, strides, paddings, ceil_mode, -math.inf)
-            return from_nchw(xp, xp.max(wins, axis=2), last)
+        if pooling_type == "max":  # pairwise over the strided views: no stacked copy
+            (oh, ow), full = _extent(x.shape[2], x.shape[3], ksize, strides, paddings, ceil_mode)
+            xpad = pad_hw(xp, x, full, -math.inf)
+            parts = [window(xpad, oh, ow, a, b, *strides) for a, b in _offsets(ksize)]
+            out = parts[0] if len(parts) > 1 else xp.asarray(parts[0], copy=True)
+            for part in parts[1:]:
+                out = xp.maximum(out, part)
+            return from_nchw(xp, out, last)
         wins, _ = _windows(xp, x, ksize, strides, paddings, ceil_mode, 0.0)
         total = xp.sum(wins, axis=2)
         oh, ow = total.shape[2], total.shape[3]
@@ -285,7 +296,7 @@ class MaxPool2DIndexGrad:
         # windows that do not overlap own their cells: each offset's share is written, not added
         apart = strides[0] >= ksize[0] and strides[1] >= ksize[1]
         for a, b in _offsets(ksize):
-            pos = _offset_position(xp, w, strides, paddings, oh, ow, a, b)
+            pos = _offset_position(xp, w, strides, paddings, oh, ow, a, b, h)
             share = g * xp.astype(mask == pos, g.dtype)
             if apart:
                 dx = set_window(xp, dx, share, a, b, *strides)
