@@ -14,7 +14,8 @@ Runners: eager; ``to_static`` of the forward with the backward and update eager 
 before whole steps compiled), on the default executor and with ``backend="xla"``; the whole
 step compiled by ``to_static`` on the default executor and by XLA; JAX's own ``jax.jit`` of
 the same step written by hand (parameters and optimizer state passed from step to step);
-PyTorch eager and PaddlePaddle's ``to_static`` step when they are installed. The whole XLA
+PyTorch eager and PaddlePaddle's ``to_static`` step when they are installed (each in a
+process of its own, against eager's time of the same run). The whole XLA
 step is also timed against the ``jax.jit`` step in alternating rounds (the goal's ratio),
 and first calls (trace + compile + run) are medians of three fresh processes.
 """
@@ -41,7 +42,6 @@ import autostatic  # noqa: E402
 import autostatic_runtime as rt  # noqa: E402
 import autostatic_runtime.nn.functional as F  # noqa: E402
 from autostatic_runtime import nn  # noqa: E402
-
 
 # ---- the models ------------------------------------------------------------------------------
 
@@ -214,65 +214,96 @@ def jax_setup(workload: str):
     return call
 
 
-def torch_setup():
-    """PyTorch eager on the CNN step, when installed."""
-    import torch
+TORCH_STEP = """
+import sys, time, numpy as np
+import torch
+torch.manual_seed(0)
+net = torch.nn.Sequential(
+    torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+    torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.BatchNorm2d(32),
+    torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(2048, 10),
+)
+opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+rng = np.random.default_rng(0)
+x = torch.from_numpy(rng.standard_normal((32, 3, 32, 32)).astype(np.float32))
+y = torch.from_numpy(rng.integers(0, 10, 32))
 
-    torch.manual_seed(0)
-    torch.set_num_threads(os.cpu_count() or 1)
-    net = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
-        torch.nn.MaxPool2d(2), torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.BatchNorm2d(32),
-        torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(2048, 10),
-    )  # fmt: skip
-    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-    rng = np.random.default_rng(0)
-    x = torch.from_numpy(rng.standard_normal((32, 3, 32, 32)).astype(np.float32))
-    y = torch.from_numpy(rng.integers(0, 10, 32))
+def compiled(net, x, y, opt):
+    loss = torch.nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    return loss
+"""
 
-    def call():
-        loss = torch.nn.functional.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-        return loss
+PADDLE_STEP = """
+import sys, time, numpy as np
+import paddle
+paddle.seed(0)
 
-    return call
+class PCNN(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.c1, self.b1 = paddle.nn.Conv2D(3, 16, 3, padding=1), paddle.nn.BatchNorm2D(16)
+        self.c2, self.b2 = paddle.nn.Conv2D(16, 32, 3, padding=1), paddle.nn.BatchNorm2D(32)
+        self.pool, self.fc = paddle.nn.MaxPool2D(2), paddle.nn.Linear(2048, 10)
+
+    def forward(self, x):
+        h = self.pool(paddle.nn.functional.relu(self.b1(self.c1(x))))
+        h = self.pool(paddle.nn.functional.relu(self.b2(self.c2(h))))
+        return self.fc(paddle.flatten(h, 1))
+
+def step(net, x, y, opt):
+    loss = paddle.nn.functional.cross_entropy(net(x), y)
+    loss.backward()
+    opt.step()
+    opt.clear_grad()
+    return loss
+
+net = PCNN()
+opt = paddle.optimizer.Momentum(0.01, momentum=0.9, parameters=net.parameters())
+compiled = paddle.jit.to_static(step, full_graph=True)
+rng = np.random.default_rng(0)
+x = paddle.to_tensor(rng.standard_normal((32, 3, 32, 32)).astype(np.float32))
+y = paddle.to_tensor(rng.integers(0, 10, 32))
+"""
+
+TIMING = """
+for _ in range(3):
+    float(compiled(net, x, y, opt))
+times = []
+for _ in range(int(sys.argv[1])):
+    t0 = time.perf_counter()
+    float(compiled(net, x, y, opt))
+    times.append(time.perf_counter() - t0)
+print(sorted(times)[len(times) // 2])
+"""
 
 
-def paddle_setup():
-    """PaddlePaddle's ``to_static`` of the CNN step, when installed."""
-    import paddle
+def other_framework_seconds(name: str, steps: int) -> float | None:
+    """Median seconds of PyTorch's eager or PaddlePaddle's ``to_static`` CNN step, in a
+    process of its own (their thread pools stay out of this one's timings); None when the
+    framework is not installed. Paddle compiles a whole step with the program IR it had
+    before PIR (``FLAGS_enable_pir_api=0``; 3.3.1's PIR path fails at ``loss.backward()``),
+    and converts a function only from a file."""
+    import importlib.util
+    import tempfile
 
-    paddle.seed(0)
-
-    class PCNN(paddle.nn.Layer):
-        def __init__(self):
-            super().__init__()
-            self.c1, self.b1 = paddle.nn.Conv2D(3, 16, 3, padding=1), paddle.nn.BatchNorm2D(16)
-            self.c2, self.b2 = paddle.nn.Conv2D(16, 32, 3, padding=1), paddle.nn.BatchNorm2D(32)
-            self.pool, self.fc = paddle.nn.MaxPool2D(2), paddle.nn.Linear(2048, 10)
-
-        def forward(self, x):
-            h = self.pool(paddle.nn.functional.relu(self.b1(self.c1(x))))
-            h = self.pool(paddle.nn.functional.relu(self.b2(self.c2(h))))
-            return self.fc(paddle.flatten(h, 1))
-
-    net = PCNN()
-    opt = paddle.optimizer.Momentum(0.01, momentum=0.9, parameters=net.parameters())
-
-    def step(net, x, y, opt):
-        loss = paddle.nn.functional.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
-
-    compiled = paddle.jit.to_static(step, full_graph=True)
-    rng = np.random.default_rng(0)
-    x = paddle.to_tensor(rng.standard_normal((32, 3, 32, 32)).astype(np.float32))
-    y = paddle.to_tensor(rng.integers(0, 10, 32))
-    return lambda: float(compiled(net, x, y, opt))
+    module, script = {"torch": ("torch", TORCH_STEP), "paddle": ("paddle", PADDLE_STEP)}[name]
+    if importlib.util.find_spec(module) is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, f"{name}_step.py")
+        with open(path, "w") as f:
+            f.write(script + TIMING)
+        done = subprocess.run(
+            [sys.executable, path, str(steps)], capture_output=True, text=True,
+            env=dict(os.environ, FLAGS_enable_pir_api="0"),
+        )  # fmt: skip
+    if done.returncode != 0:
+        print(f"{name}: failed: {done.stderr.strip().splitlines()[-1:]}")
+        return None
+    return float(done.stdout.split()[-1])
 
 
 # ---- measuring -----------------------------------------------------------------------------
@@ -310,23 +341,11 @@ def first_call(workload: str, runner: str, repeats: int = 3) -> float:
 RUNNERS = ["eager", "forward default", "forward xla", "whole default", "whole xla"]
 
 
-def optional(make):
-    try:
-        return make()
-    except ImportError:
-        return None
-
-
 def measure_workload(workload: str, rounds: int, quick: bool) -> tuple[list, dict]:
     """(rows, paired) for one workload: each runner's per-call time against the reference
     (NumPy for W2t, eager for the CNN), and the XLA step against JAX's in alternating rounds."""
     calls = {r: setup(workload, r) for r in RUNNERS}
     calls["jax.jit"] = jax_setup(workload)
-    if workload == "CNN":
-        for name, make in (("PyTorch eager", torch_setup), ("Paddle to_static", paddle_setup)):
-            found = optional(make)
-            if found is not None:
-                calls[name] = found
     for call in calls.values():  # trace, compile, settle
         for _ in range(3):
             call()
@@ -345,6 +364,12 @@ def measure_workload(workload: str, rounds: int, quick: bool) -> tuple[list, dic
         if not quick and (runner.startswith("whole") or runner == "jax.jit"):
             first = first_call(workload, runner)
         rows.append((workload, runner, ref_name, ref, meas, ratio, first))
+    if workload == "CNN":  # each in a process of its own: against eager's time of this run
+        eager = next(r for r in rows if r[1] == "eager")[4]
+        for name, label in (("torch", "PyTorch eager"), ("paddle", "Paddle to_static")):
+            seconds = other_framework_seconds(name, 5 if quick else 15)
+            if seconds is not None:
+                rows.append((workload, label, "eager", eager, seconds, seconds / eager, None))
     paired = {
         "whole xla / jax.jit": compare(calls["jax.jit"], calls["whole xla"], rounds=2 * rounds + 1),
         "whole default / eager": compare(calls["eager"], calls["whole default"], rounds=rounds),
