@@ -737,7 +737,7 @@ def emit_while(w, op) -> None:
         history = w.write(op.block.var(trajectory))
         w.emit(f"{history} = []")
     probe = _observe.instrument(op) and w.const(op, "O")  # iteration counts (observe.py)
-    limit = op.block.program.max_loop_iterations  # a loaded model's guard (usually None)
+    limit = op.block.program.max_loop_iterations  # a loaded model's guard (else None)
     if probe or limit is not None:
         count = w.fresh("n")
         w.emit(f"{count} = 0")
