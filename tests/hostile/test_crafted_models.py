@@ -330,6 +330,37 @@ def test_loops_stop_at_the_limit_on_both_backends(tmp_path, backend):
         assert int(layer(rt.to_tensor(20), rt.to_tensor(2))) == 40  # still usable
 
 
+class Power(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.w = self.create_parameter([3], default_initializer=rt.nn.initializer.Constant(1.1))
+
+    def forward(self, x, n):
+        i = rt.zeros([], "int64")
+        h = x
+        while i < n:
+            h = h * self.w
+            i = i + 1
+        return h
+
+
+@pytest.mark.parametrize("backend", [None, "xla"])
+def test_a_loaded_model_with_a_guarded_loop_trains(tmp_path, backend):
+    """Fine-tuning records the loop's trajectory: the guard keeps it (and its gradient)."""
+    if backend == "xla":
+        pytest.importorskip("jax")
+    path = str(tmp_path / "m")
+    specs = [InputSpec([3], "float32", "x"), InputSpec([], "int64", "n")]
+    autostatic.save(Power(), path, input_spec=specs)
+    layer = autostatic.load(path, max_loop_iterations=10, backend=backend)
+    x = rt.to_tensor(np.array([1.0, 2.0, 3.0], "float32"))
+    rt.sum(layer(x, rt.to_tensor(4))).backward()
+    (w,) = layer.parameters()
+    np.testing.assert_allclose(w.grad.numpy(), 4 * 1.1**3 * np.array([1, 2, 3]), rtol=1e-5)
+    with pytest.raises(ExecutionError, match="more than 10 iterations"):
+        layer(x, rt.to_tensor(11))
+
+
 # ---- metadata fields ------------------------------------------------------------------------
 
 
