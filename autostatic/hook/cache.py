@@ -24,12 +24,12 @@ loaded (~10 GB/s); the hook never imports NumPy.
 An entry is used only when every field matches: the interpreter's magic number, this
 compiler (version and the files that wrote the entry: see ``fingerprint``), and the module's
 source: its source key (as Python's ``.pyc``, so a warm import never reads the source, but to
-the nanosecond and with the change time, which tools that restore a modification time
-cannot restore on POSIX systems), else a hash of its bytes (a touched file is still a hit). A key is recorded
-only for a source last changed more than ``SETTLED_NS`` before it was read: an edit within
-the same tick of the file system's clock keeps the modification time, so a recent source is
-recognised by its hash until it has settled (then the entry is rewritten with its key).
-Anything else - truncated, corrupt, stale, other version - is a miss. Writes go to a
+the nanosecond and with the change time, which tools that restore a modification time cannot
+restore on POSIX systems), else a hash of its bytes (a touched file is still a hit). A key is
+recorded only for a source last changed more than ``SETTLED_NS`` before it was read: an edit
+within the same tick of the file system's clock keeps the modification time, so a recent
+source is recognised by its hash until it has settled (then the entry is rewritten with its
+key). Anything else - truncated, corrupt, stale, other version - is a miss. Writes go to a
 temporary file in the same directory and ``os.replace`` it, so concurrent processes
 (pytest-xdist) never read a partial file; an unwritable directory or
 ``sys.dont_write_bytecode`` just skips the write.
