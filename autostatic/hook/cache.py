@@ -8,22 +8,31 @@ corrupt a ``.pyc`` Python itself reads::
     pkg/__pycache__/model.cpython-311-autostatic-0.1.0-tracing.pyc # its functions' tracing
                                                                    # factories, as traced
 
-Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (``b"ASTT"`` for tracing factories) (4)
-compiler fingerprint (8) source hash (8) payload length (4, little endian) payload CRC-32 (4,
-little endian) source ``st_mtime_ns`` and ``st_size`` (8 + 8) payload word sum (8, see
-``word_sum``) payload (``marshal`` of ``(warnings, code, enabled)`` - ``enabled``: the source
-has ``# autostatic: enable``, so a warm import need not read it -, with the functions' equal
-local-name tuples written once (``shared_names``); or of ``{key: (reason, factory code)}``).
-Both checksums change with any single-bit flip, so a damaged payload is a miss,
-never different code; a read checks the word sum when NumPy is loaded (4 us for 90 KiB) and
-the CRC otherwise (20 us: a sixth of a plain import). An entry is
-used only when every field matches: the interpreter's magic number, this compiler (version and
-its own source files, so an edited transformer invalidates old entries), and the module's
-source: its modification time to the nanosecond and size (as Python's ``.pyc``, so a warm
-import never reads the source), else a hash of its bytes (a touched file is still a hit). Anything
-else - truncated, corrupt, stale, other version - is a miss. Writes go to a temporary file in
-the same directory and ``os.replace`` it, so concurrent processes (pytest-xdist) never read a
-partial file; an unwritable directory or ``sys.dont_write_bytecode`` just skips the write.
+Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (``b"ASTF"`` for modules converted whole,
+``b"ASTT"`` for tracing factories) (4) compiler fingerprint (8) source hash (8) payload length
+(4, little endian) payload CRC-32 (4, little endian) source key: ``st_mtime_ns``, ``st_size``,
+``st_ctime_ns`` (8 + 8 + 8; zero: none) payload word sum (8, see ``word_sum``) payload
+(``marshal`` of ``(warnings, code, enabled)`` - ``enabled``: the source has ``# autostatic:
+enable``, so a warm import need not read it -, with the functions' equal local-name tuples
+written once (``shared_names``); or of ``{key: (reason, factory code)}``).
+
+Both checksums change with any single-bit flip, so a damaged payload is a miss, never
+different code. A read checks the CRC-32 (~2 GB/s here) until the bytes checked so far in the
+process would have paid NumPy's first reduction (~80 us), then the word sum when NumPy is
+loaded (~10 GB/s); the hook never imports NumPy.
+
+An entry is used only when every field matches: the interpreter's magic number, this
+compiler (version and the files that wrote the entry: see ``fingerprint``), and the module's
+source: its source key (as Python's ``.pyc``, so a warm import never reads the source, but to
+the nanosecond and with the change time, which tools that restore a modification time cannot
+restore on POSIX systems), else a hash of its bytes (a touched file is still a hit). A key is
+recorded only for a source last changed more than ``SETTLED_NS`` before it was read: an edit
+within the same tick of the file system's clock keeps the modification time, so a recent
+source is recognised by its hash until it has settled (then the entry is rewritten with its
+key). Anything else - truncated, corrupt, stale, other version - is a miss. Writes go to a
+temporary file in the same directory and ``os.replace`` it, so concurrent processes
+(pytest-xdist) never read a partial file; an unwritable directory or
+``sys.dont_write_bytecode`` just skips the write.
 """
 
 from __future__ import annotations
@@ -34,43 +43,74 @@ import importlib.util
 import marshal
 import os
 import sys
+import time
 import types
 import zlib
 
 from autostatic import __version__
 from autostatic.hook.shared_names import share_local_names
 
-MARK = b"ASTC"  # a module entry: (warnings, module code)
+MARK = b"ASTC"  # a module entry: (warnings, module code, enabled)
+FORCED_MARK = b"ASTF"  # a module converted whole (AUTOSTATIC_FORCE_CONVERTED=1)
 TRACING_MARK = b"ASTT"  # a module's tracing factories: {key: (reason, code)}
-_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 8 + 8
+_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 24 + 8
 _WORDS = (1 << 64) - 1
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
-_fingerprint: bytes | None = None
+#: a source changed less than this before it was read gets no source key: file systems keep
+#: times in ticks of whole seconds (FAT: 2 s; ext3, HFS+: 1 s) or of their clock's (ext4 and
+#: tmpfs: the kernel's tick, 1-10 ms; NTFS: Windows', 15.6 ms)
+SETTLED_NS = 50_000_000
+SETTLED_WHOLE_SECONDS_NS = 2_000_000_000  # times without a fraction of a second
+_HOOK = os.path.dirname(os.path.abspath(__file__))
+#: the files whose code writes a module entry (``instrument_code``, ``instrument``, the
+#: shared names, this format): the entry's fingerprint stats these alone
+_WRITERS = tuple(
+    os.path.join(_HOOK, name)
+    for name in ("bytecode.py", "entry.py", "names.py", "shared_names.py", "cache.py", "finder.py")
+)
+_fingerprints: dict = {}
 
 
-def fingerprint() -> bytes:
-    """8 bytes naming this compiler: its version and the size and mtime of its source files,
-    and of the runtime's ``convert_*`` modules, which converted code calls."""
-    global _fingerprint
-    if _fingerprint is None:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        spec = importlib.util.find_spec("autostatic_runtime")  # found, not imported
-        runtime = os.path.dirname(spec.origin) if spec and spec.origin else ""
+def fingerprint(mark: bytes = MARK) -> bytes:
+    """8 bytes naming the compiler that writes entries of kind ``mark``: its version and the
+    size and mtime of the files that write them. A module entry depends on the hook's files
+    alone (``_WRITERS``: six stats, once per process); tracing factories and modules converted
+    whole on all of the compiler's source files and the runtime's ``convert_*`` modules, which
+    converted code calls."""
+    found = _fingerprints.get(mark)
+    if found is None:
         parts = [__version__]
-        dirs = [(sub, os.path.join(root, sub)) for sub in ("", "hook", "pyct", "transformers")]
-        for sub, folder in dirs + [("runtime", runtime)]:
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.endswith(".py") and (
-                    sub != "runtime" or entry.name.startswith("convert_")
-                ):
-                    st = entry.stat()
-                    parts.append(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
-        _fingerprint = importlib.util.source_hash(";".join(parts).encode())
-    return _fingerprint
+        if mark == MARK:
+            for path in _WRITERS:
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                parts.append(f"{os.path.basename(path)}:{st.st_size}:{st.st_mtime_ns}")
+        else:
+            parts += _compiler_files()
+        found = _fingerprints[mark] = importlib.util.source_hash(";".join(parts).encode())
+    return found
+
+
+def _compiler_files() -> list[str]:
+    root = os.path.dirname(_HOOK)
+    spec = importlib.util.find_spec("autostatic_runtime")  # found, not imported
+    runtime = os.path.dirname(spec.origin) if spec and spec.origin else ""
+    parts = []
+    dirs = [(sub, os.path.join(root, sub)) for sub in ("", "hook", "pyct", "transformers")]
+    for sub, folder in dirs + [("runtime", runtime)]:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(".py") and (
+                sub != "runtime" or entry.name.startswith("convert_")
+            ):
+                st = entry.stat()
+                parts.append(f"{sub}/{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    return parts
 
 
 def relocate(code: types.CodeType, path: str) -> types.CodeType:
@@ -110,40 +150,53 @@ def _relocated_const(value, old: str, new: str):
 def cache_path(source_path: str, tag: str = "") -> str | None:
     """Where the converted code of ``source_path`` is cached (``None``: no cache possible).
 
-    Built from ``importlib.util.cache_from_source`` (which honours ``sys.pycache_prefix`` and
-    the optimization level) by adding ``-autostatic-<version><tag>`` to the cache tag.
+    ``importlib.util.cache_from_source`` (which honours ``sys.pycache_prefix`` and the
+    optimization level) with ``-autostatic-<version><tag>`` added to the cache tag.
     """
-    key = (source_path, tag, sys.pycache_prefix, sys.flags.optimize)
-    found = _paths.get(key, _paths)
-    if found is not _paths:
-        return found
     cache_tag = sys.implementation.cache_tag
     if cache_tag is None:
         return None
+    if sys.pycache_prefix is None and not sys.flags.optimize:  # its plain case, in short
+        head, sep, name = source_path.rpartition(os.sep)
+        stem, dot, _ = name.rpartition(".")
+        if head and dot and stem and (os.altsep is None or os.altsep not in name):
+            ours = f"{stem}.{cache_tag}-autostatic-{__version__}{tag}.pyc"
+            return f"{head}{sep}__pycache__{sep}{ours}"
     try:
         standard = importlib.util.cache_from_source(source_path)
     except (NotImplementedError, ValueError):
         return None
     head, name = os.path.split(standard)
     ours = name.replace(f".{cache_tag}", f".{cache_tag}-autostatic-{__version__}{tag}", 1)
-    if len(_paths) > 4096:
-        _paths.clear()
-    found = _paths[key] = os.path.join(head, ours)
-    return found
-
-
-_paths: dict = {}  # cache_path's answers (a module's path is asked for at find and at load)
+    return os.path.join(head, ours)
 
 
 def source_hash(data: bytes) -> bytes:
     return importlib.util.source_hash(data)
 
 
-def _read(path: str, mark: bytes, digest: bytes | None, stat=None, source: str | None = None):
-    """The unmarshalled payload of a valid entry, or ``None``. The entry must be for the
-    source hash ``digest`` or, with ``digest=None``, for a source file whose
-    ``(st_mtime_ns, st_size)`` is ``stat`` (with ``source``: the file at that path, stated
-    only when the entry exists)."""
+def source_key(path: str) -> tuple[int, int, int]:
+    """``(st_mtime_ns, st_size, st_ctime_ns)`` of the source file at ``path``."""
+    st = os.stat(path)
+    return st.st_mtime_ns, st.st_size, st.st_ctime_ns
+
+
+def settled(key: tuple[int, int, int], now_ns: int | None = None) -> bool:
+    """Whether the file of ``key`` was last changed long enough before ``now_ns`` (a time
+    taken before the file was read; default: now) that an edit after the read changes its
+    times: an edit in the same tick of the file system's clock may keep them (``SETTLED_NS``,
+    or ``SETTLED_WHOLE_SECONDS_NS`` for times in whole seconds)."""
+    now_ns = time.time_ns() if now_ns is None else now_ns
+    changed = max(key[0], key[2])
+    whole = key[0] % 1_000_000_000 == 0 and key[2] % 1_000_000_000 == 0
+    return now_ns - changed >= (SETTLED_WHOLE_SECONDS_NS if whole else SETTLED_NS)
+
+
+def _read(path: str, mark: bytes, digest: bytes | None, key=None, source: str | None = None):
+    """``(source hash, unmarshalled payload)`` of a valid entry, or ``None``. The entry must
+    be for the source hash ``digest`` or, with ``digest=None``, for a source file whose
+    ``source_key`` is ``key`` (with ``source``: the file at that path, stated only when the
+    entry exists)."""
     try:  # os-level calls: a third cheaper than open().read() (a short read is a miss below)
         fd = os.open(path, os.O_RDONLY | _BINARY)
     except OSError:
@@ -151,34 +204,48 @@ def _read(path: str, mark: bytes, digest: bytes | None, stat=None, source: str |
     try:
         blob = os.read(fd, os.fstat(fd).st_size + 1)
         if source is not None:
-            st = os.stat(source)
-            stat = (st.st_mtime_ns, st.st_size)
+            key = source_key(source)
     except OSError:
         return None
     finally:
         os.close(fd)
     if len(blob) < _HEADER:
         return None
-    if blob[:4] != importlib.util.MAGIC_NUMBER or blob[4:8] != mark or blob[8:16] != fingerprint():
+    if blob[:4] != _MAGIC or blob[4:8] != mark or blob[8:16] != fingerprint(mark):
         return None
     if digest is not None:
         if blob[16:24] != digest:
             return None
-    elif stat is None or blob[32:48] != _stat_bytes(stat):
+    elif key is None or blob[32:56] != _key_bytes(key) or blob[32:56] == _NO_KEY:
         return None
     size = int.from_bytes(blob[24:28], "little")
     if len(blob) != _HEADER + size:
         return None
     payload = memoryview(blob)[_HEADER:]
-    if sys.modules.get("numpy") is not None:
-        if word_sum(payload) != int.from_bytes(blob[48:56], "little"):
-            return None
-    elif zlib.crc32(payload) != int.from_bytes(blob[28:32], "little"):
+    if not _intact(payload, blob):
         return None
     try:
         return blob[16:24], marshal.loads(payload)
     except Exception:  # ValueError, EOFError, TypeError, SystemError...: not our entry
         return None
+
+
+_MAGIC = importlib.util.MAGIC_NUMBER
+_NO_KEY = bytes(24)
+#: bytes left to check with the CRC-32 before the word sum pays: NumPy's first reduction in a
+#: process costs what the CRC of ~160 KB costs (~80 us), later ones a fifth of the CRC's
+crc_left = 160 * 1024
+
+
+def _intact(payload: memoryview, blob: bytes) -> bool:
+    """Whether ``payload`` has the checksums of its header: the CRC-32 until the bytes
+    checked so far would have paid NumPy's setup (as renting until the rent paid the price),
+    then the word sum when NumPy is loaded (faster per byte)."""
+    global crc_left
+    if crc_left > 0 or sys.modules.get("numpy") is None:
+        crc_left -= len(payload)
+        return zlib.crc32(payload) == int.from_bytes(blob[28:32], "little")
+    return word_sum(payload) == int.from_bytes(blob[56:64], "little")
 
 
 def word_sum(payload) -> int:
@@ -197,21 +264,19 @@ def word_sum(payload) -> int:
     return (sum(words) + total) & _WORDS
 
 
-def _stat_bytes(stat: tuple[int, int] | None) -> bytes:
-    if stat is None:
-        return bytes(16)
-    mtime_ns, size = stat
-    return (mtime_ns & (1 << 64) - 1).to_bytes(8, "little") + (size & (1 << 64) - 1).to_bytes(
-        8, "little"
-    )
+def _key_bytes(key: tuple[int, int, int] | None) -> bytes:
+    if key is None:
+        return _NO_KEY
+    return b"".join((n & _WORDS).to_bytes(8, "little") for n in key)
 
 
-def read_by_stat(path: str, stat: tuple[int, int] | None = None, source: str | None = None):
+def read_by_stat(path: str, key=None, source: str | None = None, forced: bool = False):
     """``(warnings, code, source hash, enabled)`` of the entry written for a source file whose
-    ``(st_mtime_ns, st_size)`` is ``stat`` (or, with ``source``, is that file's now; the source
-    need not be read: as Python's own ``.pyc``, but to the nanosecond), or ``None``.
-    ``enabled``: the module enabled itself (its ``# autostatic: enable`` line)."""
-    found = _read(path, MARK, None, stat, source)
+    ``source_key`` is ``key`` (or, with ``source``, is that file's now; the source need not be
+    read: as Python's own ``.pyc``, but to the nanosecond and with the change time), or
+    ``None``. ``enabled``: the module enabled itself (its ``# autostatic: enable`` line);
+    ``forced``: the entry of a module converted whole."""
+    found = _read(path, FORCED_MARK if forced else MARK, None, key, source)
     if found is None:
         return None
     digest, value = found
@@ -232,10 +297,10 @@ def _module_entry(found):
     return warnings, code, enabled
 
 
-def read(path: str, data: bytes, digest: bytes | None = None):
+def read(path: str, data: bytes, digest: bytes | None = None, forced: bool = False):
     """The cached ``(warnings, code)`` for source bytes ``data`` (whose ``source_hash`` is
     ``digest``, when the caller has it), or ``None`` on any mismatch."""
-    found = _read(path, MARK, digest or source_hash(data))
+    found = _read(path, FORCED_MARK if forced else MARK, digest or source_hash(data))
     entry = None if found is None else _module_entry(found[1])
     return None if entry is None else entry[:2]
 
@@ -264,14 +329,18 @@ def write(
     warnings: tuple,
     code: types.CodeType,
     digest=None,
-    stat=None,
+    key=None,
     enabled: bool = False,
+    forced: bool = False,
 ) -> bool:
     """Write a module entry atomically; ``False`` (and no file) when it cannot be written.
-    ``stat``: the source's ``(st_mtime_ns, st_size)`` taken *before* ``data`` was read;
-    ``enabled``: the source enables itself (a warm import then need not read it at all)."""
+    ``key``: the source's ``source_key`` taken *before* ``data`` was read, if ``settled``
+    (``None``: a warm import recognises the source by its hash); ``enabled``: the source
+    enables itself (a warm import then need not read it at all); ``forced``: the module was
+    converted whole."""
     payload = share_local_names(marshal.dumps((warnings, code, bool(enabled))))
-    return _write(path, MARK, digest or source_hash(data), payload, stat)
+    mark = FORCED_MARK if forced else MARK
+    return _write(path, mark, digest or source_hash(data), payload, key)
 
 
 def write_tracing(path: str, digest: bytes, entries: dict) -> bool:
@@ -282,18 +351,18 @@ def write_tracing(path: str, digest: bytes, entries: dict) -> bool:
     return _write(path, TRACING_MARK, digest, marshal.dumps(merged))
 
 
-def _write(path: str, mark: bytes, digest: bytes, payload: bytes, stat=None) -> bool:
+def _write(path: str, mark: bytes, digest: bytes, payload: bytes, key=None) -> bool:
     if sys.dont_write_bytecode:
         return False
     blob = b"".join(
         (
-            importlib.util.MAGIC_NUMBER,
+            _MAGIC,
             mark,
-            fingerprint(),
+            fingerprint(mark),
             digest,
             len(payload).to_bytes(4, "little"),
             zlib.crc32(payload).to_bytes(4, "little"),
-            _stat_bytes(stat),
+            _key_bytes(key),
             word_sum(payload).to_bytes(8, "little"),
             payload,
         )

@@ -27,11 +27,13 @@ import fnmatch
 import os
 import re
 import sys
+import time
 import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from importlib.machinery import ModuleSpec, SourceFileLoader
 
+import autostatic_switch as _switch  # imports nothing
 from autostatic.hook import cache as hook_cache
 
 __all__ = [
@@ -220,7 +222,7 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, di
     except Exception as exc:  # a broken installation must not break imports
         return _fallback(loader, path, data, 1, f"the converter failed to load ({exc!r})")
     digest = digest or hook_cache.source_hash(data)
-    if _forced():
+    if _switch.FORCE_CONVERTED:
         return _convert_all(loader, path, data)
     if type(loader).rewrite is AutostaticLoader.rewrite:  # no AST rewriter after us
         try:
@@ -250,12 +252,6 @@ def _convert(loader: AutostaticLoader, fullname: str, path: str, data: bytes, di
             loader, path, data, 1, f"the converted module does not compile ({_reason(exc)})"
         )
     return (), code
-
-
-def _forced() -> bool:
-    from autostatic_switch import FORCE_CONVERTED
-
-    return FORCE_CONVERTED
 
 
 def _convert_all(loader: AutostaticLoader, path: str, data: bytes):
@@ -317,8 +313,9 @@ class AutostaticLoader(SourceFileLoader):
 
     def get_code(self, fullname: str):
         path = self.get_filename(fullname)
-        tag = self.cache_tag + ("-forced" if _forced() else "")
-        where = stat = entry = None
+        forced = _switch.FORCE_CONVERTED
+        tag = self.cache_tag + ("-forced" if forced else "")
+        where = key = entry = now = None
         known, found = self._cached, self._entry
         self._entry = None  # once: a reload reads the cache again
         if found and found[0] == (path, tag):
@@ -327,18 +324,18 @@ class AutostaticLoader(SourceFileLoader):
             where = (
                 known[1] if known and known[0] == (path, tag) else hook_cache.cache_path(path, tag)
             )
+            now = time.time_ns()  # before the source is stated and read (see cache.settled)
             try:
-                st = os.stat(path)
-                stat = (st.st_mtime_ns, st.st_size)
+                key = hook_cache.source_key(path)
             except OSError:
                 pass
-            entry = _guarded(hook_cache.read_by_stat, where, stat) if stat else None
+            entry = _guarded(hook_cache.read_by_stat, where, key, None, forced) if key else None
         if entry is None:  # read the source: its hash may still match (a touched file)
             data = self.get_data(path)
             if pragma(data[:_HEAD]) == "disable":  # changed since it was found (reload)
                 return self.plain_code(data, path)
             digest = hook_cache.source_hash(data)
-            entry = _guarded(hook_cache.read, where, data, digest) if where else None
+            entry = _guarded(hook_cache.read, where, data, digest, forced) if where else None
             if entry is None:
                 try:
                     notes, code = _convert(self, fullname, path, data, digest)
@@ -346,9 +343,13 @@ class AutostaticLoader(SourceFileLoader):
                     raise error.with_traceback(None) from None
             else:
                 notes, code = entry
-            if where:
+            # the source key only of a settled source; a hit by hash is rewritten only to
+            # record one (a recent source is recognised by its hash until it has settled)
+            key = key if key and hook_cache.settled(key, now) else None
+            if where and (entry is None or key):
                 enabled = pragma(data[:_HEAD]) == "enable"
-                _guarded(hook_cache.write, where, data, notes, code, digest, stat, enabled)
+                write = hook_cache.write
+                _guarded(write, where, data, notes, code, digest, key, enabled, forced)
         else:
             notes, code = entry[:2]
         _warn_or_raise(self.settings, fullname, path, notes)
@@ -405,6 +406,10 @@ class AutostaticFinder:
 
     def __init__(self, settings: Settings):
         self.settings = settings
+        # the compiler names itself once, when installed (six stats): imports then state only
+        # the modules' own files
+        mark = hook_cache.FORCED_MARK if _switch.FORCE_CONVERTED else hook_cache.MARK
+        _guarded(hook_cache.fingerprint, mark)
 
     def __repr__(self) -> str:
         return f"<AutostaticFinder {self.settings}>"
@@ -463,9 +468,10 @@ class AutostaticFinder:
             return None
         if settings.exclude and matches(fullname, settings.exclude):
             return None
-        tag = ("" if hook is None else _pytest_tag()) + ("-forced" if _forced() else "")
+        forced = _switch.FORCE_CONVERTED
+        tag = ("" if hook is None else _pytest_tag()) + ("-forced" if forced else "")
         where = hook_cache.cache_path(origin, tag)
-        entry = _guarded(hook_cache.read_by_stat, where, None, origin) if where else None
+        entry = _guarded(hook_cache.read_by_stat, where, None, origin, forced) if where else None
         if entry is None:
             return None
         if not entry[3] and not (settings.include and matches(fullname, settings.include)):

@@ -16,6 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import reprlib
+import stat
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,7 @@ FORMAT = "autostatic.model"
 VERSION = 1
 SUFFIXES = (".pdmodel", ".pdiparams", ".pdmeta")
 _MAX_META = 16 * 1024 * 1024
+_MAX_MODEL = 2**31 - 1  # protobuf's limit for one message
 _BINARY = getattr(os, "O_BINARY", 0)
 _META_FIELDS = ("inputs", "outputs", "structure", "leaves", "pdmodel_sha256", "pdiparams_sha256")
 
@@ -97,17 +100,50 @@ def save_model(
 
 
 def _read(path: str, limit: int | None = None) -> bytes:
+    """The bytes of one of a model's files (at most ``limit`` + 1). Anything but a readable
+    regular file is a ProgramFormatError saying what is there: a directory, a FIFO (opened
+    without blocking: reading one would wait for a writer), a device (``/dev/zero`` never
+    ends), a symlink loop, a file this process may not read."""
     try:
-        with open(path, "rb") as f:
-            if limit is None:
-                return f.read()
-            size = os.fstat(f.fileno()).st_size  # read(limit) would reserve limit bytes
-            return f.read(min(size, limit) + 1)
+        fd = os.open(path, os.O_RDONLY | _BINARY | _NONBLOCK)
     except FileNotFoundError:
         raise FileNotFoundError(
             f"{path} does not exist; autostatic.save(layer, prefix) writes "
             f"prefix.pdmodel, prefix.pdiparams and prefix.pdmeta"
         ) from None
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    try:
+        with os.fdopen(fd, "rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise ProgramFormatError(
+                    f"{path} is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}, not a "
+                    "file written by autostatic.save"
+                )
+            if limit is None:
+                return f.read()
+            size = os.fstat(f.fileno()).st_size  # read(limit) would reserve limit bytes
+            return f.read(min(size, limit) + 1)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO opens at once (POSIX)
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _unreadable(path: str, exc: OSError) -> ProgramFormatError:
+    return ProgramFormatError(
+        f"{path} cannot be read ({exc.strerror or type(exc).__name__}); it must be a readable "
+        "file written by autostatic.save"
+    )
 
 
 def read_model(path: str) -> tuple[Program, dict[str, np.ndarray], dict]:
@@ -125,10 +161,10 @@ def read_model(path: str) -> tuple[Program, dict[str, np.ndarray], dict]:
         raise ProgramFormatError(f"{path}.pdmeta is not autostatic model metadata")
     version = meta.get("version")
     if type(version) is not int or version < 1:
-        raise ProgramFormatError(f"{path}.pdmeta has a bad format version {version!r}")
+        raise ProgramFormatError(f"{path}.pdmeta has a bad format version {reprlib.repr(version)}")
     if version > VERSION:
         raise ProgramFormatError(
-            f"{path} was saved in model format version {version}, newer than this "
+            f"{path} was saved in model format version {reprlib.repr(version)}, newer than this "
             f"autostatic_runtime supports ({VERSION}); upgrade it"
         )
     missing = [f for f in _META_FIELDS if f not in meta]
@@ -137,7 +173,9 @@ def read_model(path: str) -> tuple[Program, dict[str, np.ndarray], dict]:
             f"{path}.pdmeta has no {', '.join(repr(f) for f in missing)} field; it is "
             "truncated, edited, or not written by autostatic.save"
         )
-    model = _read(path + ".pdmodel")
+    model = _read(path + ".pdmodel", _MAX_MODEL)
+    if len(model) > _MAX_MODEL:
+        raise ProgramFormatError(f"{path}.pdmodel is larger than a program can be (2 GiB)")
     weights = _read(path + ".pdiparams")
     for suffix, data in ((".pdmodel", model), (".pdiparams", weights)):
         if hashlib.sha256(data).hexdigest() != meta.get(f"{suffix[1:]}_sha256"):

@@ -12,6 +12,7 @@ all checked, and anything wrong is a ``ProgramFormatError`` saying what.
 from __future__ import annotations
 
 import json
+import reprlib
 import struct
 from typing import Any
 
@@ -91,12 +92,13 @@ def loads_with_metadata(data: bytes, what: str = "weights file") -> tuple[dict, 
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ProgramFormatError(f"{what} is not an autostatic weights file (no format tag)")
     version = meta.get("version")
-    if not isinstance(version, str) or not version.isdigit():
-        raise ProgramFormatError(f"{what}: bad format version {version!r}")
-    if int(version) > VERSION:
+    # ASCII digits only (str.isdigit takes '²'), and few: int() refuses 4,300 digits or more
+    if not isinstance(version, str) or not (version.isascii() and version.isdigit()):
+        raise ProgramFormatError(f"{what}: bad format version {reprlib.repr(version)}")
+    if len(version) > 9 or int(version) > VERSION:
         raise ProgramFormatError(
-            f"{what} has format version {version}, newer than this autostatic_runtime "
-            f"supports ({VERSION}); upgrade it"
+            f"{what} has format version {reprlib.repr(version)[1:-1]}, newer than this "
+            f"autostatic_runtime supports ({VERSION}); upgrade it"
         )
     body = view[8 + n :]
     spans = []

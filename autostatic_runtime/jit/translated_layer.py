@@ -25,7 +25,11 @@ from autostatic_runtime.static.compiler import get_compiler
 from autostatic_runtime.static.control_flow import unflatten
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.static.program import Program
-from autostatic_runtime.static.verify import check_sizes
+from autostatic_runtime.static.verify import (
+    DEFAULT_MAX_LOOP_ITERATIONS,
+    check_sizes,
+    loop_limit,
+)
 from autostatic_runtime.static.verify import memory_budget as memory_budget_of
 from autostatic_runtime.tensor import Tensor
 
@@ -39,7 +43,7 @@ class InputMismatchError(AutostaticError, ValueError):
 def load(
     path: str,
     *,
-    max_loop_iterations: int | None = None,
+    max_loop_iterations: int | None = DEFAULT_MAX_LOOP_ITERATIONS,
     memory_budget: int | None = None,
     backend: str | None = None,
 ) -> TranslatedLayer:
@@ -47,25 +51,20 @@ def load(
 
     Args:
         path: the prefix given to ``autostatic.save``.
-        max_loop_iterations: if given, a ``while`` op of the model that runs more iterations
-            than this raises an ``ExecutionError`` naming the op and its source line (a model
-            from an untrusted source cannot loop forever).
+        max_loop_iterations: a ``while`` op of the model that runs more iterations than this
+            (default 1,000,000) raises an ``ExecutionError`` naming the op and its source line,
+            so a model from an untrusted source cannot loop forever; ``None``: no limit.
         memory_budget: bytes one value of the program may take (default 4 GiB, or
             ``AUTOSTATIC_MEMORY_BUDGET``); a declared or inferred size above it is a
             ``ProgramFormatError`` at load, before anything is allocated.
         backend: the block compiler running the model: None (the default executor) or
             ``"xla"`` (one ``jax.jit`` computation; needs the ``xla`` extra).
     """
-    if max_loop_iterations is not None and (
-        type(max_loop_iterations) is not int or max_loop_iterations < 0
-    ):
-        raise ValueError(
-            f"max_loop_iterations must be a non-negative int, got {max_loop_iterations!r}"
-        )
+    limit = loop_limit(max_loop_iterations)
     budget = memory_budget_of(memory_budget)
     program, params, meta = read_model(str(path))
     check_sizes(program, budget, f"{path}.pdmodel")
-    program.max_loop_iterations = max_loop_iterations
+    program.max_loop_iterations = limit
     return TranslatedLayer(program, params, meta, where=f"{path}.pdmodel", backend=backend)
 
 

@@ -737,7 +737,7 @@ def emit_while(w, op) -> None:
         history = w.write(op.block.var(trajectory))
         w.emit(f"{history} = []")
     probe = _observe.instrument(op) and w.const(op, "O")  # iteration counts (observe.py)
-    limit = op.block.program.max_loop_iterations  # a loaded model's guard (usually None)
+    limit = op.block.program.max_loop_iterations  # a loaded model's guard (else None)
     if probe or limit is not None:
         count = w.fresh("n")
         w.emit(f"{count} = 0")
@@ -751,7 +751,7 @@ def emit_while(w, op) -> None:
             w.emit(f"{count} += 1")
         if limit is not None:
             w.emit(f"if {count} > {int(limit)}:")
-            w.emit(f"    raise {w.const(_loop_limit, 'E')}({w.const(op, 'O')}, {int(limit)})")
+            w.emit(f"    raise {w.const(loop_limit_error, 'E')}({w.const(op, 'O')}, {int(limit)})")
         w.assign(body_in, carry)
         w.assigned.update(body_params)
         if trajectory:
@@ -762,13 +762,14 @@ def emit_while(w, op) -> None:
         w.emit(f"{w.const(_observe.notify_while, 'N')}({probe}, {count})")
 
 
-def _loop_limit(op, limit: int) -> ExecutionError:
+def loop_limit_error(op, limit: int) -> ExecutionError:
     return ExecutionError(
         "while",
         op.location if op.location and op.location[0] else None,
         RuntimeError(
-            f"the loop ran more than {limit} iterations, the max_loop_iterations given to "
-            "autostatic.load; the model (or its input) loops too long"
+            f"the loop ran more than {limit:,} iterations, the max_loop_iterations of this "
+            "loaded model; the model (or its input) loops too long. If it needs more, load "
+            "it with autostatic.load(path, max_loop_iterations=N) (None: no limit)"
         ),
     )
 

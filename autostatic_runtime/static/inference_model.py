@@ -86,11 +86,19 @@ def save_inference_model(
 
 def load_inference_model(path_prefix: str | os.PathLike, executor: Any, **kwargs: Any) -> list:
     """``[program, feed_target_names, fetch_targets]`` of a saved inference model; its
-    parameters are put in the global scope (or ``scope=``) for ``executor.run``."""
+    parameters are put in the global scope (or ``scope=``) for ``executor.run``. The
+    program is checked as ``autostatic.load`` checks it: ``memory_budget=`` (bytes per
+    value, before anything is allocated) and ``max_loop_iterations=`` (per run of a
+    ``while`` op; default 1,000,000, None: no limit) are taken as there."""
     from autostatic_runtime.jit.model_file import read_model
+    from autostatic_runtime.static import verify
     from autostatic_runtime.static.executor import global_scope
 
+    limit = verify.loop_limit(kwargs.get("max_loop_iterations", verify.DEFAULT_MAX_LOOP_ITERATIONS))
+    budget = verify.memory_budget(kwargs.get("memory_budget"))
     program, params, meta = read_model(os.fspath(path_prefix))
+    verify.check_sizes(program, budget, f"{os.fspath(path_prefix)}.pdmodel")
+    program.max_loop_iterations = limit
     scope = kwargs.get("scope") or global_scope()
     backend = executor._backend() if hasattr(executor, "_backend") else backends.current_backend()
     for name, value in params.items():

@@ -414,7 +414,7 @@ class Program:
         self.random_seed = 0
         self._is_test = False
         #: a run-time guard, not saved: a ``while`` op running more iterations raises
-        #: (``autostatic.load(..., max_loop_iterations=N)`` sets it on loaded programs)
+        #: (``autostatic.load`` sets it on loaded programs: 1,000,000 unless told otherwise)
         self.max_loop_iterations: int | None = None
 
     # -- structure ---------------------------------------------------------------------------

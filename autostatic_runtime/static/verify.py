@@ -23,10 +23,19 @@ from autostatic_runtime import dtypes
 from autostatic_runtime.errors import ProgramFormatError, format_location
 from autostatic_runtime.static.program import Block, Literal, Program, Variable
 
-__all__ = ["DEFAULT_MEMORY_BUDGET", "check_sizes", "memory_budget"]
+__all__ = [
+    "DEFAULT_MEMORY_BUDGET",
+    "DEFAULT_MAX_LOOP_ITERATIONS",
+    "check_sizes",
+    "memory_budget",
+    "loop_limit",
+]
 
 #: Bytes one value of a loaded program may take (``AUTOSTATIC_MEMORY_BUDGET`` overrides it).
 DEFAULT_MEMORY_BUDGET = 4 * 1024**3
+#: Iterations one run of a loaded program's ``while`` op may take: seconds of work for the
+#: default executor, far more than a model's loops over tokens, steps or layers take.
+DEFAULT_MAX_LOOP_ITERATIONS = 1_000_000
 _META_ATTRS = frozenset({"op_role", "side_effect"})
 
 
@@ -38,6 +47,13 @@ def memory_budget(budget: int | None = None) -> int:
         return budget
     env = os.environ.get("AUTOSTATIC_MEMORY_BUDGET", "").strip()
     return int(env) if env.isdigit() and int(env) > 0 else DEFAULT_MEMORY_BUDGET
+
+
+def loop_limit(limit: int | None) -> int | None:
+    """``limit`` checked: a non-negative int, or None (no limit)."""
+    if limit is not None and (type(limit) is not int or limit < 0):
+        raise ValueError(f"max_loop_iterations must be a non-negative int or None, got {limit!r}")
+    return limit
 
 
 def _gib(n: int) -> str:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -23,6 +24,15 @@ def write_files(base, files: dict[str, str]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as f:
             f.write(textwrap.dedent(text).lstrip("\n"))
+
+
+def settle(*paths) -> None:
+    """Wait (under 0.1 s after a write) until the files changed long enough ago that the
+    cache records their source key (``cache.settled``): a warm import then reads no source."""
+    from autostatic.hook import cache
+
+    while not all(cache.settled(cache.source_key(str(p))) for p in paths):
+        time.sleep(0.01)
 
 
 def child_env(**extra) -> dict:

@@ -140,3 +140,36 @@ def test_the_word_sum_is_the_same_with_and_without_numpy(size, monkeypatch):
     monkeypatch.setitem(sys.modules, "numpy", None)
     words = [int.from_bytes(payload[i : i + 8], "little") for i in range(0, size, 8)]
     assert hook_cache.word_sum(payload) == with_numpy == sum(words) % 2**64
+
+
+def test_a_source_changed_within_the_clock_tick_gets_no_stat_key(tmp_path, monkeypatch):
+    """A source changed within a tick of the file system's clock before it was read may be
+    edited again with the same times: its entry is recognised by the source's hash until
+    the source has settled, then rewritten with its stat key (a warm import reads no source)."""
+    from autostatic.hook.finder import AutostaticLoader, Settings
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    src = tmp_path / "m.py"
+    src.write_bytes(b"# autostatic: enable\n" + SOURCE)
+    where = hook_cache.cache_path(str(src))
+    key = hook_cache.source_key(str(src))
+    monkeypatch.setattr(hook_cache, "SETTLED_NS", 10**18)  # every source was just changed
+    AutostaticLoader("m", str(src), Settings()).get_code("m")
+    assert hook_cache.read_by_stat(where, key) is None  # no stat key: the hash decides
+    assert hook_cache.read(where, src.read_bytes()) is not None
+    monkeypatch.setattr(hook_cache, "SETTLED_NS", 0)
+    AutostaticLoader("m", str(src), Settings()).get_code("m")  # a hit by hash, now settled
+    assert hook_cache.read_by_stat(where, key) is not None
+
+
+def test_times_in_whole_seconds_settle_after_two_seconds():
+    second = 10**9
+    fine = (1000 * second + 1234, 10, 1000 * second + 5678)  # ext4, NTFS, APFS...
+    coarse = (1000 * second, 10, 1000 * second)  # FAT, ext3, HFS+
+    assert not hook_cache.settled(fine, fine[2] + hook_cache.SETTLED_NS - 1)
+    assert hook_cache.settled(fine, fine[2] + hook_cache.SETTLED_NS)
+    assert not hook_cache.settled(coarse, coarse[2] + second)
+    assert hook_cache.settled(coarse, coarse[2] + 2 * second)
+    # the later of the two times counts (ctime: Linux's change time, Windows' creation time)
+    assert not hook_cache.settled((fine[0] - 10 * second, 10, fine[2]), fine[2] + 1)
+    assert not hook_cache.settled((fine[2], 10, fine[0] - 10 * second), fine[2] + 1)

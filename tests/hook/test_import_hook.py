@@ -11,7 +11,7 @@ import zipfile
 
 import numpy as np
 
-from tests.hook.conftest import child_env, ok, run, write_files
+from tests.hook.conftest import child_env, ok, run, settle, write_files
 
 PREAMBLE = """
 import sys, json, warnings
@@ -145,6 +145,21 @@ def test_a_source_edit_between_imports_is_picked_up(marked_pkg):
     mod.write_text(text)
     os.utime(mod, ns=(mtime, mtime))  # same mtime: only the source hash can tell
     assert ok(run(code, marked_pkg)).split() == ["100", "True"]
+
+
+def test_a_same_size_edit_keeping_the_mtime_is_picked_up(marked_pkg):
+    """An edit in the same tick of the file system's clock keeps the modification time, and
+    tools restore it (here: os.utime); the size is the same. The change time tells (and the
+    entry of a source changed within the tick has no stat key: test_cache.py)."""
+    mod = marked_pkg / "pkg" / "mod.py"
+    settle(mod)  # the cold import records the source's stat key
+    code = PREAMBLE + "import pkg.mod as m; print(m.sign(5), m.sign(-5), '__jst__' in vars(m))"
+    assert ok(run(code, marked_pkg)).split() == ["1", "-1", "True"]
+    st = os.stat(mod)
+    mod.write_text(mod.read_text().replace("y = 1\n", "y = 7\n"))
+    os.utime(mod, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(mod).st_size == st.st_size
+    assert ok(run(code, marked_pkg)).split() == ["7", "-1", "True"]
 
 
 def test_a_corrupted_cache_file_is_ignored_and_replaced(marked_pkg):
@@ -373,6 +388,7 @@ def test_a_warm_import_of_an_enabled_module_reads_neither_its_source_nor_the_cac
         "print(json.dumps(['__jst__' in vars(m), m.sign(-2),\n"
         "    [h for h in heads if h.endswith('mod.py')], [r for r in reads if 'mod.' in r]]))\n"
     )
+    settle(marked_pkg / "pkg" / "mod.py")  # (a source just written is read: cache.settled)
     ok(run(code, marked_pkg))  # cold: writes the entry
     converted, sign, heads, reads = json.loads(ok(run(code, marked_pkg)))
     assert converted and sign == -1

@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import tracemalloc
+import warnings
 
 import numpy as np
 import pytest
@@ -18,11 +19,13 @@ from hypothesis import strategies as st
 import autostatic
 import autostatic_runtime as rt
 from autostatic import InputSpec
+from autostatic_runtime import static
 from autostatic_runtime.errors import ExecutionError, ProgramFormatError
 from autostatic_runtime.jit import model_file, params_file
 from autostatic_runtime.static import framework_pb2 as pb
 from autostatic_runtime.static.program import Program
 from autostatic_runtime.static.serialize import MAGIC
+from autostatic_runtime.static.verify import DEFAULT_MAX_LOOP_ITERATIONS
 from tests.work import python_calls
 
 
@@ -249,16 +252,113 @@ def test_max_loop_iterations_stops_a_loaded_while(loop_model):
     layer = autostatic.load(loop_model, max_loop_iterations=100)
     assert int(layer(rt.to_tensor(100))) == 100
 
-    stopped = r"while failed at .*test_crafted_models.py:\d+.*100 "
+    stopped = r"while failed at .*test_crafted_models.py:\d+.*more than 100 iterations"
 
     def run():
         with pytest.raises(ExecutionError, match=stopped):
             layer(rt.to_tensor(2**62))
 
     assert python_calls(run) < 50 * python_calls(lambda: layer(rt.to_tensor(100)))
-    assert int(autostatic.load(loop_model)(rt.to_tensor(1000))) == 1000  # no limit by default
+    unlimited = autostatic.load(loop_model, max_loop_iterations=None)
+    assert unlimited.program().max_loop_iterations is None
+    assert int(unlimited(rt.to_tensor(1000))) == 1000
     with pytest.raises(ValueError):
         autostatic.load(loop_model, max_loop_iterations=-1)
+
+
+def test_a_loaded_while_has_a_generous_iteration_budget_by_default(loop_model):
+    """Without max_loop_iterations a crafted endless loop used to run forever: loaded
+    programs get 1,000,000 iterations per run of a while op, and the error says how to allow
+    more. (The default executor needs ~2 s for them: run here on a small limit above.)"""
+    layer = autostatic.load(loop_model)
+    assert layer.program().max_loop_iterations == DEFAULT_MAX_LOOP_ITERATIONS == 1_000_000
+    assert int(layer(rt.to_tensor(1000))) == 1000
+    program = static.load_inference_model(loop_model, static.Executor())[0]  # the same
+    assert program.max_loop_iterations == DEFAULT_MAX_LOOP_ITERATIONS
+
+
+def test_load_inference_model_stops_loops_and_checks_sizes(loop_model, tmp_path):
+    exe = static.Executor()
+    program, feeds, fetches = static.load_inference_model(loop_model, exe, max_loop_iterations=10)
+    (out,) = exe.run(program, feed={feeds[0]: np.array(10)}, fetch_list=fetches)
+    assert int(out) == 10
+    with pytest.raises(ExecutionError, match="more than 10 iterations.*max_loop_iterations=N"):
+        exe.run(program, feed={feeds[0]: np.array(11)}, fetch_list=fetches)
+    path = str(tmp_path / "m")  # a huge constant: rejected before anything is allocated
+    write_model(path, _fill_program([65536, 65536]), [INPUTS[1]], ["big"])
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProgramFormatError, match="32.0 GiB, over the memory budget"):
+            static.load_inference_model(path, exe)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
+
+
+class Nested(rt.nn.Layer):
+    def forward(self, n, m):
+        total = rt.zeros([], "int64")
+        i = rt.zeros([], "int64")
+        while i < n:
+            j = rt.zeros([], "int64")
+            while j < m:
+                j = j + 1
+                total = total + 1
+            i = i + 1
+        return total
+
+
+@pytest.mark.parametrize("backend", [None, "xla"])
+def test_loops_stop_at_the_limit_on_both_backends(tmp_path, backend):
+    """On XLA a guarded loop is one lax.while_loop that stops at the limit (a loop inside a
+    loop or branch too), and the call raises the default executor's error; the program is
+    not handed to the default executor (it was, with a warning, for any limit)."""
+    if backend == "xla":
+        pytest.importorskip("jax")
+    path = str(tmp_path / "m")
+    specs = [InputSpec([], "int64", "n"), InputSpec([], "int64", "m")]
+    autostatic.save(Nested(), path, input_spec=specs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no XlaFallbackWarning
+        layer = autostatic.load(path, max_loop_iterations=20, backend=backend)
+        assert int(layer(rt.to_tensor(4), rt.to_tensor(20))) == 80
+        stopped = r"while failed at .*test_crafted_models.py:\d+.*more than 20 iterations"
+        for n, m in ((21, 1), (3, 21)):  # the outer loop; the inner one
+            with pytest.raises(ExecutionError, match=stopped):
+                layer(rt.to_tensor(n), rt.to_tensor(m))
+        assert int(layer(rt.to_tensor(20), rt.to_tensor(2))) == 40  # still usable
+
+
+class Power(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.w = self.create_parameter([3], default_initializer=rt.nn.initializer.Constant(1.1))
+
+    def forward(self, x, n):
+        i = rt.zeros([], "int64")
+        h = x
+        while i < n:
+            h = h * self.w
+            i = i + 1
+        return h
+
+
+@pytest.mark.parametrize("backend", [None, "xla"])
+def test_a_loaded_model_with_a_guarded_loop_trains(tmp_path, backend):
+    """Fine-tuning records the loop's trajectory: the guard keeps it (and its gradient)."""
+    if backend == "xla":
+        pytest.importorskip("jax")
+    path = str(tmp_path / "m")
+    specs = [InputSpec([3], "float32", "x"), InputSpec([], "int64", "n")]
+    autostatic.save(Power(), path, input_spec=specs)
+    layer = autostatic.load(path, max_loop_iterations=10, backend=backend)
+    x = rt.to_tensor(np.array([1.0, 2.0, 3.0], "float32"))
+    rt.sum(layer(x, rt.to_tensor(4))).backward()
+    (w,) = layer.parameters()
+    np.testing.assert_allclose(w.grad.numpy(), 4 * 1.1**3 * np.array([1, 2, 3]), rtol=1e-5)
+    with pytest.raises(ExecutionError, match="more than 10 iterations"):
+        layer(x, rt.to_tensor(11))
 
 
 # ---- metadata fields ------------------------------------------------------------------------

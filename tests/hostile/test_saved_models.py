@@ -172,3 +172,77 @@ def test_a_parameter_of_the_wrong_dtype_or_shape_is_named(model_bytes, tmp_path)
     _resave(str(tmp_path / "m"), files, weights)
     with pytest.raises(ProgramFormatError, match=r"\[7\] but the program declares"):
         autostatic.load(str(tmp_path / "m"))
+
+
+# ---- what is in place of the files --------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".pdmodel", ".pdiparams", ".pdmeta"])
+@pytest.mark.parametrize("kind", ["directory", "fifo", "symlink_loop", "device", "unreadable"])
+def test_anything_but_a_readable_file_is_a_format_error(
+    model_bytes, tmp_path, monkeypatch, suffix, kind
+):
+    """A directory, a FIFO (reading one waited forever for a writer), a symlink loop, a
+    device (/dev/zero never ends) or a file that cannot be read, in place of any of the three
+    files: a ProgramFormatError naming the file (was IsADirectoryError, OSError, a hang)."""
+    import os
+
+    path = str(tmp_path / "m")
+    for s, data in model_bytes[1].items():
+        with open(path + s, "wb") as f:
+            f.write(data)
+    target = path + suffix
+    os.unlink(target)
+    if kind == "directory":
+        os.mkdir(target)
+    elif kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs here")
+        os.mkfifo(target)
+    elif kind == "symlink_loop":
+        os.symlink(target, target)
+    elif kind == "device":
+        if not os.path.exists("/dev/zero"):
+            pytest.skip("no /dev/zero here")
+        os.symlink("/dev/zero", target)
+    else:
+        with open(target, "wb") as f:
+            f.write(model_bytes[1][suffix])
+        real_open = os.open
+
+        def refuse(name, *args, **kwargs):
+            if os.fspath(name) == target:
+                raise PermissionError(13, "Permission denied", target)
+            return real_open(name, *args, **kwargs)
+
+        monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(ProgramFormatError, match=f"m\\{suffix}"):
+        autostatic.load(path)
+
+
+@pytest.mark.parametrize("version", ["9" * 5000, "\u00b2", "1" * 12, [1], 2.0])
+def test_a_weights_file_version_that_is_no_small_number_is_a_format_error(version):
+    """int() refuses 4,300 digits and more, and str.isdigit() takes '²': both were a bare
+    ValueError."""
+    header = {"__metadata__": {"format": params_file.FORMAT, "version": version}}
+    raw = json.dumps(header).encode()
+    data = struct.pack("<Q", len(raw)) + raw
+    with pytest.raises(ProgramFormatError, match="version"):
+        params_file.loads(data)
+
+
+@pytest.mark.parametrize("version", ["9" * 4000, "-" + "9" * 4000, "1e999", '"1"', "[1]"])
+def test_a_metadata_version_that_is_no_small_number_is_a_format_error(
+    model_bytes, tmp_path, version
+):
+    path = str(tmp_path / "m")
+    for s, data in model_bytes[1].items():
+        with open(path + s, "wb") as f:
+            f.write(data)
+    meta = model_bytes[1][".pdmeta"].decode()
+    assert '"version": 1' in meta
+    with open(path + ".pdmeta", "w") as f:
+        f.write(meta.replace('"version": 1', f'"version": {version}'))
+    with pytest.raises(ProgramFormatError, match="version") as info:
+        autostatic.load(path)
+    assert len(str(info.value)) < 400  # a 4,000-digit number is not printed whole

@@ -42,6 +42,7 @@ import numpy as np
 from autostatic_runtime import backends
 from autostatic_runtime.errors import ExecutionError
 from autostatic_runtime.static.compiler import PythonCodegen, _load, has_side_effect, prune
+from autostatic_runtime.static.control_flow import loop_limit_error
 from autostatic_runtime.static.program import Block, Variable
 from autostatic_runtime.static.xla.lowering import (
     Lowering,
@@ -136,6 +137,7 @@ class XlaFunction:
         self._errors: list = []  # (op, exception) of a print/assert that failed in a call
         self._effects = False  # whether the block has print/assert ops (known after a trace)
         self._counted = False  # whether the block has such loops (known after a trace)
+        self._stops: list = []  # (op, limit) of each loop guarded by max_loop_iterations
         self._random = False  # whether it draws random numbers (a trace that does retraces)
         self._plain = False  # no result is a loop trajectory (known after a trace)
         # the call plan: the scope values last read (by identity) and what went into the
@@ -233,7 +235,7 @@ class XlaFunction:
         n, keep = self._n, self.device_results_from
         host = outs[: n if keep is None else keep]
         plain = not any(isinstance(o, (tuple, Unrolled)) for o in host)
-        if self._lean and (low.counts or low.effects or plain != self._plain):
+        if self._lean and (low.counts or low.effects or low.stops or plain != self._plain):
             # traced again for a new input shape, into what the lean calls do not handle
             self._lean = self._simple = False
             raise Replan
@@ -242,6 +244,9 @@ class XlaFunction:
         self._plain = plain
         if low.counts:  # the longest recorded loop, to check against the capacity
             outs += (low.jnp.max(low.jnp.stack(low.counts)),)
+        self._stops = [(op, limit) for op, limit, _ in low.stops]
+        if low.stops:  # whether each guarded loop stopped at its limit
+            outs += (low.jnp.stack([stopped for _, _, stopped in low.stops]),)
         return outs
 
     # -- calls ---------------------------------------------------------------------------
@@ -333,6 +338,11 @@ class XlaFunction:
             return self._python(scope, *args)
         if self._effects:
             self._raise_failed_effect(outs)
+        if self._stops:
+            stopped = np.asarray(outs[-1])
+            if stopped.any():
+                raise loop_limit_error(*self._stops[int(stopped.argmax())])
+            outs = outs[:-1]
         if self._counted:
             longest = int(outs[-1])
             if longest > self.capacity:  # rows were dropped: compile for the longest loop
@@ -340,7 +350,7 @@ class XlaFunction:
                 self._jit()
                 return self._call(scope, args)
             outs = outs[:-1]
-        self._lean = not (self._effects or self._counted or self._wide)
+        self._lean = not (self._effects or self._counted or self._stops or self._wide)
         self._simple = self._numpy_host and self._plain and not self.writes
         self._simple = self._simple and self.device_results_from is None
         return self._finish(scope, outs, plan)

@@ -49,6 +49,7 @@ import numpy as np
 
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.compiler import META_ATTRS, has_side_effect, prune
+from autostatic_runtime.static.control_flow import loop_limit_error
 from autostatic_runtime.static.program import Block, Literal
 
 SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their input's shape
@@ -103,6 +104,7 @@ class Lowering:
         self.op: Any = None
         self.capacity = capacity  # trajectory rows per recording loop
         self.counts: list = []  # iteration counts of the loops that record a trajectory
+        self.stops: list = []  # (op, limit, stopped) of the loops guarded by a limit
         self.depth = 0  # nesting inside lowered branches and loop bodies
         self.errors = errors  # (op, exception) of a print/assert that failed in this call
         self.effects = False  # whether the block has print/assert ops
@@ -282,23 +284,25 @@ def lower_cond(low: Lowering, op, env: dict) -> None:
 
 def lower_while(low: Lowering, op, env: dict) -> None:
     trajectory = op.attrs.get("trajectory")
-    if op.block.program.max_loop_iterations is not None:
-        raise Unlowerable(op, "the program has a max_loop_iterations guard")
+    limit = op.block.program.max_loop_iterations  # a loaded model's guard
     if trajectory and low.depth:  # its iteration count could not leave the computation
-        outs, history = _unrolled(low, op, env, "its gradient is needed inside a branch or loop")
+        why = "its gradient is needed inside a branch or loop"
+        outs, history = _unrolled(low, op, env, why, limit)
     else:
         try:
-            outs, history = _while_loop(low, op, env, trajectory)
+            outs, history = _while_loop(low, op, env, trajectory, limit)
         except TypeError:  # the body changes a carry's shape (a tensor array grows)
-            outs, history = _unrolled(low, op, env, "its loop variables change shape")
+            outs, history = _unrolled(low, op, env, "its loop variables change shape", limit)
     if trajectory:
         env[trajectory] = history
     for var, value in zip([v for v in op.outputs if v.name != trajectory], outs):
         env[var.name] = value
 
 
-def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
-    """``lax.while_loop``; with a trajectory, rows of ``capacity`` carried along."""
+def _while_loop(low: Lowering, op, env: dict, trajectory: str | None, limit=None) -> tuple:
+    """``lax.while_loop``; with a trajectory, rows of ``capacity`` carried along; with a
+    ``limit`` (``max_loop_iterations``), guarded (``_guarded``) unless its trip count is known
+    while tracing and within the limit."""
     jnp, lax = low.jnp, low.lax
     n = op.attrs["num_loop_vars"]
     init = tuple(low.strong(read(env, x)) for x in op.inputs[:n])
@@ -319,33 +323,74 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None) -> tuple:
         outs = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
         return (tuple(low.like(o, c) for o, c in zip(outs, carry)), *recorded)
 
-    if not trajectory:
-        counted = _counted(low, op, env, init)
-        if counted is not None:  # k bodies per iteration up to the bound, then the rest
-            p, bound, k, less, rest = counted
-            kind = init[p].dtype
+    counted = None if trajectory else _counted(low, op, env, init)
+    if counted is not None and limit is not None and counted[5] > limit:
+        counted = None  # it would run past the limit: the guarded loop says so when it runs
+    if counted is not None:  # k bodies per iteration up to the bound, then the rest
+        p, bound, k, less, rest, _ = counted
+        kind = init[p].dtype
 
-            def rounds_cond(state):  # (the bound a constant of the condition, not a carry)
-                limit = jnp.asarray(bound, kind)
-                return low.pred(state[0][p] < limit if less else state[0][p] > limit)
+        def rounds_cond(state):  # (the bound a constant of the condition, not a carry)
+            end = jnp.asarray(bound, kind)
+            return low.pred(state[0][p] < end if less else state[0][p] > end)
 
-            def rounds_body(state):
-                for _ in range(k):
-                    state = body_fn(state)
-                return state
+        def rounds_body(state):
+            for _ in range(k):
+                state = body_fn(state)
+            return state
 
-            (init,) = lax.while_loop(rounds_cond, low.loop_body(rounds_body), (init,))
-            if not rest:  # the condition (without effects) would fail now
-                return init, None
+        (init,) = lax.while_loop(rounds_cond, low.loop_body(rounds_body), (init,))
+        if not rest:  # the condition (without effects) would fail now
+            return init, None
     state = (init,)
     if trajectory:
         rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init)
         state = (init, rows, jnp.asarray(0, jnp.int64))
-    outs, *recorded = lax.while_loop(cond_fn, low.loop_body(body_fn), state)
+    if limit is not None and counted is None:
+        outs, *recorded = _guarded(low, op, cond_fn, body_fn, state, limit)
+    else:
+        outs, *recorded = lax.while_loop(cond_fn, low.loop_body(body_fn), state)
     if not trajectory:
         return outs, None
     low.counts.append(recorded[1])
     return outs, tuple(recorded)
+
+
+def _guarded(low: Lowering, op, cond_fn: Callable, body_fn: Callable, state: tuple, limit: int):
+    """``lax.while_loop(cond_fn, body_fn, state)`` stopped after ``limit`` iterations: the
+    condition is tested before the loop and after each body (the same tests, in the same
+    order), the loop runs while it holds and fewer than ``limit`` bodies ran, and a loop that
+    stopped with it still holding fails after the call with the default executor's error:
+    the computation returns a flag per loop (a host callback, taken only when the loop
+    stopped, for a loop inside a branch or loop body: any callback makes each call ~1 ms
+    slower, as it waits for the host)."""
+    jnp, lax = low.jnp, low.lax
+
+    def cond(guarded):
+        return guarded[-1] & (guarded[-2] < limit)
+
+    def body(guarded):
+        new = body_fn(guarded[:-2])
+        return (*new, guarded[-2] + 1, cond_fn(new))
+
+    start = (*state, jnp.asarray(0, jnp.int64), cond_fn(state))
+    *final, _, stopped = lax.while_loop(cond, low.loop_body(body), start)
+    if not low.depth:
+        low.stops.append((op, limit, stopped))  # the compiler raises after the call
+        return tuple(final)
+    # inside a branch or loop body the flag cannot leave the computation: a host callback
+    # (only when the loop stopped) records the error, as a failed assert's is
+    import jax
+
+    errors = low.errors
+
+    def report():
+        if not errors:
+            errors.append((op, loop_limit_error(op, limit)))
+
+    lax.cond(stopped, lambda: jax.debug.callback(report, ordered=True), lambda: None)
+    low.effects = True
+    return tuple(final)
 
 
 _COMPARES = {"less_than": 1, "less_equal": 1, "greater_than": -1, "greater_equal": -1}
@@ -353,14 +398,14 @@ _STEPS = {"elementwise_add": 1, "elementwise_sub": -1}
 
 
 def _counted(low: Lowering, op, env: dict, init: tuple) -> tuple | None:
-    """``(p, bound, k, up, rest)`` for a counted loop worth running ``k`` bodies per iteration: loop
-    variable ``p`` is an integer counter known while tracing, the condition is ``counter <
-    n`` (``<=``, ``>``, ``>=``) and the body's only work on it is ``counter + s`` (``- s``),
-    with ``n`` and ``s`` known too, so the trip count ``t`` is known; the loop runs ``t // k``
-    rounds of ``k`` bodies while the counter has not reached ``bound`` (``t // k * k`` steps
-    from its start), and then the ``t % k`` others as before. The bodies are the same ops in
-    the same order: the values are those of one body an iteration. None otherwise (a long
-    body, a short loop, an effect in the condition, anything else)."""
+    """``(p, bound, k, up, rest, t)`` for a counted loop worth running ``k`` bodies per
+    iteration: loop variable ``p`` is an integer counter known while tracing, the condition
+    is ``counter < n`` (``<=``, ``>``, ``>=``) and the body's only work on it is ``counter +
+    s`` (``- s``), with ``n`` and ``s`` known too, so the trip count ``t`` is known; the loop
+    runs ``t // k`` rounds of ``k`` bodies while the counter has not reached ``bound`` (``t
+    // k * k`` steps from its start), and then the ``t % k`` others as before. The bodies are
+    the same ops in the same order: the values are those of one body an iteration. None
+    otherwise (a long body, a short loop, an effect in the condition, anything else)."""
     body, cond = op.attrs["body_block"], op.attrs["cond_block"]
     if len(body.ops) > UNROLL_BODY_OPS or any(o.sub_blocks() for o in body.ops):
         return None
@@ -404,7 +449,7 @@ def _counted(low: Lowering, op, env: dict, init: tuple) -> tuple | None:
     info = np.iinfo(init[p].dtype)
     if not info.min <= bound <= info.max:
         return None
-    return p, bound, k, s > 0, trips % k
+    return p, bound, k, s > 0, trips % k, trips
 
 
 def _known(env: dict, operand: Any) -> Any:
@@ -454,10 +499,12 @@ class Unrolled:
         return cls(*children)
 
 
-def _unrolled(low: Lowering, op, env: dict, why: str) -> tuple:
+def _unrolled(low: Lowering, op, env: dict, why: str, limit: int | None = None) -> tuple:
     """The loop run out while tracing, one body after another: possible when its condition
     is known while tracing (a counter from a constant), as each iteration may then have its
-    own shapes (a tensor array one row longer). Returns the outputs and the trajectory."""
+    own shapes (a tensor array one row longer). Returns the outputs and the trajectory. Past
+    ``limit`` iterations (``max_loop_iterations``) it is unlowerable: the default executor
+    then runs the program, and raises its error."""
     n = op.attrs["num_loop_vars"]
     carry = [read(env, x) for x in op.inputs[:n]]
     cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
@@ -469,6 +516,8 @@ def _unrolled(low: Lowering, op, env: dict, why: str) -> tuple:
             raise Unlowerable(op, f"{why} and its iteration count depends on values")
         if not bool(np.reshape(np.asarray(pred), ())):
             return carry, Unrolled(tuple(steps))
+        if limit is not None and len(steps) >= limit:
+            raise Unlowerable(op, f"it runs more than max_loop_iterations={limit} iterations")
         steps.append(tuple(carry))
         inner = _scoped(env, body_params, carry)
         carry = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
