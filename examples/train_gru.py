@@ -30,8 +30,9 @@ import autostatic
 
 autostatic.install()  # (python -m autostatic run installed it already; this keeps its settings)
 
-import autostatic_runtime as rt  # noqa: E402
 import stopping_gru  # noqa: E402  (marked: converted as it is imported)
+
+import autostatic_runtime as rt  # noqa: E402
 from autostatic import InputSpec  # noqa: E402
 
 LENGTH, BATCH = 12, 32

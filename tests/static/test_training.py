@@ -186,7 +186,9 @@ def test_minimize_applies_parameter_groups_options():
         return rt.optimizer.Adam(0.01, parameters=groups)
 
     rng = np.random.default_rng(0)
-    data = [(rng.normal(size=(6, 5)).astype(np.float32), rng.integers(0, 2, (6,))) for _ in range(4)]
+    data = [
+        (rng.normal(size=(6, 5)).astype(np.float32), rng.integers(0, 2, (6,))) for _ in range(4)
+    ]
     net = mlp()
     opt = make(net.parameters())
     eager = []
