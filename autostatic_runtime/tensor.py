@@ -344,7 +344,7 @@ def zeros_grad(like: Any) -> Tensor:
     made here, so a compiled training step need not read it."""
     from autostatic_runtime.backends import backend_of
 
-    zeros = backend_of(like).ns.zeros(like.shape, dtype=like.dtype)  # no op dispatch, no fill
+    zeros = backend_of(like).zeros_for_grad(like)  # no op dispatch, no fill
     t = Tensor._rebuild(zeros, None, 0)
     t.__dict__["_zeros"] = zeros
     return t

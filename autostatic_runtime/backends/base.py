@@ -95,6 +95,10 @@ class Backend:
     def to_numpy(self, array: Any) -> np.ndarray:
         return np.asarray(array)
 
+    def zeros_for_grad(self, like: Any) -> Any:
+        """Zeros shaped like ``like`` for a cleared gradient (``clear_grad()``)."""
+        return self.ns.zeros(like.shape, dtype=like.dtype)
+
     def host_view(self, array: Any) -> np.ndarray | None:
         """``array`` as a NumPy array without a copy when its memory is the host's (JAX on
         the CPU: what a compiled training step leaves in the parameters), else None. Eager

@@ -92,11 +92,15 @@ class JaxBackend(Backend):
     def to_numpy(self, array):
         return np.asarray(array)
 
+    def zeros_for_grad(self, like):
+        """On the CPU, NumPy zeros (what a compiled step's parameter gets after
+        ``clear_grad()``: made without compiling a fill for each shape)."""
+        if _on_cpu(like):
+            return np.zeros(like.shape, dtype=np.dtype(str(like.dtype)))
+        return self.ns.zeros(like.shape, dtype=like.dtype)
+
     def host_view(self, array):
-        devices = array.devices() if hasattr(array, "devices") else ()
-        if all(d.platform == "cpu" for d in devices):
-            return np.asarray(array)
-        return None
+        return np.asarray(array) if _on_cpu(array) else None
 
     def synchronize(self) -> None:
         import jax
@@ -118,3 +122,9 @@ class JaxBackend(Backend):
     def index_add(self, x, axis, index, values):
         key = (slice(None),) * (axis % x.ndim) + (self.ns.reshape(index, (-1,)),)
         return x.at[key].add(values)
+
+
+def _on_cpu(array) -> bool:
+    """Whether a JAX array lives in the host's memory (JAX's CPU device)."""
+    devices = array.devices() if hasattr(array, "devices") else ()
+    return all(d.platform == "cpu" for d in devices)
