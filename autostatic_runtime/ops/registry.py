@@ -53,6 +53,7 @@ class OpDef:
         "expr",
         "inputs",
         "fresh",
+        "memo",
     )
 
     def __init__(
@@ -66,6 +67,7 @@ class OpDef:
         expr=None,
         inputs=(),
         fresh=False,
+        memo=False,
     ):
         self.name = name
         self.infer = infer
@@ -78,6 +80,9 @@ class OpDef:
         # the kernel's first output is always a new array, never a view of an input: the
         # static compiler may then compute an elementwise op into it once it is dead
         self.fresh = fresh
+        # the kernel takes ``memo=``: a dict the kernels of one compiled call share, to reuse
+        # a value another kernel computed from the same array (a convolution's columns)
+        self.memo = memo
 
     def __call__(self, *inputs: Any, **attrs: Any):
         return _dispatch[0](self, inputs, attrs)
@@ -116,6 +121,7 @@ def op(name: str) -> Callable[[type], OpDef]:
             expr,
             inputs,
             body.get("fresh", False),
+            body.get("memo", False),
         )
         opdef.doc = cls.__doc__
         OPS[name] = opdef

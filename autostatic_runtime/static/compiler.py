@@ -93,6 +93,7 @@ class CodeWriter:
         self.viewed: set[str] = set()
         self.dead: Any = ()
         self.fresh_names: set[str] = set()  # arrays an op made here, which nothing else sees
+        self.memo = False  # whether a kernel takes the call's memo (``OpDef.memo``)
 
     def local(self, name: str) -> str:
         """The Python identifier holding variable ``name``."""
@@ -274,6 +275,9 @@ class CodeWriter:
         if not outs:  # an op run for its side effect only (assert)
             self.emit(f"{k}({', '.join(args)})")
             return
+        if opdef.memo and self.indent == 2:  # (a branch or loop body keeps no memo)
+            self.memo = True
+            args = args + ["memo=_memo"]
         target = ", ".join(outs) + ("," if opdef.multi_output and len(outs) == 1 else "")
         self.emit(f"{target} = {k}({', '.join(args)})")
         if opdef.fresh:
@@ -293,6 +297,8 @@ class PythonCodegen:
         returns = w.emit_block(block, results)
         name = f"block{block.idx}_{next(_ids)}"
         src = [f"def {name}(scope{''.join(', ' + a for a in args)}):", "    _i = -1", "    try:"]
+        if w.memo:
+            src.append("        _memo = {}")
         src += w.lines or ["        pass"]
         src += [
             "    except _ExecutionError:",

@@ -122,9 +122,33 @@ def _col2im(xp, dcols, x_shape, kshape, out_hw, strides, paddings, dilations):
     return dx[:, :, pt : pt + h, pl : pl + w]
 
 
-def _forward(xp, x, w, strides, paddings, dilations, groups):
+MEMO_BYTES = 256 << 20  # columns a compiled call keeps for the filter gradient, at most
+
+
+def _columns(xp, x, kshape, strides, paddings, dilations, groups, memo, last: bool):
+    """``_im2col``, shared within one compiled call through ``memo`` (see ``OpDef.memo``):
+    the forward keeps the columns of its input (up to ``MEMO_BYTES`` per call) and the
+    filter gradient of the same input array takes them instead of building them again
+    (``last``: it is their last use)."""
+    if memo is None:
+        return _im2col(xp, x, kshape, strides, paddings, dilations, groups)
+    key = ("im2col", id(x), kshape, strides, paddings, dilations, groups)
+    found = memo.pop(key, None) if last else memo.get(key)
+    if found is not None and found[0] is x:
+        if last:
+            memo["im2col bytes"] -= found[1][0].nbytes
+        return found[1]
+    made = _im2col(xp, x, kshape, strides, paddings, dilations, groups)
+    used = memo.get("im2col bytes", 0)
+    if not last and used + made[0].nbytes <= MEMO_BYTES:
+        memo[key] = (x, made)
+        memo["im2col bytes"] = used + made[0].nbytes
+    return made
+
+
+def _forward(xp, x, w, strides, paddings, dilations, groups, memo=None):
     o, cg, kh, kw = w.shape
-    cols, (oh, ow) = _im2col(xp, x, (kh, kw), strides, paddings, dilations, groups)
+    cols, (oh, ow) = _columns(xp, x, (kh, kw), strides, paddings, dilations, groups, memo, False)
     wm = xp.reshape(w, (groups, o // groups, cg * kh * kw))
     out = xp.matmul(wm, cols)  # [N, G, O/G, OH*OW]
     return xp.reshape(out, (x.shape[0], o, oh, ow))
@@ -140,9 +164,9 @@ def _grad_input(xp, g, w, x_shape, strides, paddings, dilations, groups):
     return _col2im(xp, dcols, x_shape, (kh, kw), (oh, ow), strides, paddings, dilations)
 
 
-def _grad_filter(xp, g, x, w_shape, strides, paddings, dilations, groups):
+def _grad_filter(xp, g, x, w_shape, strides, paddings, dilations, groups, memo=None):
     o, cg, kh, kw = w_shape
-    cols, (oh, ow) = _im2col(xp, x, (kh, kw), strides, paddings, dilations, groups)
+    cols, (oh, ow) = _columns(xp, x, (kh, kw), strides, paddings, dilations, groups, memo, True)
     gm = xp.reshape(g, (g.shape[0], groups, o // groups, oh * ow))
     dw = xp.sum(xp.matmul(gm, xp.matrix_transpose(cols)), axis=0)  # batched: faster than tensordot
     return xp.reshape(dw, (o, cg, kh, kw))
@@ -160,6 +184,7 @@ class Conv2D:
     """2-D convolution (cross-correlation) of ``x`` with filter ``w``, plus optional ``bias``."""
 
     fresh = True
+    memo = True
 
     def infer(x, w, bias, strides, paddings, dilations, groups, data_format):
         shape = _conv_out_shape(
@@ -167,9 +192,9 @@ class Conv2D:
         )
         return Spec(shape, dtype_of(x))
 
-    def kernel(xp, x, w, bias, strides, paddings, dilations, groups, data_format):
+    def kernel(xp, x, w, bias, strides, paddings, dilations, groups, data_format, memo=None):
         last = data_format == "NHWC"
-        out = _forward(xp, to_nchw(xp, x, last), w, strides, paddings, dilations, groups)
+        out = _forward(xp, to_nchw(xp, x, last), w, strides, paddings, dilations, groups, memo)
         if bias is not None:
             out = out + xp.reshape(bias, (1, -1, 1, 1))
         return from_nchw(xp, out, last)
@@ -207,11 +232,12 @@ class Conv2DGradFilter:
     """The gradient of conv2d w.r.t. its filter: ``g`` contracted with the input's columns."""
 
     fresh = True
+    memo = True
 
     def infer(g, x, w, strides, paddings, dilations, groups, data_format):
         return Spec(shape_of(w), dtype_of(g))
 
-    def kernel(xp, g, x, w, strides, paddings, dilations, groups, data_format):
+    def kernel(xp, g, x, w, strides, paddings, dilations, groups, data_format, memo=None):
         last = data_format == "NHWC"
         return _grad_filter(
             xp,
@@ -222,6 +248,7 @@ class Conv2DGradFilter:
             paddings,
             dilations,
             groups,
+            memo,
         )
 
     def grad(gw, out, g, x, w, **attrs):
