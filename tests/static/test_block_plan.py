@@ -136,3 +136,46 @@ def test_a_compiled_training_step_deletes_dead_values_and_reuses_arrays(backend)
     source = compiled.concrete_program.runner._infer["numpy"].__source__
     assert "\n        del " in source  # liveness
     assert any(f" {op}= " in source for op in "+-*/")  # an op computed into a dead operand
+
+
+@pytest.mark.parametrize("budget", [0, 256 << 20], ids=["no-room", "kept"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_a_convolutions_columns_shared_with_its_filter_gradient(monkeypatch, budget, layout):
+    """The forward keeps its input's columns for the filter gradient of the same call (or
+    does not, when they do not fit the budget): the gradients are the eager ones."""
+    import autostatic
+    import autostatic_runtime.nn.functional as F
+    from autostatic_runtime.nn.functional import conv
+
+    monkeypatch.setattr(conv, "MEMO_BYTES", budget)
+
+    class Net(rt.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.conv = rt.nn.Conv2D(3, 4, 3, padding=1, data_format=layout)
+            self.fc = rt.nn.Linear(4 * 5 * 5, 2)
+
+        def forward(self, x):
+            return self.fc(rt.flatten(F.relu(self.conv(x)), 1))
+
+    def step(net, x, y, opt):
+        loss = F.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        return loss
+
+    def run(compiled):
+        rt.seed(4)
+        net = Net()
+        opt = rt.optimizer.SGD(0.1, parameters=net.parameters())
+        fn = autostatic.to_static(step) if compiled else step
+        shape = (2, 3, 5, 5) if layout == "NCHW" else (2, 5, 5, 3)
+        x = rt.to_tensor(np.random.default_rng(0).standard_normal(shape).astype("float32"))
+        losses = [float(fn(net, x, rt.to_tensor(np.array([0, 1])), opt)) for _ in range(3)]
+        return losses, net.conv.weight.numpy(), fn
+
+    (eager, w_eager, _), (compiled, w_compiled, fn) = run(False), run(True)
+    np.testing.assert_allclose(compiled, eager, rtol=1e-5)
+    np.testing.assert_allclose(w_compiled, w_eager, rtol=1e-5, atol=1e-6)
+    assert "memo=_memo" in fn.concrete_program.runner._infer["numpy"].__source__
