@@ -7,7 +7,10 @@ per-round ratios, and the times are medians too.
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -66,3 +69,24 @@ def table(rows: list[tuple], title: str) -> str:
             f"{(got - ref) * 1e6:8.2f}us"
         )
     return "\n".join(lines)
+
+
+def median_in_fresh_processes(module: str, function: str, args: tuple, repeats: int = 3) -> float:
+    """The median of ``module.function(*args)`` (a float it returns, e.g. the seconds of a
+    first call) over ``repeats`` fresh processes: in one process, XLA's compilation cache
+    would answer the second time."""
+    code = (
+        f"import sys; sys.path.insert(0, sys.argv[1]); import {module} as m; "
+        f"print(m.{function}(*sys.argv[2:]))"
+    )
+    here = os.path.dirname(os.path.abspath(__file__))
+    times = []
+    for _ in range(repeats):
+        done = subprocess.run(
+            [sys.executable, "-c", code, here, *map(str, args)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        times.append(float(done.stdout.split()[-1]))
+    return statistics.median(times)

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -35,8 +34,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _timing import compare  # noqa: E402
+from _timing import compare, median_in_fresh_processes  # noqa: E402
 from bench_static import mlp_data, mlp_numpy_step  # noqa: E402
+from bench_to_static import CondMLP  # noqa: E402  (W2t's network: the loss is its output)
 
 import autostatic  # noqa: E402
 import autostatic_runtime as rt  # noqa: E402
@@ -44,26 +44,6 @@ import autostatic_runtime.nn.functional as F  # noqa: E402
 from autostatic_runtime import nn  # noqa: E402
 
 # ---- the models ------------------------------------------------------------------------------
-
-
-class CondMLP(nn.Layer):
-    """W2t's network (bench_to_static's CondMLP): the loss is the forward's output."""
-
-    def __init__(self, ws, bs):
-        super().__init__()
-        self.fc0, self.fc1, self.fc2 = (nn.Linear(w.shape[0], w.shape[1]) for w in ws)
-        for layer, w, b in zip((self.fc0, self.fc1, self.fc2), ws, bs):
-            layer.weight.set_value(w)
-            layer.bias.set_value(b)
-
-    def forward(self, x, y):
-        h = self.fc0(x)
-        if rt.mean(h) > 0:
-            h = F.relu(h)
-        else:
-            h = rt.tanh(h)
-        h = F.relu(self.fc1(h))
-        return F.cross_entropy(self.fc2(h), y)
 
 
 class CNN(nn.Layer):
@@ -330,19 +310,9 @@ def first_call_here(workload: str, runner: str) -> float:
 
 def first_call(workload: str, runner: str, repeats: int = 3) -> float:
     """Median over fresh processes (in one process XLA's compilation cache would answer)."""
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import bench_train_step as b; "
-        "print(b.first_call_here(sys.argv[2], sys.argv[3]))"
+    return median_in_fresh_processes(
+        "bench_train_step", "first_call_here", (workload, runner), repeats
     )
-    here = os.path.dirname(os.path.abspath(__file__))
-    times = []
-    for _ in range(repeats):
-        done = subprocess.run(
-            [sys.executable, "-c", code, here, workload, runner],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        times.append(float(done.stdout.split()[-1]))
-    return statistics.median(times)
 
 
 RUNNERS = ["eager", "forward default", "forward xla", "whole default", "whole xla"]

@@ -20,8 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -33,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
-from _timing import compare  # noqa: E402
+from _timing import compare, median_in_fresh_processes  # noqa: E402
 from bench_static import (  # noqa: E402
     CondMLP,
     build,
@@ -142,19 +140,7 @@ def first_call_here(name: str, runner: str) -> float:
 
 def first_call(name: str, runner: str, repeats: int = 3) -> float:
     """Median over fresh processes (in one process XLA's compilation cache would answer)."""
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import bench_xla; "
-        "print(bench_xla.first_call_here(sys.argv[2], sys.argv[3]))"
-    )
-    here = os.path.dirname(os.path.abspath(__file__))
-    times = []
-    for _ in range(repeats):
-        done = subprocess.run(
-            [sys.executable, "-c", code, here, name, runner],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        times.append(float(done.stdout.split()[-1]))
-    return statistics.median(times)
+    return median_in_fresh_processes("bench_xla", "first_call_here", (name, runner), repeats)
 
 
 PAIRED: dict = {}  # workload -> (jax.jit s, xla s, ratio) from alternating batches of the two
