@@ -1,0 +1,202 @@
+"""Loops whose variables grow (a list appended to, a tensor concatenated to) as one XLA
+while loop: preallocated buffers carried with their lengths (``bounded.Bounded``).
+
+``lax.while_loop`` carries values of fixed shapes. A loop that grows a value by the same
+size at every iteration (found by tracing its body once, ``jax.eval_shape``) is compiled
+when its trip count has a bound known while tracing (``trip_bound``): a ``range(n)`` or
+``i < n`` term of its condition (``and`` with anything else), with ``n`` a Python number,
+a shape, an ``InputSpec`` dim, or the program's ``max_loop_iterations`` (``to_static(...,
+max_loop_iterations=n)``, ``autostatic.load(..., max_loop_iterations=n)``). Each growing
+variable is then carried as a buffer of ``start + step * bound`` entries along the growing
+axis and its length; the loop also counts its iterations and stops at the bound::
+
+    toks = []                              buffer [bound, 16], length 0, k = 0
+    while i < 40 and rt.any(~done):        while k < bound and (i < 40 and any(~done)):
+        toks.append(tok)                       buffer[length] = tok; length += 1; k += 1
+
+When the condition is only the counter comparison, the trip count is exact and the grown
+values leave the loop as plain arrays of their final size. Otherwise they stay ``Bounded``
+after it; a program result that is one is cut to its length on the host. With a stated
+bound lower than what the condition shows, a loop that would run past it raises the default
+executor's ``ExecutionError`` (naming the loop's line) after the call.
+
+A loop without a bound is run out while tracing when its condition is known then
+(``lowering._unrolled``); otherwise the program stays on the default executor, and the
+fallback warning says which loop and how to state a bound. A loop whose gradient is needed
+(a trajectory) is only ever unrolled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autostatic_runtime.static.compiler import prune
+from autostatic_runtime.static.program import Variable
+from autostatic_runtime.static.xla.bounded import Bounded
+from autostatic_runtime.static.xla.errors import Unlowerable
+from autostatic_runtime.static.xla.lowering import _scoped, _unrolled, read, trip_count
+
+NO_BOUND = (
+    "it grows a loop variable at every iteration (a list appended to, a tensor concatenated "
+    "to) and its iteration count has no bound the compiler can see: give its condition a "
+    "'range(n)' or 'i < n' term whose n is known when compiling (a Python number, a shape, "
+    "an InputSpec dim), or state one with to_static(..., max_loop_iterations=n)"
+)
+
+
+def lower_growing(low: Any, op: Any, env: dict, trajectory: Any, guard: int | None) -> tuple:
+    """``(outputs, trajectory)`` of a ``while`` whose body changes a loop variable's shape."""
+    if trajectory:  # a gradient walks it back: only an unrolled loop keeps each step's shapes
+        return _unrolled(low, op, env, "its loop variables change shape", guard)
+    n = op.attrs["num_loop_vars"]
+    init = tuple(low.strong(read(env, x)) for x in op.inputs[:n])
+    growth = _growth(low, op, env, init)
+    trips, exact = trip_bound(low, op, env, init)
+    check = guard is not None and (trips is None or trips > guard)
+    bound = guard if check else trips
+    if bound is None:
+        try:
+            return _unrolled(low, op, env, "its loop variables change shape", guard)
+        except Unlowerable:
+            raise Unlowerable(op, NO_BOUND) from None
+    try:
+        return bounded_while(low, op, env, init, growth, bound, exact and not check, check), None
+    except Unlowerable as exc:
+        if not exact:
+            raise
+        try:  # an op the bounded form cannot take: the known count can still be run out
+            return _unrolled(low, op, env, "its loop variables change shape", guard)
+        except Unlowerable:
+            raise exc from None
+
+
+def trip_bound(low: Any, op: Any, env: dict, init: tuple) -> tuple[int | None, bool]:
+    """``(trips, exact)``: the least bound on the loop's iterations that a counter term of
+    its condition gives (``lowering.trip_count``; terms joined by ``and``), and whether that
+    term is the whole condition (then the loop runs exactly ``trips`` iterations)."""
+    cond = op.attrs["cond_block"]
+    ops = {v.name: o for o in prune(cond, [op.attrs["cond_output"]]) for v in o.outputs}
+    best, exact = None, False
+    pending = [op.attrs["cond_output"]]
+    while pending:
+        term = ops.get(pending.pop())
+        if term is None:
+            continue
+        if term.type == "logical_and":
+            pending += [x.name for x in term.inputs if isinstance(x, Variable)]
+            continue
+        counted = trip_count(low, op, env, init, term)
+        if counted is not None and (best is None or counted[1] < best):
+            best = counted[1]
+            exact = term.outputs[0].name == op.attrs["cond_output"]
+    return best, exact
+
+
+def _growth(low: Any, op: Any, env: dict, init: tuple) -> dict[int, tuple]:
+    """``{p: (axis, step, shape)}``: loop variable ``p`` grows by ``step`` along ``axis`` at
+    every iteration, its element dims as ``shape`` has them (one body traced abstractly)."""
+    import jax
+
+    params, block = list(op.attrs["body_params"]), op.attrs["body_block"]
+    outputs = list(op.attrs["body_outputs"])
+
+    def body(carry):
+        return tuple(low.nested(block, _scoped(env, params, carry), outputs))
+
+    try:
+        after = jax.eval_shape(low.loop_body(body), init)
+    except Unlowerable:
+        raise
+    except Exception as exc:  # noqa: BLE001  (a body the trace cannot take: say why)
+        raise Unlowerable(
+            op, f"its loop variables change shape, and its body fails: {_first_line(exc)}"
+        ) from exc
+    growth = {}
+    for p, (before, now) in enumerate(zip(init, after)):
+        a, b = _shape(before), _shape(now)
+        if a == b and (type(before) is Bounded) == (type(now) is Bounded):
+            continue
+        if type(before) is Bounded or type(now) is Bounded or len(a) != len(b):
+            raise Unlowerable(op, "a loop variable changes rank or how it grows")
+        # an empty list's element dims may be placeholders (0) until the first append
+        axes = [i for i in range(len(a)) if a[i] != b[i] and not (i > 0 and a[0] == 0)]
+        if len(axes) != 1:
+            raise Unlowerable(op, "a loop variable changes shape in more than one dim")
+        axis = axes[0]
+        growth[p] = (axis, b[axis] - a[axis], b)
+    return growth
+
+
+def _shape(value: Any) -> tuple:
+    return tuple((value.array if type(value) is Bounded else value).shape)
+
+
+def bounded_while(
+    low: Any, op: Any, env: dict, init: tuple, growth: dict, bound: int, exact: bool, check: bool
+) -> tuple:
+    """The loop as one ``lax.while_loop`` over buffers of ``bound`` iterations' growth."""
+    jnp, lax = low.jnp, low.lax
+    carries = list(init)
+    for p, (axis, step, shape) in growth.items():
+        start = init[p].shape[axis]
+        size = list(shape)
+        size[axis] = start + max(step, 0) * bound
+        buffer = jnp.zeros(size, init[p].dtype)
+        if start:
+            buffer = lax.dynamic_update_slice_in_dim(buffer, init[p], 0, axis)
+        carries[p] = Bounded(low.strong(buffer), jnp.asarray(start, jnp.int64), axis, op.location)
+    room = {op.attrs["body_outputs"][p]: carries[p].capacity for p in growth}
+    cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
+    outputs = list(op.attrs["body_outputs"])
+
+    def condition(carry):
+        inner = _scoped(env, cond_params, carry)
+        (pred,) = low.nested(op.attrs["cond_block"], inner, [op.attrs["cond_output"]])
+        return low.pred(pred)
+
+    def cond_fn(state):
+        carry, k = state
+        return jnp.logical_and(k < bound, condition(carry))
+
+    def body_fn(state):
+        carry, k = state
+        saved, low.room = low.room, room
+        try:
+            outs = low.nested(op.attrs["body_block"], _scoped(env, body_params, carry), outputs)
+        finally:
+            low.room = saved
+        return tuple(low.like(o, c) for o, c in zip(outs, carry)), k + 1
+
+    state = (tuple(carries), jnp.asarray(0, jnp.int64))
+    final, count = lax.while_loop(cond_fn, low.loop_body(body_fn), state)
+    if check:
+        guard_exceeded(low, op, jnp.logical_and(count >= bound, condition(final)), bound)
+    if not exact:
+        return final
+    final = list(final)
+    for p, (axis, step, _) in growth.items():  # the exact count: the final size is known
+        size = init[p].shape[axis] + step * bound
+        final[p] = lax.slice_in_dim(final[p].array, 0, size, axis=axis)
+    return tuple(final)
+
+
+def guard_exceeded(low: Any, op: Any, exceeded: Any, limit: int) -> None:
+    """Raise the default executor's error after the call when ``exceeded`` (the loop
+    stopped at ``max_loop_iterations`` while its condition still held)."""
+    import jax
+
+    from autostatic_runtime.static.control_flow import _loop_limit
+
+    errors, error = low.errors, _loop_limit(op, limit)
+
+    def report(flag):
+        if bool(flag) and not errors:
+            errors.append((op, error))
+
+    jax.debug.callback(report, exceeded, ordered=True)
+    low.effects = True
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
