@@ -737,7 +737,7 @@ def emit_while(w, op) -> None:
         history = w.write(op.block.var(trajectory))
         w.emit(f"{history} = []")
     probe = _observe.instrument(op) and w.const(op, "O")  # iteration counts (observe.py)
-    limit = op.block.program.max_loop_iterations  # a loaded model's guard (usually None)
+    limit = op.block.program.max_loop_iterations  # to_static's or load's bound (usually None)
     if probe or limit is not None:
         count = w.fresh("n")
         w.emit(f"{count} = 0")
@@ -768,7 +768,7 @@ def _loop_limit(op, limit: int) -> ExecutionError:
         op.location if op.location and op.location[0] else None,
         RuntimeError(
             f"the loop ran more than {limit} iterations, the max_loop_iterations given to "
-            "autostatic.load; the model (or its input) loops too long"
+            "to_static or autostatic.load; the model (or its input) loops too long"
         ),
     )
 

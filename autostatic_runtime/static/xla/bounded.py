@@ -39,19 +39,28 @@ from autostatic_runtime.static.xla.errors import Unlowerable
 
 class Bounded:
     """``array`` holds ``capacity`` entries along ``axis``, of which the first ``length``
-    (a traced int64 scalar) are the value's. ``loop``: where the loop that makes it is, for
-    messages; ``empty``: an op (``stack_array``) that fails when the value is empty, as
-    eager ``rt.stack([])`` does (checked when the value leaves the computation). A JAX
-    pytree."""
+    (a traced int64 scalar) are the value's. ``zeros``: the entries past the length are
+    exactly zero (a buffer only written at its length; a softmax's output), so a contraction
+    needs no mask. ``loop``: where the loop that makes it is, for messages; ``empty``: an op
+    (``stack_array``) that fails when the value is empty, as eager ``rt.stack([])`` does
+    (checked when the value leaves the computation). A JAX pytree."""
 
-    __slots__ = ("array", "length", "axis", "loop", "empty")
+    __slots__ = ("array", "length", "axis", "zeros", "loop", "empty")
 
-    def __init__(self, array: Any, length: Any, axis: int, loop: Any = None, empty: Any = None):
-        self.array, self.length, self.axis = array, length, axis
+    def __init__(
+        self,
+        array: Any,
+        length: Any,
+        axis: int,
+        zeros: bool = False,
+        loop: Any = None,
+        empty: Any = None,
+    ):
+        self.array, self.length, self.axis, self.zeros = array, length, axis, zeros
         self.loop, self.empty = loop, empty
 
     def tree_flatten(self):
-        return (self.array, self.length), (self.axis, self.loop, self.empty)
+        return (self.array, self.length), (self.axis, self.zeros, self.loop, self.empty)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
@@ -65,10 +74,14 @@ class Bounded:
     def ndim(self) -> int:
         return self.array.ndim
 
-    def like(self, array: Any, axis: int | None = None, length: Any = None) -> Bounded:
-        """Another value of the same loop: ``array`` with this length (or ``length``)."""
+    def like(
+        self, array: Any, axis: int | None = None, length: Any = None, zeros: bool = False
+    ) -> Bounded:
+        """Another value of the same loop: ``array`` with this length (or ``length``),
+        zero past it when ``zeros`` says so."""
         length = self.length if length is None else length
-        return Bounded(array, length, self.axis if axis is None else axis, self.loop, self.empty)
+        axis = self.axis if axis is None else axis
+        return Bounded(array, length, axis, zeros, self.loop, self.empty)
 
     def valid(self, jnp: Any) -> Any:
         """A bool array that broadcasts against ``array``: True at the filled positions."""
@@ -114,7 +127,17 @@ def fit(low: Any, value: Any, carry: Any) -> Any:
         pad = [(0, 0)] * array.ndim
         pad[carry.axis] = (0, extra)
         array = jnp.pad(array, pad)
-    return carry.like(low.like(array, carry.array), length=low.like(value.length, carry.length))
+    array = low.like(array, carry.array)
+    if carry.zeros and not value.zeros:  # the carry promises zeros past its length
+        array = value.like(array, carry.axis).filled(jnp, 0)
+    return Bounded(
+        array,
+        low.like(value.length, carry.length),
+        carry.axis,
+        carry.zeros,
+        carry.loop,
+        carry.empty,
+    )
 
 
 def _positions(jnp: Any, n: int) -> Any:
@@ -207,9 +230,15 @@ def _highest(jnp: Any, dtype: Any) -> Any:
 
 
 def _softmax(low, op, opdef, args, attrs):
+    """Along the bounded axis: ``-inf`` past the length, and the result zero there (a
+    softmax; ``-inf`` for a log-softmax), so that a contraction with it needs no mask."""
     (x,) = args
-    array = x.filled(low.jnp, -np.inf) if attrs["axis"] == x.axis else x.array
-    return x.like(opdef.kernel(low.xp, array, **attrs))
+    if attrs["axis"] != x.axis:
+        return x.like(opdef.kernel(low.xp, x.array, **attrs))
+    out = x.like(opdef.kernel(low.xp, x.filled(low.jnp, -np.inf), **attrs))
+    if op.type != "softmax":
+        return out
+    return x.like(out.filled(low.jnp, 0), zeros=True)
 
 
 def _matmul(low, op, opdef, args, attrs):
@@ -240,7 +269,8 @@ def _matmul(low, op, opdef, args, attrs):
     if "inner" in roles:
         if roles != ["inner", "inner"]:
             raise refuse(op, _first(args), "'matmul_v2' contracts a fixed-size value with")
-        xa, ya = x.filled(jnp, 0), y.filled(jnp, 0)
+        if not (x.zeros and y.zeros):  # zero * (whatever lies past a length) may not be 0
+            xa, ya = x.filled(jnp, 0), y.filled(jnp, 0)
         roles = [None, None]
     out = opdef.kernel(low.xp, xa, ya, **attrs)
     axes = {r for r in roles if r is not None}
@@ -310,7 +340,8 @@ def _layer_norm(low, op, opdef, args, attrs):
 
 def _transpose(low, op, opdef, args, attrs):
     (x,) = args
-    return x.like(opdef.kernel(low.xp, x.array, **attrs), list(attrs["perm"]).index(x.axis))
+    axis = list(attrs["perm"]).index(x.axis)
+    return x.like(opdef.kernel(low.xp, x.array, **attrs), axis, zeros=x.zeros)
 
 
 def _reshape(low, op, opdef, args, attrs):
@@ -351,7 +382,7 @@ def _concat(low, op, opdef, args, attrs):
         part = low.jnp.asarray(part, buffer.dtype)
         buffer = low.lax.dynamic_update_slice_in_dim(buffer, part, length, first.axis)
         length = length + part.shape[first.axis]
-    return first.like(buffer, length=length)
+    return first.like(buffer, length=length, zeros=first.zeros)
 
 
 def _room(low, op, value: Bounded, extra: int) -> Any:
@@ -462,7 +493,7 @@ def _array_write(low, op, opdef, args, attrs):
     buffer = _room(low, op, array, 1)
     row = low.jnp.asarray(x).astype(buffer.dtype)
     buffer = low.lax.dynamic_update_index_in_dim(buffer, row, at, 0)
-    return array.like(buffer, length=low.jnp.maximum(array.length, at + 1))
+    return array.like(buffer, length=low.jnp.maximum(array.length, at + 1), zeros=array.zeros)
 
 
 def _array_read(low, op, opdef, args, attrs):
@@ -491,7 +522,7 @@ def _array_pop(low, op, opdef, args, attrs):
 
 def _stack_array(low, op, opdef, args, attrs):
     (array,) = args
-    return Bounded(array.array, array.length, array.axis, array.loop, op)
+    return Bounded(array.array, array.length, array.axis, array.zeros, array.loop, op)
 
 
 RULES: dict[str, Callable] = {

@@ -144,7 +144,8 @@ def bounded_while(
         buffer = jnp.zeros(size, init[p].dtype)
         if start:
             buffer = lax.dynamic_update_slice_in_dim(buffer, init[p], 0, axis)
-        carries[p] = Bounded(low.strong(buffer), jnp.asarray(start, jnp.int64), axis, op.location)
+        length = jnp.asarray(start, jnp.int64)
+        carries[p] = Bounded(low.strong(buffer), length, axis, True, op.location)
     room = {op.attrs["body_outputs"][p]: carries[p].capacity for p in growth}
     cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
     outputs = list(op.attrs["body_outputs"])

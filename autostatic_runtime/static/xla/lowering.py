@@ -227,7 +227,8 @@ class Lowering:
         """``value`` as a JAX array of its own dtype (not weakly typed), as loop carries
         and branch results must be."""
         if type(value) is Bounded:
-            return value.like(self.strong(value.array), length=self.strong(value.length))
+            array, length = self.strong(value.array), self.strong(value.length)
+            return value.like(array, length=length, zeros=value.zeros)
         value = self.jnp.asarray(value)
         return self.lax.convert_element_type(value, value.dtype)
 
