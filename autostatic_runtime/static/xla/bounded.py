@@ -41,11 +41,12 @@ class Bounded:
     """``array`` holds ``capacity`` entries along ``axis``, of which the first ``length``
     (a traced int64 scalar) are the value's. ``zeros``: the entries past the length are
     exactly zero (a buffer only written at its length; a softmax's output), so a contraction
-    needs no mask. ``loop``: where the loop that makes it is, for messages; ``empty``: an op
+    needs no mask. ``origin``: what its size depends on, in words (the loop or the ``if``
+    and its line), for messages; ``empty``: an op
     (``stack_array``) that fails when the value is empty, as eager ``rt.stack([])`` does
     (checked when the value leaves the computation). A JAX pytree."""
 
-    __slots__ = ("array", "length", "axis", "zeros", "loop", "empty")
+    __slots__ = ("array", "length", "axis", "zeros", "origin", "empty")
 
     def __init__(
         self,
@@ -53,14 +54,14 @@ class Bounded:
         length: Any,
         axis: int,
         zeros: bool = False,
-        loop: Any = None,
+        origin: str = "a loop's iteration count",
         empty: Any = None,
     ):
         self.array, self.length, self.axis, self.zeros = array, length, axis, zeros
-        self.loop, self.empty = loop, empty
+        self.origin, self.empty = origin, empty
 
     def tree_flatten(self):
-        return (self.array, self.length), (self.axis, self.zeros, self.loop, self.empty)
+        return (self.array, self.length), (self.axis, self.zeros, self.origin, self.empty)
 
     @classmethod
     def tree_unflatten(cls, aux, children):
@@ -81,7 +82,7 @@ class Bounded:
         zero past it when ``zeros`` says so."""
         length = self.length if length is None else length
         axis = self.axis if axis is None else axis
-        return Bounded(array, length, axis, zeros, self.loop, self.empty)
+        return Bounded(array, length, axis, zeros, self.origin, self.empty)
 
     def valid(self, jnp: Any) -> Any:
         """A bool array that broadcasts against ``array``: True at the filled positions."""
@@ -109,15 +110,27 @@ class Bounded:
         return array[(slice(None),) * self.axis + (slice(0, n),)]
 
 
+class Grows(TypeError):
+    """A plain loop variable came out of the body ``Bounded``: the loop grows it (a
+    ``TypeError``, as ``lax.while_loop`` raises for a carry that changes shape)."""
+
+
 def fit(low: Any, value: Any, carry: Any) -> Any:
     """A loop body's (or branch's) ``value`` for the carry ``carry``: a ``Bounded`` value
     cut or padded to the carry's capacity (the loop's bound keeps the length within it),
     with the carry's dtypes."""
-    if type(carry) is not Bounded or type(value) is not Bounded or value.axis != carry.axis:
+    if type(carry) is Bounded and type(value) is not Bounded:  # a branch's plain value
+        value = low.jnp.asarray(value)
+        if value.ndim == carry.ndim:
+            size = low.jnp.asarray(value.shape[carry.axis], np.int64)
+            value = Bounded(value, size, carry.axis, True, carry.origin)
+    if type(carry) is not Bounded:  # a loop variable grows (in a branch): ``growing.py``
+        raise Grows(f"a loop variable's size depends on {value.origin}")
+    if type(value) is not Bounded or value.axis != carry.axis:
         raise Unlowerable(
             low.op,
-            f"a loop variable of {where(carry if type(carry) is Bounded else value)} changes "
-            "how its size depends on the iteration count",
+            f"a loop variable whose size depends on "
+            f"{(carry if type(carry) is Bounded else value).origin} changes how it does",
         )
     array, jnp = value.array, low.jnp
     extra = carry.capacity - value.capacity
@@ -135,7 +148,7 @@ def fit(low: Any, value: Any, carry: Any) -> Any:
         low.like(value.length, carry.length),
         carry.axis,
         carry.zeros,
-        carry.loop,
+        carry.origin,
         carry.empty,
     )
 
@@ -146,17 +159,49 @@ def _positions(jnp: Any, n: int) -> Any:
     return jnp.arange(n, dtype=jnp.int32)
 
 
-def where(value: Bounded) -> str:
-    loc = value.loop
-    return f"the loop at {loc[0]}:{loc[1]}" if loc and loc[0] else "a loop"
+def joined(op: Any, a: Any, b: Any) -> Any:
+    """What two branches' results (abstract: ``jax.eval_shape``'s) become so that a
+    ``lax.cond`` can join them: when their sizes differ along one axis (a list appended to
+    in one branch) or either is ``Bounded``, a ``Bounded`` value of the larger capacity
+    (zero past the length if both are); None when they already agree."""
+    import jax
+
+    a_shape, b_shape = _dims(a), _dims(b)
+    if type(a) is not Bounded and type(b) is not Bounded and a_shape == b_shape:
+        return None
+    axes = {x.axis for x in (a, b) if type(x) is Bounded}
+    if len(a_shape) == len(b_shape):
+        axes |= {i for i, (m, n) in enumerate(zip(a_shape, b_shape)) if m != n}
+    if len(axes) != 1 or len(a_shape) != len(b_shape):
+        raise Unlowerable(op, "its branches give values of different shapes")
+    (axis,) = axes
+    shape = list(a_shape)
+    shape[axis] = max(a_shape[axis], b_shape[axis])
+    array = jax.ShapeDtypeStruct(tuple(shape), (a.array if type(a) is Bounded else a).dtype)
+    length = jax.ShapeDtypeStruct((), np.int64)
+    zeros = all(x.zeros for x in (a, b) if type(x) is Bounded)
+    first = a if type(a) is Bounded else b if type(b) is Bounded else None
+    why = first.origin if first is not None else origin(op, "the branch taken by the 'if'")
+    empty = next((x.empty for x in (a, b) if type(x) is Bounded and x.empty), None)
+    return Bounded(array, length, axis, zeros, why, empty)
+
+
+def _dims(value: Any) -> tuple:
+    return tuple((value.array if type(value) is Bounded else value).shape)
+
+
+def origin(op: Any, what: str) -> str:
+    """``what`` of ``op``, at its line: what a ``Bounded`` value's size depends on."""
+    loc = op.location
+    return f"{what} at {loc[0]}:{loc[1]}" if loc and loc[0] else what
 
 
 def refuse(op: Any, value: Bounded, why: str) -> Unlowerable:
     """The error for an op that cannot take a ``Bounded`` input."""
     return Unlowerable(
         op,
-        f"{why} a value whose size depends on the iteration count of {where(value)}, which one "
-        "XLA computation cannot take (rewrite that use, or compute it inside the loop)",
+        f"{why} a value whose size depends on {value.origin}, which one XLA computation "
+        "cannot take (rewrite that use, or compute it inside the loop)",
     )
 
 
@@ -522,7 +567,7 @@ def _array_pop(low, op, opdef, args, attrs):
 
 def _stack_array(low, op, opdef, args, attrs):
     (array,) = args
-    return Bounded(array.array, array.length, array.axis, array.zeros, array.loop, op)
+    return Bounded(array.array, array.length, array.axis, array.zeros, array.origin, op)
 
 
 RULES: dict[str, Callable] = {

@@ -32,7 +32,7 @@ from typing import Any
 
 from autostatic_runtime.static.compiler import prune
 from autostatic_runtime.static.program import Variable
-from autostatic_runtime.static.xla.bounded import Bounded
+from autostatic_runtime.static.xla.bounded import Bounded, origin
 from autostatic_runtime.static.xla.errors import Unlowerable
 from autostatic_runtime.static.xla.lowering import _scoped, _unrolled, read, trip_count
 
@@ -93,26 +93,45 @@ def trip_bound(low: Any, op: Any, env: dict, init: tuple) -> tuple[int | None, b
 
 
 def _growth(low: Any, op: Any, env: dict, init: tuple) -> dict[int, tuple]:
-    """``{p: (axis, step, shape)}``: loop variable ``p`` grows by ``step`` along ``axis`` at
-    every iteration, its element dims as ``shape`` has them (one body traced abstractly)."""
-    import jax
-
-    params, block = list(op.attrs["body_params"]), op.attrs["body_block"]
-    outputs = list(op.attrs["body_outputs"])
-
-    def body(carry):
-        return tuple(low.nested(block, _scoped(env, params, carry), outputs))
-
+    """``{p: (axis, step, shape, exact)}``: loop variable ``p`` grows by ``step`` along
+    ``axis`` at every iteration (at most, unless ``exact``), its other dims as ``shape`` has
+    them, from one body traced abstractly (``jax.eval_shape``). A variable that grows in a
+    branch, or a list the body indexes with a traced position (``xs[i]``), is traced again
+    as a ``Bounded`` value, whose buffer the growing ops lengthen by what they write: the
+    step found is then an upper bound."""
     try:
-        after = jax.eval_shape(low.loop_body(body), init)
+        after = _probe(low, op, env, init)
+        probed = {p: a.axis for p, a in enumerate(after)
+                  if type(a) is Bounded and type(init[p]) is not Bounded}  # fmt: skip
     except Unlowerable:
         raise
-    except Exception as exc:  # noqa: BLE001  (a body the trace cannot take: say why)
-        raise Unlowerable(
-            op, f"its loop variables change shape, and its body fails: {_first_line(exc)}"
-        ) from exc
+    except Exception:  # noqa: BLE001  (an op needs concrete values: try the lists bounded)
+        probed = dict.fromkeys(_lists(op), 0)
     growth = {}
+    if probed:
+        jnp = low.jnp
+        init = tuple(
+            Bounded(c, jnp.asarray(c.shape[probed[p]], jnp.int64), probed[p], True)
+            if p in probed
+            else c
+            for p, c in enumerate(init)
+        )
+        try:
+            after = _probe(low, op, env, init)
+        except Unlowerable:
+            raise
+        except Exception as exc:  # noqa: BLE001  (a body the trace cannot take: say why)
+            raise Unlowerable(
+                op, f"its loop variables change shape, and its body fails: {_first_line(exc)}"
+            ) from exc
+        for p, axis in probed.items():
+            if type(after[p]) is not Bounded or after[p].axis != axis:
+                raise Unlowerable(op, "a loop variable changes how it grows")
+            step = max(after[p].capacity - init[p].capacity, 0)
+            growth[p] = (axis, step, _shape(after[p]), False)
     for p, (before, now) in enumerate(zip(init, after)):
+        if p in growth:
+            continue
         a, b = _shape(before), _shape(now)
         if a == b and (type(before) is Bounded) == (type(now) is Bounded):
             continue
@@ -123,8 +142,30 @@ def _growth(low: Any, op: Any, env: dict, init: tuple) -> dict[int, tuple]:
         if len(axes) != 1:
             raise Unlowerable(op, "a loop variable changes shape in more than one dim")
         axis = axes[0]
-        growth[p] = (axis, b[axis] - a[axis], b)
+        growth[p] = (axis, b[axis] - a[axis], b, True)
     return growth
+
+
+def _probe(low: Any, op: Any, env: dict, init: tuple) -> tuple:
+    """The loop variables' shapes after one iteration (the body traced abstractly)."""
+    import jax
+
+    params, block = list(op.attrs["body_params"]), op.attrs["body_block"]
+    outputs = list(op.attrs["body_outputs"])
+
+    def body(carry):
+        return tuple(low.nested(block, _scoped(env, params, carry), outputs))
+
+    return jax.eval_shape(low.loop_body(body), init)
+
+
+def _lists(op: Any) -> set[int]:
+    """The loop variables that are lists (tensor arrays): made by a list op in the body."""
+    made = {v.name: o.type for o in op.attrs["body_block"].ops for v in o.outputs[:1]}
+    return {
+        p for p, name in enumerate(op.attrs["body_outputs"])
+        if made.get(name) in ("array_write", "array_pop", "create_array")
+    }  # fmt: skip
 
 
 def _shape(value: Any) -> tuple:
@@ -137,7 +178,7 @@ def bounded_while(
     """The loop as one ``lax.while_loop`` over buffers of ``bound`` iterations' growth."""
     jnp, lax = low.jnp, low.lax
     carries = list(init)
-    for p, (axis, step, shape) in growth.items():
+    for p, (axis, step, shape, _) in growth.items():
         start = init[p].shape[axis]
         size = list(shape)
         size[axis] = start + max(step, 0) * bound
@@ -145,7 +186,8 @@ def bounded_while(
         if start:
             buffer = lax.dynamic_update_slice_in_dim(buffer, init[p], 0, axis)
         length = jnp.asarray(start, jnp.int64)
-        carries[p] = Bounded(low.strong(buffer), length, axis, True, op.location)
+        why = origin(op, "the iteration count of the loop")
+        carries[p] = Bounded(low.strong(buffer), length, axis, True, why)
     room = {op.attrs["body_outputs"][p]: carries[p].capacity for p in growth}
     cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
     outputs = list(op.attrs["body_outputs"])
@@ -175,9 +217,10 @@ def bounded_while(
     if not exact:
         return final
     final = list(final)
-    for p, (axis, step, _) in growth.items():  # the exact count: the final size is known
-        size = init[p].shape[axis] + step * bound
-        final[p] = lax.slice_in_dim(final[p].array, 0, size, axis=axis)
+    for p, (axis, step, _, static) in growth.items():  # the exact count: the final size
+        if static:
+            size = init[p].shape[axis] + step * bound
+            final[p] = lax.slice_in_dim(final[p].array, 0, size, axis=axis)
     return tuple(final)
 
 

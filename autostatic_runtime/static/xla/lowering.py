@@ -293,16 +293,28 @@ def _scoped(env: dict, names: list[str], values) -> dict:
 def lower_cond(low: Lowering, op, env: dict) -> None:
     pred = low.pred(read(env, op.inputs[0]))
 
-    def branch(block_key: str, outputs_key: str) -> Callable:
+    def branch(block_key: str, outputs_key: str, targets: Any = None) -> Callable:
         def run(_):
             results = low.nested(op.attrs[block_key], dict(env), list(op.attrs[outputs_key]))
-            return tuple(low.strong(r) for r in results)
+            results = tuple(low.strong(r) for r in results)
+            if targets is None:
+                return results
+            return tuple(r if t is None else low.like(r, t) for r, t in zip(results, targets))
 
         return run
 
-    outs = low.lax.cond(
-        pred, branch("true_block", "true_outputs"), branch("false_block", "false_outputs"), None
-    )
+    true_fn = branch("true_block", "true_outputs")
+    false_fn = branch("false_block", "false_outputs")
+    try:
+        outs = low.lax.cond(pred, true_fn, false_fn, None)
+    except TypeError:  # a list one branch appends to: the results made alike (``joined``)
+        import jax
+
+        shapes = zip(jax.eval_shape(true_fn, None), jax.eval_shape(false_fn, None))
+        targets = [bounded.joined(op, a, b) for a, b in shapes]
+        true_fn = branch("true_block", "true_outputs", targets)
+        false_fn = branch("false_block", "false_outputs", targets)
+        outs = low.lax.cond(pred, true_fn, false_fn, None)
     for var, value in zip(op.outputs, outs):
         env[var.name] = value
 
