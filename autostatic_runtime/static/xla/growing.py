@@ -44,10 +44,16 @@ NO_BOUND = (
 )
 
 
+RECORDED = (
+    "its loop variables change shape and its gradient is needed (run it under rt.no_grad() "
+    "when no gradient is wanted)"
+)
+
+
 def lower_growing(low: Any, op: Any, env: dict, trajectory: Any, guard: int | None) -> tuple:
     """``(outputs, trajectory)`` of a ``while`` whose body changes a loop variable's shape."""
     if trajectory:  # a gradient walks it back: only an unrolled loop keeps each step's shapes
-        return _unrolled(low, op, env, "its loop variables change shape", guard)
+        return _unrolled(low, op, env, RECORDED, guard)
     n = op.attrs["num_loop_vars"]
     init = tuple(low.strong(read(env, x)) for x in op.inputs[:n])
     growth = _growth(low, op, env, init)
