@@ -149,3 +149,18 @@ def test_a_decode_that_stops_at_once():
         model(tok)
     with pytest.raises(rt.errors.ExecutionError, match="stack.*test_transformer.py"), rt.no_grad():
         xla(tok)
+
+
+def test_decode_with_an_unknown_batch():
+    """``gen_cache`` of a batch known only when the program runs (``InputSpec([None])``)."""
+    model = _decoder(1)
+    spec = [InputSpec([None], "int64", "tok")]
+    for backend in (None, "xla"):
+        f = autostatic.to_static(copy.deepcopy(model), input_spec=spec, backend=backend)
+        for tok in ([3, 5, 7, 9, 2], [4, 1]):
+            tok = rt.to_tensor(np.array(tok, "int64"))
+            with warnings.catch_warnings(), rt.no_grad():
+                warnings.simplefilter("error", XlaFallbackWarning)
+                got = f(tok)
+            for g, w in zip(got, model(tok), strict=True):
+                np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)

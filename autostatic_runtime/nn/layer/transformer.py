@@ -141,7 +141,10 @@ class MultiHeadAttention(Layer):
             return self.StaticCache(*self.compute_kv(key, value))
         if value is None:
             rt = _rt()
-            shape = [key.shape[0], self.num_heads, 0, self.head_dim]
+            batch = key.shape[0]
+            if batch < 0:  # a batch known only when the program runs
+                batch = rt.shape(key)[0]
+            shape = [batch, self.num_heads, 0, self.head_dim]
             return self.Cache(rt.zeros(shape, key.dtype), rt.zeros(shape, key.dtype))
         return self.Cache(key, value)
 
