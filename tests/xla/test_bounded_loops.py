@@ -5,9 +5,6 @@ eager's for early exits at every step (none, some, the bound), the stated bound
 
 from __future__ import annotations
 
-import contextlib
-import warnings
-
 import numpy as np
 import pytest
 
@@ -19,13 +16,7 @@ from autostatic import InputSpec  # noqa: E402
 from autostatic_runtime.errors import ExecutionError  # noqa: E402
 from autostatic_runtime.jit.run_program import compiled_functions  # noqa: E402
 from autostatic_runtime.static.xla import XlaFallbackWarning  # noqa: E402
-
-
-@contextlib.contextmanager
-def no_fallback():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", XlaFallbackWarning)
-        yield
+from tests.xla.test_to_static import no_fallback  # noqa: E402
 
 
 def compiled(f):

@@ -5,7 +5,6 @@ and ONNX Runtime (``Loop``), all equal."""
 from __future__ import annotations
 
 import copy
-import warnings
 
 import numpy as np
 import pytest
@@ -17,7 +16,8 @@ import autostatic_runtime as rt  # noqa: E402
 from autostatic import InputSpec  # noqa: E402
 from autostatic_runtime import nn  # noqa: E402
 from autostatic_runtime.jit.run_program import compiled_functions  # noqa: E402
-from autostatic_runtime.static.xla import XlaFallbackWarning, XlaFunction  # noqa: E402
+from autostatic_runtime.static.xla import XlaFunction  # noqa: E402
+from tests.xla.test_to_static import no_fallback  # noqa: E402
 
 
 def _x(*shape, seed=0):
@@ -60,8 +60,7 @@ def test_encoder_training_on_xla_equals_eager():
     mask = rt.to_tensor(np.random.default_rng(1).random((2, 1, 4, 4)) > 0.2)
     args = (_x(2, 4, 8), mask)
     compiled = autostatic.to_static(copy.deepcopy(net), backend="xla")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", XlaFallbackWarning)
+    with no_fallback():
         got_losses, got_params = train(compiled, args)
     want_losses, want_params = train(net, args)
     np.testing.assert_allclose(got_losses, want_losses, rtol=1e-4)
@@ -121,8 +120,7 @@ def test_greedy_decode_equals_eager_on_every_path(seed, tmp_path):
     want = [t.numpy() for t in model(tok)]  # the tokens, the last layer's key cache
     default = autostatic.to_static(copy.deepcopy(model))
     xla = autostatic.to_static(copy.deepcopy(model), backend="xla")
-    with warnings.catch_warnings(), rt.no_grad():  # (with gradients, the loop's is recorded)
-        warnings.simplefilter("error", XlaFallbackWarning)
+    with no_fallback(), rt.no_grad():  # (with gradients on, the loop records itself)
         runs = [default(tok), xla(tok)]
     for got in runs:
         np.testing.assert_array_equal(got[0].numpy(), want[0])
@@ -159,8 +157,7 @@ def test_decode_with_an_unknown_batch():
         f = autostatic.to_static(copy.deepcopy(model), input_spec=spec, backend=backend)
         for tok in ([3, 5, 7, 9, 2], [4, 1]):
             tok = rt.to_tensor(np.array(tok, "int64"))
-            with warnings.catch_warnings(), rt.no_grad():
-                warnings.simplefilter("error", XlaFallbackWarning)
+            with no_fallback(), rt.no_grad():
                 got = f(tok)
             for g, w in zip(got, model(tok), strict=True):
                 np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)

@@ -184,19 +184,32 @@ class _Sublayers(Layer):
     """What the encoder and decoder layers share: the feed-forward network, the norms and
     dropouts, pre-/post-norm residual blocks, and the configuration a stack copies."""
 
-    def _setup(self, config: dict, attentions: tuple, d_model: int, nhead: int, ffn: int):
-        """The sub-layers, in Paddle's order: the attentions named ``attentions``, the
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        attn_dropout: float | None = None,
+        act_dropout: float | None = None,
+        normalize_before: bool = False,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+    ):
+        """The sub-layers, in Paddle's order: the attentions named in ``_attentions``, the
         feed-forward network, one norm and one dropout per sub-layer."""
+        config = _config(locals())
+        super().__init__()
+        ffn = dim_feedforward
         _positive(type(self).__name__, d_model=d_model, nhead=nhead, dim_feedforward=ffn)
-        self._config = config
-        n = len(attentions) + 1
-        dropout = config["dropout"]
-        attn_dropout = dropout if config["attn_dropout"] is None else config["attn_dropout"]
-        act_dropout = dropout if config["act_dropout"] is None else config["act_dropout"]
-        self.normalize_before = config["normalize_before"]
-        weights = _attrs(config["weight_attr"], n)
-        biases = _attrs(config["bias_attr"], n)
-        for name, w, b in zip(attentions, weights, biases):
+        self._config = config  # what a stack copies (``_Stack``)
+        n = len(self._attentions) + 1
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        weights, biases = _attrs(weight_attr, n), _attrs(bias_attr, n)
+        for name, w, b in zip(self._attentions, weights, biases):
             attention = MultiHeadAttention(d_model, nhead, attn_dropout, weight_attr=w, bias_attr=b)
             setattr(self, name, attention)
         self.linear1 = Linear(d_model, ffn, weights[-1], bias_attr=biases[-1])
@@ -206,7 +219,7 @@ class _Sublayers(Layer):
             setattr(self, f"norm{i}", LayerNorm(d_model))
         for i in range(1, n + 1):
             setattr(self, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
-        self.activation = getattr(F, config["activation"])
+        self.activation = getattr(F, activation)
 
     def _pre(self, x: Any, norm: Any) -> Any:
         return norm(x) if self.normalize_before else x
@@ -242,22 +255,7 @@ class TransformerEncoderLayer(_Sublayers):
     ``cache`` (``gen_cache``) returns ``(out, new_cache)``.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        attn_dropout: float | None = None,
-        act_dropout: float | None = None,
-        normalize_before: bool = False,
-        weight_attr: Any = None,
-        bias_attr: Any = None,
-    ):
-        config = _config(locals())
-        super().__init__()
-        self._setup(config, ("self_attn",), d_model, nhead, dim_feedforward)
+    _attentions = ("self_attn",)
 
     def forward(self, src: Any, src_mask: Any = None, cache: Any = None) -> Any:
         src_mask = attention_mask(src_mask, src.dtype)
@@ -286,22 +284,7 @@ class TransformerDecoderLayer(_Sublayers):
     returned.
     """
 
-    def __init__(
-        self,
-        d_model: int,
-        nhead: int,
-        dim_feedforward: int,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        attn_dropout: float | None = None,
-        act_dropout: float | None = None,
-        normalize_before: bool = False,
-        weight_attr: Any = None,
-        bias_attr: Any = None,
-    ):
-        config = _config(locals())
-        super().__init__()
-        self._setup(config, ("self_attn", "cross_attn"), d_model, nhead, dim_feedforward)
+    _attentions = ("self_attn", "cross_attn")
 
     def forward(
         self, tgt: Any, memory: Any, tgt_mask: Any = None, memory_mask: Any = None,
