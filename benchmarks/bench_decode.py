@@ -23,8 +23,9 @@ Workloads (issue 28), all with the same parameters in every version:
 Per-call times are medians of alternating batches against the hand-written JAX call in the
 same run (``_timing.compare``); the machine is shared, so read the ratios, not the times.
 Goals: GRU decode on XLA <= 1.2x JAX with no fallback (and the default executor <= PyTorch
-eager's time, where PyTorch is installed); the transformer decode on XLA <= 1.3x JAX; the
-encoder-layer step compiled whole on XLA <= 1.1x JAX's jitted step.
+eager's time: there is no PyTorch row, PyTorch is not installed here); the transformer
+decode on XLA <= 1.3x JAX; the encoder-layer step compiled whole on XLA <= 1.1x JAX's jitted
+step. Both decodes run all 40 steps with these weights (the buffers' worst case).
 """
 
 from __future__ import annotations
