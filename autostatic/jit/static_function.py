@@ -501,7 +501,8 @@ def to_static(
     _block_compiler(backend)  # an unknown name or a missing JAX fails here, at the decorator
     if isinstance(function, StaticFunction):
         same = (backend, max_loop_iterations) == (
-            function._options["backend"], function._options["max_loop_iterations"]
+            function._options["backend"],
+            function._options["max_loop_iterations"],
         )
         if input_spec is None and same:
             return function
