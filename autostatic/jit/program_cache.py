@@ -298,9 +298,12 @@ def trace(
     key: tuple,
     names: list[str],
     compiler: Any = None,
+    max_loop_iterations: int | None = None,
 ) -> ConcreteProgram:
-    """Call ``converted`` in static mode on data variables built from ``key``'s specs."""
+    """Call ``converted`` in static mode on data variables built from ``key``'s specs;
+    ``max_loop_iterations`` bounds the program's loops (``to_static``'s)."""
     main, startup = Program(), Program()
+    main.max_loop_iterations = max_loop_iterations
     inputs: list[Variable] = []
     used: set[str] = set()
 

@@ -87,6 +87,7 @@ class StaticFunction:
         max_programs: int | None = MAX_PROGRAMS,
         warn_retraces: int | None = WARN_RETRACES,
         backend: str | None = None,
+        max_loop_iterations: int | None = None,
     ):
         if isinstance(function, (staticmethod, classmethod)):
             function = function.__func__
@@ -96,6 +97,7 @@ class StaticFunction:
             "max_programs": max_programs,
             "warn_retraces": warn_retraces,
             "backend": backend,
+            "max_loop_iterations": _loop_limit(max_loop_iterations),
         }
         self._compiler = _block_compiler(backend)
         self._instance = instance
@@ -280,7 +282,10 @@ class StaticFunction:
             fn = self._converted_function()
             if self._instance is not None:
                 fn = functools.partial(fn, self._instance)
-            program = trace(fn, args, kwargs, key, self._names, self._compiler)
+            program = trace(
+                fn, args, kwargs, key, self._names, self._compiler,
+                self._options["max_loop_iterations"],
+            )  # fmt: skip
         except ToStaticError:
             raise
         except Exception as exc:
@@ -424,6 +429,14 @@ class StaticFunction:
         return f"<StaticFunction {self.__qualname__}: {self.program_cache!r}>"
 
 
+def _loop_limit(limit: Any) -> int | None:
+    if limit is not None and (type(limit) is not int or limit < 0):
+        raise ToStaticError(
+            f"to_static: max_loop_iterations must be a non-negative int, got {limit!r}"
+        )
+    return limit
+
+
 def _block_compiler(backend: str | None) -> Any:
     """The runtime's block compiler for ``to_static(backend=...)``."""
     if backend not in (None, "python", "xla"):
@@ -486,6 +499,7 @@ def to_static(
     max_programs: int | None = MAX_PROGRAMS,
     warn_retraces: int | None = WARN_RETRACES,
     backend: str | None = None,
+    max_loop_iterations: int | None = None,
 ) -> Any:
     """Run ``function`` as a cached static program (decorator with or without arguments).
 
@@ -505,6 +519,11 @@ def to_static(
             ``"xla"`` (the whole program as one ``jax.jit`` computation; needs the ``xla``
             extra). A program XLA cannot take runs on the default executor after one
             ``XlaFallbackWarning``; ``explain()`` says why.
+        max_loop_iterations: a bound on every tensor loop's iterations: a loop that would run
+            more raises an ``ExecutionError`` naming its line (on every executor). With
+            ``backend="xla"``, a loop that grows a list or a tensor and has no bound of its
+            own in its condition compiles into one XLA loop with buffers of this size (when
+            it is below 1,000,000).
 
     Returns:
         A StaticFunction (the layer itself for a Layer).
@@ -517,11 +536,17 @@ def to_static(
             max_programs=max_programs,
             warn_retraces=warn_retraces,
             backend=backend,
+            max_loop_iterations=max_loop_iterations,
         )
-    options = {"max_programs": max_programs, "warn_retraces": warn_retraces, "backend": backend}
+    options = {"max_programs": max_programs, "warn_retraces": warn_retraces, "backend": backend,
+               "max_loop_iterations": max_loop_iterations}  # fmt: skip
     _block_compiler(backend)  # an unknown name or a missing JAX fails here, at the decorator
     if isinstance(function, StaticFunction):
-        if input_spec is None and backend == function._options["backend"]:
+        same = (backend, max_loop_iterations) == (
+            function._options["backend"],
+            function._options["max_loop_iterations"],
+        )
+        if input_spec is None and same:
             return function
         input_spec = function.input_spec if input_spec is None else input_spec
         function = function.dygraph_function

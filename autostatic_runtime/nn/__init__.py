@@ -23,6 +23,7 @@ from autostatic_runtime.nn.layer import norm as _norm
 from autostatic_runtime.nn.layer import pooling as _pooling
 from autostatic_runtime.nn.layer import rnn as _rnn
 from autostatic_runtime.nn.layer import rnn_layers as _rnn_layers
+from autostatic_runtime.nn.layer import transformer as _transformer
 from autostatic_runtime.nn.layer.layers import Layer
 from autostatic_runtime.nn.parameter import ParamAttr, Parameter, create_parameter
 
@@ -49,4 +50,5 @@ __all__ = (
     + _pooling.__all__
     + _rnn.__all__
     + _rnn_layers.__all__
+    + _transformer.__all__
 )

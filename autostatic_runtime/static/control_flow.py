@@ -737,7 +737,7 @@ def emit_while(w, op) -> None:
         history = w.write(op.block.var(trajectory))
         w.emit(f"{history} = []")
     probe = _observe.instrument(op) and w.const(op, "O")  # iteration counts (observe.py)
-    limit = op.block.program.max_loop_iterations  # a loaded model's guard (else None)
+    limit = op.block.program.max_loop_iterations  # to_static's or load's guard (else None)
     if probe or limit is not None:
         count = w.fresh("n")
         w.emit(f"{count} = 0")
@@ -767,9 +767,10 @@ def loop_limit_error(op, limit: int) -> ExecutionError:
         "while",
         op.location if op.location and op.location[0] else None,
         RuntimeError(
-            f"the loop ran more than {limit:,} iterations, the max_loop_iterations of this "
-            "loaded model; the model (or its input) loops too long. If it needs more, load "
-            "it with autostatic.load(path, max_loop_iterations=N) (None: no limit)"
+            f"the loop ran more than {limit:,} iterations, the program's max_loop_iterations; "
+            "the model (or its input) loops too long. If it needs more, state a larger bound: "
+            "to_static(..., max_loop_iterations=N), or autostatic.load(path, "
+            "max_loop_iterations=N) for a loaded model (None: no limit)"
         ),
     )
 

@@ -414,7 +414,8 @@ class Program:
         self.random_seed = 0
         self._is_test = False
         #: a run-time guard, not saved: a ``while`` op running more iterations raises
-        #: (``autostatic.load`` sets it on loaded programs: 1,000,000 unless told otherwise)
+        #: (``to_static(..., max_loop_iterations=n)`` states it; ``autostatic.load`` sets it
+        #: on loaded programs: 1,000,000 unless told otherwise)
         self.max_loop_iterations: int | None = None
 
     # -- structure ---------------------------------------------------------------------------

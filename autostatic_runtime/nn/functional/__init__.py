@@ -1,6 +1,7 @@
 """Functional neural-network ops (Paddle 2.x ``paddle.nn.functional``)."""
 
 from autostatic_runtime.nn.functional.activation import *  # noqa: F401,F403
+from autostatic_runtime.nn.functional.attention import *  # noqa: F401,F403
 from autostatic_runtime.nn.functional.common import *  # noqa: F401,F403
 from autostatic_runtime.nn.functional.conv import *  # noqa: F401,F403
 from autostatic_runtime.nn.functional.loss import *  # noqa: F401,F403

@@ -10,3 +10,4 @@ from autostatic_runtime.nn.layer.norm import *  # noqa: F401,F403
 from autostatic_runtime.nn.layer.pooling import *  # noqa: F401,F403
 from autostatic_runtime.nn.layer.rnn import *  # noqa: F401,F403
 from autostatic_runtime.nn.layer.rnn_layers import *  # noqa: F401,F403
+from autostatic_runtime.nn.layer.transformer import *  # noqa: F401,F403

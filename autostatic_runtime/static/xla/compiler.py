@@ -44,6 +44,7 @@ from autostatic_runtime.errors import ExecutionError
 from autostatic_runtime.static.compiler import PythonCodegen, _load, has_side_effect, prune
 from autostatic_runtime.static.control_flow import loop_limit_error
 from autostatic_runtime.static.program import Block, Variable
+from autostatic_runtime.static.xla.bounded import Bounded
 from autostatic_runtime.static.xla.lowering import (
     Lowering,
     NeedsKey,
@@ -233,8 +234,11 @@ class XlaFunction:
             raise Unlowerable(low.op, f"{type(exc).__name__}: {_first_line(exc)}") from exc
         outs = tuple(o if isinstance(o, (tuple, Unrolled)) else low.strong(o) for o in outs)
         n, keep = self._n, self.device_results_from
+        if any(type(o) is Bounded for o in outs[n:]):
+            raise Unlowerable(None, "it stores a value a loop grew into a persistable")
         host = outs[: n if keep is None else keep]
-        plain = not any(isinstance(o, (tuple, Unrolled)) for o in host)
+        # a loop trajectory, or a value a loop grew (cut to its length on the host)
+        plain = not any(isinstance(o, (tuple, Unrolled, Bounded)) for o in host)
         if self._lean and (low.counts or low.effects or low.stops or plain != self._plain):
             # traced again for a new input shape, into what the lean calls do not handle
             self._lean = self._simple = False
@@ -475,6 +479,8 @@ class XlaFunction:
         executor gives (a NumPy view of a device array is read-only)."""
         if type(value) is tuple or isinstance(value, Unrolled):
             return self._host_array(value)
+        if type(value) is Bounded:  # cut to its length: eager's shape
+            return value.host(self._result(value.array))
         return np.array(value) if self._numpy_host else self.host.from_numpy(np.asarray(value))
 
     def _host_array(self, value: Any) -> Any:
@@ -482,6 +488,8 @@ class XlaFunction:
             return tuple([self._host_array(v) for v in value])
         if isinstance(value, Unrolled):  # an unrolled loop's trajectory: only for compiled code
             return value
+        if type(value) is Bounded:
+            return value.host(self._host_array(value.array))
         return np.asarray(value) if self._numpy_host else self.host.from_numpy(np.asarray(value))
 
     def _fall_back(self, exc: Unlowerable) -> None:

@@ -50,7 +50,10 @@ import numpy as np
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.compiler import META_ATTRS, has_side_effect, prune
 from autostatic_runtime.static.control_flow import loop_limit_error
-from autostatic_runtime.static.program import Block, Literal
+from autostatic_runtime.static.program import Block, Literal, Variable
+from autostatic_runtime.static.xla import bounded
+from autostatic_runtime.static.xla.bounded import Bounded
+from autostatic_runtime.static.xla.errors import NeedsKey, Unlowerable  # noqa: F401
 
 SHAPE_ONLY = frozenset({"shape", "array_length"})  # ops that read only their input's shape
 UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries change shape)
@@ -62,18 +65,6 @@ UNROLL_LIMIT = 1000  # iterations of a loop unrolled while tracing (its carries 
 UNROLL_FACTOR = 4
 UNROLL_BODY_OPS = 3
 UNROLL_MIN_ROUNDS = 4
-
-
-class NeedsKey(Exception):
-    """The block draws random numbers: trace it again with a key argument."""
-
-
-class Unlowerable(Exception):
-    """``op`` cannot run inside one XLA computation, for ``reason``."""
-
-    def __init__(self, op: Any, reason: str):
-        super().__init__(reason)
-        self.op, self.reason = op, reason
 
 
 class Lowering:
@@ -108,11 +99,16 @@ class Lowering:
         self.depth = 0  # nesting inside lowered branches and loop bodies
         self.errors = errors  # (op, exception) of a print/assert that failed in this call
         self.effects = False  # whether the block has print/assert ops
+        # op output name -> capacity, for the loop variables a bounded loop body is making:
+        # a growing op there writes into its buffer in place (``bounded._room``)
+        self.room: dict[str, int] = {}
 
     def _namespace(self, backend: Any) -> types.SimpleNamespace:
         xp = types.SimpleNamespace(**vars(backend.xp))
         xp.random_uniform, xp.random_normal = self._uniform, self._normal
         xp.random_integers = self._integers
+        if backend.name == "jax":  # int32 positions (the kernels cast them)
+            xp.argmax, xp.argmin = _positions(self.lax.argmax), _positions(self.lax.argmin)
         return xp
 
     # -- random numbers: from the call's key, one stream per op -------------------------------
@@ -179,6 +175,12 @@ class Lowering:
             raise Unlowerable(op, "it has no kernel and no lowering")
         attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
         args = [read(env, x) for x in op.inputs]
+        if any(type(a) is Bounded for a in args):  # a value a bounded loop is growing
+            out = bounded.apply(self, op, opdef, args, attrs)
+            outs = out if opdef.multi_output else (out,)
+            for var, value in zip(op.outputs, outs):
+                env[var.name] = value
+            return
         if op.attrs.get("side_effect"):
             self._effect(op, opdef, args, attrs, env)
             return
@@ -214,7 +216,10 @@ class Lowering:
         return self.jnp.reshape(value, ()).astype(bool)
 
     def like(self, value: Any, carry: Any) -> Any:
-        """``value`` with ``carry``'s dtype, strongly typed (a loop carry must keep its type)."""
+        """``value`` with ``carry``'s dtype, strongly typed (a loop carry must keep its type);
+        a ``Bounded`` carry keeps its capacity (``bounded.fit``)."""
+        if type(carry) is Bounded or type(value) is Bounded:
+            return bounded.fit(self, value, carry)
         value = self.jnp.asarray(value)
         if value.dtype != carry.dtype:
             value = self.jnp.astype(value, carry.dtype)
@@ -223,8 +228,29 @@ class Lowering:
     def strong(self, value: Any) -> Any:
         """``value`` as a JAX array of its own dtype (not weakly typed), as loop carries
         and branch results must be."""
+        if type(value) is Bounded:
+            array, length = self.strong(value.array), self.strong(value.length)
+            return value.like(array, length=length, zeros=value.zeros)
         value = self.jnp.asarray(value)
         return self.lax.convert_element_type(value, value.dtype)
+
+
+def _positions(arg: Callable) -> Callable:
+    """``xp.argmax``/``argmin`` giving int32 positions (``lax.argmax`` with
+    ``index_dtype=int32``): a 64-bit one lowers to an int64 iota, which JAX cuts to int32 when
+    the computation is lowered outside 64-bit mode (a block whose arguments are all 32-bit,
+    ``compiler.NARROW``), and the lowered module fails to verify. The kernels cast the
+    positions to the op's dtype."""
+    import jax.numpy as jnp
+
+    def positions(x, axis=None, keepdims=False):
+        if axis is None:
+            x, axis = jnp.ravel(x), 0
+        axis = axis % x.ndim
+        out = arg(x, axis, jnp.int32)
+        return jnp.expand_dims(out, axis) if keepdims else out
+
+    return positions
 
 
 _registered: list = []
@@ -235,6 +261,7 @@ def _register_pytrees() -> None:
         import jax
 
         jax.tree_util.register_pytree_node_class(Unrolled)
+        jax.tree_util.register_pytree_node_class(Bounded)
         _registered.append(Unrolled)
 
 
@@ -268,44 +295,59 @@ def _scoped(env: dict, names: list[str], values) -> dict:
 def lower_cond(low: Lowering, op, env: dict) -> None:
     pred = low.pred(read(env, op.inputs[0]))
 
-    def branch(block_key: str, outputs_key: str) -> Callable:
+    def branch(block_key: str, outputs_key: str, targets: Any = None) -> Callable:
         def run(_):
             results = low.nested(op.attrs[block_key], dict(env), list(op.attrs[outputs_key]))
-            return tuple(low.strong(r) for r in results)
+            results = tuple(low.strong(r) for r in results)
+            if targets is None:
+                return results
+            return tuple(r if t is None else low.like(r, t) for r, t in zip(results, targets))
 
         return run
 
-    outs = low.lax.cond(
-        pred, branch("true_block", "true_outputs"), branch("false_block", "false_outputs"), None
-    )
+    true_fn = branch("true_block", "true_outputs")
+    false_fn = branch("false_block", "false_outputs")
+    try:
+        outs = low.lax.cond(pred, true_fn, false_fn, None)
+    except TypeError:  # a list one branch appends to: the results made alike (``joined``)
+        import jax
+
+        shapes = zip(jax.eval_shape(true_fn, None), jax.eval_shape(false_fn, None))
+        targets = [bounded.joined(op, a, b) for a, b in shapes]
+        true_fn = branch("true_block", "true_outputs", targets)
+        false_fn = branch("false_block", "false_outputs", targets)
+        outs = low.lax.cond(pred, true_fn, false_fn, None)
     for var, value in zip(op.outputs, outs):
         env[var.name] = value
 
 
 def lower_while(low: Lowering, op, env: dict) -> None:
     trajectory = op.attrs.get("trajectory")
-    limit = op.block.program.max_loop_iterations  # a loaded model's guard
+    limit = op.block.program.max_loop_iterations  # to_static's or load's guard (else None)
     if trajectory and low.depth:  # its iteration count could not leave the computation
         why = "its gradient is needed inside a branch or loop"
         outs, history = _unrolled(low, op, env, why, limit)
     else:
         try:
             outs, history = _while_loop(low, op, env, trajectory, limit)
-        except TypeError:  # the body changes a carry's shape (a tensor array grows)
-            outs, history = _unrolled(low, op, env, "its loop variables change shape", limit)
+        except TypeError:  # the body changes a carry's shape (a list grows): ``growing.py``
+            from autostatic_runtime.static.xla.growing import lower_growing
+
+            outs, history = lower_growing(low, op, env, trajectory, limit)
     if trajectory:
         env[trajectory] = history
     for var, value in zip([v for v in op.outputs if v.name != trajectory], outs):
         env[var.name] = value
 
 
-def _while_loop(low: Lowering, op, env: dict, trajectory: str | None, limit=None) -> tuple:
+def _while_loop(low: Lowering, op, env: dict, trajectory: str | None, limit: int | None) -> tuple:
     """``lax.while_loop``; with a trajectory, rows of ``capacity`` carried along; with a
-    ``limit`` (``max_loop_iterations``), guarded (``_guarded``) unless its trip count is known
-    while tracing and within the limit."""
+    ``limit`` (``max_loop_iterations``), guarded (``_guarded``) unless a counter term of its
+    condition stops it within the limit (``growing.trip_bound``)."""
     jnp, lax = low.jnp, low.lax
     n = op.attrs["num_loop_vars"]
     init = tuple(low.strong(read(env, x)) for x in op.inputs[:n])
+    guarded = limit is not None and _may_pass(low, op, env, init, limit)
     cond_params, body_params = list(op.attrs["cond_params"]), list(op.attrs["body_params"])
 
     def cond_fn(state):
@@ -323,11 +365,9 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None, limit=None
         outs = low.nested(op.attrs["body_block"], inner, list(op.attrs["body_outputs"]))
         return (tuple(low.like(o, c) for o, c in zip(outs, carry)), *recorded)
 
-    counted = None if trajectory else _counted(low, op, env, init)
-    if counted is not None and limit is not None and counted[5] > limit:
-        counted = None  # it would run past the limit: the guarded loop says so when it runs
+    counted = None if trajectory or guarded else _counted(low, op, env, init)
     if counted is not None:  # k bodies per iteration up to the bound, then the rest
-        p, bound, k, less, rest, _ = counted
+        p, bound, k, less, rest = counted
         kind = init[p].dtype
 
         def rounds_cond(state):  # (the bound a constant of the condition, not a carry)
@@ -346,7 +386,7 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None, limit=None
     if trajectory:
         rows = tuple(jnp.zeros((low.capacity,) + c.shape, c.dtype) for c in init)
         state = (init, rows, jnp.asarray(0, jnp.int64))
-    if limit is not None and counted is None:
+    if guarded:
         outs, *recorded = _guarded(low, op, cond_fn, body_fn, state, limit)
     else:
         outs, *recorded = lax.while_loop(cond_fn, low.loop_body(body_fn), state)
@@ -356,8 +396,18 @@ def _while_loop(low: Lowering, op, env: dict, trajectory: str | None, limit=None
     return outs, tuple(recorded)
 
 
+def _may_pass(low: Lowering, op, env: dict, init: tuple, limit: int) -> bool:
+    """Whether the loop may run more than ``limit`` iterations: no counter term of its
+    condition (``growing.trip_bound``) stops it within them."""
+    from autostatic_runtime.static.xla.growing import trip_bound
+
+    trips, _ = trip_bound(low, op, env, init)
+    return trips is None or trips > limit
+
+
 def _guarded(low: Lowering, op, cond_fn: Callable, body_fn: Callable, state: tuple, limit: int):
-    """``lax.while_loop(cond_fn, body_fn, state)`` stopped after ``limit`` iterations: the
+    """``lax.while_loop(cond_fn, body_fn, state)`` stopped after ``limit`` iterations (the
+    program's ``max_loop_iterations``; a growing loop's buffers too, ``growing.py``): the
     condition is tested before the loop and after each body (the same tests, in the same
     order), the loop runs while it holds and fewer than ``limit`` bodies ran, and a loop that
     stopped with it still holding fails after the call with the default executor's error:
@@ -398,21 +448,43 @@ _STEPS = {"elementwise_add": 1, "elementwise_sub": -1}
 
 
 def _counted(low: Lowering, op, env: dict, init: tuple) -> tuple | None:
-    """``(p, bound, k, up, rest, t)`` for a counted loop worth running ``k`` bodies per
-    iteration: loop variable ``p`` is an integer counter known while tracing, the condition
-    is ``counter < n`` (``<=``, ``>``, ``>=``) and the body's only work on it is ``counter +
-    s`` (``- s``), with ``n`` and ``s`` known too, so the trip count ``t`` is known; the loop
-    runs ``t // k`` rounds of ``k`` bodies while the counter has not reached ``bound`` (``t
-    // k * k`` steps from its start), and then the ``t % k`` others as before. The bodies are
-    the same ops in the same order: the values are those of one body an iteration. None
-    otherwise (a long body, a short loop, an effect in the condition, anything else)."""
+    """``(p, bound, k, up, rest)`` for a counted loop worth running ``k`` bodies per
+    iteration: the condition is only ``counter < n`` (``trip_count``), so the trip count
+    ``t`` is known; the loop runs ``t // k`` rounds of ``k`` bodies while the counter has not
+    reached ``bound`` (``t // k * k`` steps from its start), and then the ``t % k`` others as
+    before. The bodies are the same ops in the same order: the values are those of one body
+    an iteration. None otherwise (a long body, a short loop, an effect in the condition,
+    anything else)."""
     body, cond = op.attrs["body_block"], op.attrs["cond_block"]
     if len(body.ops) > UNROLL_BODY_OPS or any(o.sub_blocks() for o in body.ops):
         return None
     compare = prune(cond, [op.attrs["cond_output"]])
-    if len(compare) != 1 or compare[0].type not in _COMPARES or _attrs(compare[0]):
+    if len(compare) != 1:
         return None
-    (compare,) = compare
+    counted = trip_count(low, op, env, init, compare[0])
+    if counted is None:
+        return None
+    p, trips, start, s = counted
+    k = UNROLL_FACTOR
+    if trips // k < UNROLL_MIN_ROUNDS:
+        return None
+    bound = start + trips // k * k * s
+    info = np.iinfo(init[p].dtype)
+    if not info.min <= bound <= info.max:
+        return None
+    return p, bound, k, s > 0, trips % k
+
+
+def trip_count(low: Lowering, op, env: dict, init: tuple, compare) -> tuple | None:
+    """``(p, trips, start, step)`` when the condition op ``compare`` (in the loop's condition
+    block) is ``counter < n`` (``<=``, ``>``, ``>=``, either way round) on loop variable
+    ``p``, an integer counter known while tracing whose only change in the body is
+    ``counter + s`` (``- s``) with ``n`` and ``s`` known too: the loop stops after at most
+    ``trips`` iterations (exactly that many when this is the whole condition). None
+    otherwise."""
+    if compare.type not in _COMPARES or _attrs(compare):
+        return None
+    body, cond = op.attrs["body_block"], op.attrs["cond_block"]
     direction = _COMPARES[compare.type]
     params = list(op.attrs["cond_params"])
     x, y = compare.inputs
@@ -433,7 +505,8 @@ def _counted(low: Lowering, op, env: dict, init: tuple) -> tuple | None:
     else:
         return None
     start = _integer(low, read(env, op.inputs[p]))
-    n, s = _integer(low, _known(env, y)), _integer(low, _known(env, by))
+    n = _integer(low, _bound_value(low, cond, env, y, params))
+    s = _integer(low, _known(env, by))
     if start is None or n is None or s is None:
         return None
     s *= _STEPS[step[0].type]
@@ -441,15 +514,23 @@ def _counted(low: Lowering, op, env: dict, init: tuple) -> tuple | None:
         return None
     inclusive = compare.type in ("less_equal", "greater_equal")
     span = (n - start) * direction + (1 if inclusive else 0)  # values the counter may take
-    trips = max(0, -(-span // abs(s)))
-    k = UNROLL_FACTOR
-    if trips // k < UNROLL_MIN_ROUNDS:
+    return p, max(0, -(-span // abs(s))), start, s
+
+
+def _bound_value(low: Lowering, cond: Block, env: dict, operand: Any, params: list) -> Any:
+    """The value of a comparison's bound: a literal or outer value, or one the condition
+    block computes from outer values alone (``i < x.shape[0]``), known while tracing when
+    those are; None when it depends on the loop variables."""
+    known = _known(env, operand)
+    if known is not None or isinstance(operand, Literal):
+        return known
+    ops = prune(cond, [operand.name])
+    if any(isinstance(x, Variable) and x.name in params for o in ops for x in o.inputs):
         return None
-    bound = start + trips // k * k * s
-    info = np.iinfo(init[p].dtype)
-    if not info.min <= bound <= info.max:
+    if any(o.sub_blocks() or has_side_effect(o) for o in ops):
         return None
-    return p, bound, k, s > 0, trips % k, trips
+    (value,) = low.run_block(cond, dict(env), [operand.name])
+    return value
 
 
 def _known(env: dict, operand: Any) -> Any:
@@ -582,6 +663,9 @@ def lower_matmul(low: Lowering, op, env: dict) -> None:
     step 0.84-0.97x, paired rounds). Same values up to the order of the dot's sums. On CPU
     only (``Lowering.transpose_first``): a GPU's dots take transposed operands as they are."""
     x = read(env, op.inputs[0])
+    if type(x) is Bounded or type(read(env, op.inputs[1])) is Bounded:
+        low._kernel(op, env)  # (``bounded._matmul``)
+        return
     if not (
         low.transpose_first and op.attrs.get("trans_x") and type(x) in low.traced and x.ndim == 2
     ):
