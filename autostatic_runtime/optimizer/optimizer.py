@@ -41,6 +41,7 @@ from autostatic_runtime.optimizer.static_update import (
     state_var,
     static_minimize,
     traced_step,
+    traced_update,
     xp_of,
 )
 from autostatic_runtime.regularizer import L2Decay, WeightDecayRegularizer
@@ -157,7 +158,7 @@ class Optimizer:
         """Update every trainable parameter that has a gradient, once. Inside a training step
         compiled by ``to_static``, appends the update ops instead."""
         if not in_dynamic_mode():
-            traced_step(self).step(self)
+            traced_update(self, traced_step(self))
             return
         lr = float(self.get_lr())
         for group in self._groups():
@@ -255,7 +256,7 @@ class Optimizer:
             steps = traced_step(self, required=False)
             if steps is not None:  # in a traced eager step: step() over what backward() left
                 skip = {v if isinstance(v, str) else id(v) for v in no_grad_set or ()}
-                return [], steps.step(self, parameters, skip)
+                return [], traced_update(self, steps, parameters, skip)
             return static_minimize(self, loss, startup_program, parameters, no_grad_set)
         params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
         return self.apply_gradients(params_grads), params_grads

@@ -121,6 +121,34 @@ def state_var(value: Any, scalar: bool, captured: bool = True) -> Variable:
     return assign(value) if scalar else value
 
 
+def traced_update(opt: Any, steps: Any, parameters: Any = None, skip: Any = None) -> list:
+    """``opt.step()`` (``minimize``'s filters: ``parameters``, ``skip``) inside the training
+    step ``steps`` traces: the optimizer's own update code, group by group, on the captured
+    parameters and the step's symbolic gradients, with the learning rate fed at each call.
+    Returns the (parameter, gradient) pairs."""
+    from autostatic_runtime.errors import StaticBuildError, user_location
+    from autostatic_runtime.static.backward import op_role
+    from autostatic_runtime.static.builder import capture, program_guard, static_guard
+
+    program = steps.program
+    lr = steps.learning_rate(opt)
+    done = []
+    with program_guard(program), static_guard(), op_role("optimize"):
+        for group, pairs in steps.gradients_for(opt, parameters, skip):
+            opt._apply([(StaticParam(capture(program, p), p), g) for p, g in pairs], group, lr)
+            done += pairs
+    if not done and any(not p.stop_gradient for p in opt._all_params()):
+        name = type(opt).__name__
+        raise StaticBuildError(
+            f"{name}.step() in a compiled training step: none of the optimizer's "
+            f"{len(opt._all_params())} parameters has a gradient (the step's backward() does "
+            "not reach them and they had none before it); create the optimizer with the "
+            f"parameters of the model the step trains, e.g. {name}(parameters=model.parameters())",
+            user_location(),
+        )
+    return done
+
+
 def traced_step(opt: Any, required: bool = True) -> Any:
     """The training step this thread is tracing (``static.step.StepTrace``), for an optimizer
     used inside it; None (or, when ``required``, an error) outside one."""

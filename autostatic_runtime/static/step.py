@@ -8,9 +8,10 @@ function is traced, a ``StepTrace`` stands in for them, in the tracing thread al
 
 - ``loss.backward()`` appends the loss's gradient ops (``backward.backward_block``, parameters
   as leaves) and adds each trainable captured tensor's gradient to its symbolic ``.grad``;
-- ``opt.step()`` appends the optimizer's update ops (its own ``_apply``, on Variables: the
-  parameters and its accumulators are captured tensors the program writes), with the
-  learning rate a feed of the program (``opt.get_lr()`` at each call);
+- ``opt.step()`` appends the optimizer's update ops (``optimizer.static_update.traced_update``
+  runs its own ``_apply`` on Variables, over ``gradients_for``: the parameters and its
+  accumulators are captured tensors the program writes), with the learning rate a feed of
+  the program (``learning_rate``: ``opt.get_lr()`` at each call);
 - ``opt.clear_grad()`` and ``p.grad = ...`` change the symbolic gradients.
 
 A gradient enters the step as None (``NONE``), as the zeros ``clear_grad()`` left (``ZERO``,
@@ -33,7 +34,10 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import dtypes
+from autostatic_runtime.creation import ones_like, zeros
 from autostatic_runtime.errors import StaticBuildError, user_location
+from autostatic_runtime.static.backward import backward_block, op_role
+from autostatic_runtime.static.builder import capture, data, program_guard, static_guard
 from autostatic_runtime.static.program import Program, Variable
 from autostatic_runtime.tensor import GRAD_OVERLAY, Tensor, is_zeros_grad, zeros_grad
 
@@ -131,8 +135,6 @@ class StepTrace:
         elif isinstance(value, Variable):
             entry.value = value
         elif isinstance(value, Tensor):
-            from autostatic_runtime.static.builder import capture
-
             entry.value = capture(self.program, value)
         else:
             raise StaticBuildError(
@@ -149,7 +151,6 @@ class StepTrace:
             entry.value = ZERO if set_to_zero else NONE
 
     def _zeros(self, t: Tensor) -> Variable:
-        from autostatic_runtime.creation import zeros
 
         return zeros(list(t._data.shape), dtype=t.dtype)
 
@@ -167,9 +168,6 @@ class StepTrace:
     def backward(self, loss: Variable, grad: Any = None) -> None:
         """``loss.backward(grad)``: the gradient ops of ``loss`` w.r.t. every trainable tensor
         the program captured, added to their gradients."""
-        from autostatic_runtime.creation import ones_like
-        from autostatic_runtime.static.backward import backward_block, op_role
-        from autostatic_runtime.static.builder import capture, program_guard, static_guard
 
         program = loss.block.program
         _check_loss(loss, grad, program, self.program)
@@ -200,47 +198,30 @@ class StepTrace:
             found = self.optimizers[id(opt)] = (opt, self._feed(name, None, _lr_of(opt, dtype)))
         return found[1]
 
-    def step(self, opt: Any, parameters: Any = None, skip: Any = None) -> list[tuple]:
-        """``opt.step()`` (``minimize`` with its filters): the update ops of every trainable
-        parameter with a gradient, group by group; returns the (param, grad) pairs."""
-        from autostatic_runtime.optimizer.static_update import StaticParam
-        from autostatic_runtime.static.backward import op_role
-        from autostatic_runtime.static.builder import capture, program_guard, static_guard
-
-        program = self.program
-        lr = self.learning_rate(opt)
+    def gradients_for(self, opt: Any, parameters: Any = None, skip: Any = None) -> list:
+        """What ``opt.step()`` updates, group by group: ``[(group, [(param, grad
+        Variable), ...]), ...]`` for every trainable parameter (in ``parameters``, not in
+        ``skip`` — ids or names — when given) whose gradient is not None."""
         chosen = None if parameters is None else {id(p) for p in parameters}
         skip = skip or set()
-        pairs_all = []
-        with program_guard(program), static_guard(), op_role("optimize"):
-            for group in opt._groups():
-                pairs = []
-                for p in group["params"]:
-                    if p.stop_gradient or (chosen is not None and id(p) not in chosen):
-                        continue
-                    if id(p) in skip or p.name in skip:
-                        continue
-                    g = self.read_grad(p)
-                    if g is not None:
-                        pairs.append((StaticParam(capture(program, p), p), g))
-                if pairs:
-                    opt._apply(pairs, group, lr)
-                    pairs_all += [(sp.eager, g) for sp, g in pairs]
-        if not pairs_all and any(not p.stop_gradient for p in opt._all_params()):
-            raise StaticBuildError(
-                f"{type(opt).__name__}.step() in a compiled training step: none of the "
-                f"optimizer's {len(opt._all_params())} parameters has a gradient (the step's "
-                "backward() does not reach them and they had none before it); create the "
-                "optimizer with the parameters of the model the step trains, e.g. "
-                f"{type(opt).__name__}(parameters=model.parameters())",
-                user_location(),
-            )
+        found = []
+        for group in opt._groups():
+            pairs = []
+            for p in group["params"]:
+                if p.stop_gradient or (chosen is not None and id(p) not in chosen):
+                    continue
+                if id(p) in skip or p.name in skip:
+                    continue
+                g = self.read_grad(p)
+                if g is not None:
+                    pairs.append((p, g))
+            if pairs:
+                found.append((group, pairs))
         self.stepped = True
-        return pairs_all
+        return found
 
     # -- feeds, guards, results -------------------------------------------------------------
     def _feed(self, name: str, like: Any, getter: Callable) -> Variable:
-        from autostatic_runtime.static.builder import data
 
         program = self.program
         base, i = name, 0
@@ -251,8 +232,6 @@ class StepTrace:
             shape, dtype = [], dtypes.get_default_dtype()
         else:
             shape, dtype = list(like._data.shape), like.dtype
-        from autostatic_runtime.static.builder import program_guard
-
         with program_guard(program):
             var = data(name, shape, dtype)
         self.feeds.append((var, getter))
