@@ -149,7 +149,8 @@ def _placeholders_like(value: Any) -> Any:
 
 
 def _fn_location(fn: Callable) -> tuple | None:
-    fn = getattr(fn, "__wrapped__", fn)
+    while getattr(fn, "location", None) is None and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__  # the user's function under the runtime's wrappers
     where = getattr(fn, "location", None)  # an empty branch: the statement's location
     if where is not None:
         return where
@@ -312,9 +313,16 @@ def _cast_in(block: Block, program: Program, value: Variable, dtype: Any) -> Var
     saved = program.current_block_idx
     program.current_block_idx = block.idx
     try:
-        return cast(value, dtype)
+        return _weak_as(cast(value, dtype), value.weak)
     finally:
         program.current_block_idx = saved
+
+
+def _weak_as(var: Variable, weak: bool) -> Variable:
+    """``var`` marked as standing for a Python number when ``weak`` (``Variable.weak``)."""
+    if weak:
+        var.weak = True
+    return var
 
 
 def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Variable:
@@ -330,13 +338,17 @@ def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Var
     program.current_block_idx = block.idx
     try:
         if isinstance(like, TensorLike) and -1 not in tuple(like.shape):
-            return full(like.shape, value, dtype=like.dtype)
+            out = full(like.shape, value, dtype=like.dtype)
+            out.weak = like.weak
+            return out
         dt = (
             dtypes.bool_
             if isinstance(value, bool)
             else (dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype())
         )
-        return full([], value, dtype=dt)
+        out = full([], value, dtype=dt)
+        out.weak = True  # it stands for the Python number (``dtypes.weak_result``)
+        return out
     finally:
         program.current_block_idx = saved
 
@@ -402,7 +414,15 @@ def cond(
         tv = _to_var(tblock, program, t, like=f)
         fv = _to_var(fblock, program, f, like=t)
         if tv.dtype != fv.dtype and _same_kind(tv.dtype, fv.dtype):  # int32 vs int64
-            wide = dtypes.promote(tv.dtype, fv.dtype)
+            # a Python number on one side takes the other side's dtype, as eager arithmetic
+            # would give it; else the wider one
+            wide = (
+                fv.dtype
+                if tv.weak and not fv.weak
+                else tv.dtype
+                if fv.weak and not tv.weak
+                else dtypes.promote(tv.dtype, fv.dtype)
+            )
             tv = _cast_in(tblock, program, tv, wide)
             fv = _cast_in(fblock, program, fv, wide)
         if tv.dtype != fv.dtype:
@@ -418,13 +438,17 @@ def cond(
                 user_location(),
             )
         shape = [a if a == b else -1 for a, b in zip(tv._shape, fv._shape)]
-        results.append(("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient))
+        results.append(
+            ("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, tv.weak and fv.weak)
+        )
         touts.append(tv.name)
         fouts.append(fv.name)
     parent = program.current_block()
     inputs = _merge(free_vars(tblock, touts), free_vars(fblock, fouts))
     outs = [
-        parent.create_var(program.unique_name("cond"), r[1], r[2], stop_gradient=r[3])
+        _weak_as(
+            parent.create_var(program.unique_name("cond"), r[1], r[2], stop_gradient=r[3]), r[4]
+        )
         for r in results
         if r[0] == "var"
     ]
@@ -506,30 +530,45 @@ def _build_while(
     if empty:
         outer = [a for a in _walk_arrays(loop_vars)]
         _probe_empty_arrays(program, body_fn, init, structure, empty, outer)
-    shapes = [list(v._shape) for v in init]
     body_loc = _fn_location(body_fn)
+    peeled = False
+    shapes = [list(v._shape) for v in init]
     stops = [v.stop_gradient for v in init]
-    for _attempt in range(8):
+    weak = [v.weak for v in init]
+    for _attempt in range(12):
         first_block = len(program.blocks)
-        cblock, cparams, cout = _trace_loop_block(program, cond_fn, init, shapes, structure, stops)
-        bblock, bparams, bouts = _trace_loop_block(
-            program, body_fn, init, shapes, structure, stops, is_body=True
-        )
-        out_leaves, out_struct = flatten(bouts)
-        if _erase_sequence_kind(out_struct) != _erase_sequence_kind(structure):
-            raise StaticBuildError(
-                f"while_loop: the body ({_where(body_loc)}) returns {_describe(out_struct)} but "
-                f"the loop variables are {_describe(structure)}",
-                user_location(),
-            )
-        body_vars = [_to_var(bblock, program, v) for v in out_leaves]
-        relaxed = _relax(init, body_vars, shapes, body_loc, labels)
+        traced = _trace_while_blocks(program, cond_fn, body_fn, init, shapes, structure,
+                                     stops, weak)  # fmt: skip
+        cblock, cparams, cout, bblock, bparams, body_vars = traced
+        casts, peel = _dtype_changes(init, body_vars)
+        if casts or peel:
+            del program.blocks[first_block:]
+            if peel and peeled:
+                i = peel[0]
+                raise StaticBuildError(
+                    f"while_loop: {labels[i]} has dtype {init[i].dtype} before an iteration, "
+                    f"but {body_vars[i].dtype} after it (body at {_where(body_loc)}); a loop "
+                    "variable may change its dtype in the first iteration only",
+                    user_location(),
+                )
+            if peel:  # the first iteration as a cond op; its dtypes hold from then on
+                init = _peel_first_iteration(program, cond_fn, body_fn, init, structure,
+                                             body_vars)  # fmt: skip
+                peeled = True
+                shapes = [list(v._shape) for v in init]
+                stops = [v.stop_gradient for v in init]
+                weak = [v.weak for v in init]
+            for i, dtype in casts.items():  # eager's first iteration promotes it so anyway
+                init[i] = _cast_in(parent, program, init[i], dtype)
+            continue
+        relaxed = _relax(body_vars, shapes, body_loc, labels)
         # a loop var that starts constant but takes a gradient in the body must carry it
         flowing = [s and b.stop_gradient for s, b in zip(stops, body_vars)]
-        if relaxed == shapes and flowing == stops:
+        weak_now = [w and b.weak for w, b in zip(weak, body_vars)]
+        if relaxed == shapes and flowing == stops and weak_now == weak:
             break
-        del program.blocks[first_block:]  # retrace with the relaxed shapes / gradient flags
-        shapes, stops = relaxed, flowing
+        del program.blocks[first_block:]  # retrace with the relaxed shapes / flags
+        shapes, stops, weak = relaxed, flowing, weak_now
     cvar = cout[0] if isinstance(cout, list) else cout
     if not isinstance(cvar, Variable):
         raise StaticBuildError(
@@ -544,13 +583,16 @@ def _build_while(
         [v for v in free_vars(bblock, [v.name for v in body_vars]) if v.name not in bnames],
     )
     outs = [
-        parent.create_var(
-            program.unique_name("while"),
-            s,
-            v.dtype,
-            stop_gradient=v.stop_gradient and b.stop_gradient,
+        _weak_as(
+            parent.create_var(
+                program.unique_name("while"),
+                s,
+                v.dtype,
+                stop_gradient=v.stop_gradient and b.stop_gradient,
+            ),
+            w,
         )
-        for s, v, b in zip(shapes, init, body_vars)
+        for s, v, b, w in zip(shapes, init, body_vars, weak)
     ]
     parent.append_op(
         "while",
@@ -569,12 +611,77 @@ def _build_while(
     return list(unflatten(structure, outs))
 
 
-def _trace_loop_block(program, fn, init, shapes, structure, stops, is_body=False):
+def _trace_while_blocks(program, cond_fn, body_fn, init, shapes, structure, stops, weak):
+    """The condition and body blocks of a ``while`` op for loop variables typed like
+    ``init`` with ``shapes``/``stops``/``weak``: (cond block, its parameters, its output,
+    body block, its parameters, the body's results as Variables)."""
+    cblock, cparams, cout = _trace_loop_block(
+        program, cond_fn, init, shapes, structure, stops, weak
+    )
+    bblock, bparams, bouts = _trace_loop_block(
+        program, body_fn, init, shapes, structure, stops, weak, is_body=True
+    )
+    out_leaves, out_struct = flatten(bouts)
+    if _erase_sequence_kind(out_struct) != _erase_sequence_kind(structure):
+        raise StaticBuildError(
+            f"while_loop: the body ({_where(_fn_location(body_fn))}) returns "
+            f"{_describe(out_struct)} but the loop variables are {_describe(structure)}",
+            user_location(),
+        )
+    body_vars = [_to_var(bblock, program, v) for v in out_leaves]
+    return cblock, cparams, cout, bblock, bparams, body_vars
+
+
+def _dtype_changes(init: list, body_vars: list) -> tuple[dict, list]:
+    """Loop variables whose dtype one iteration changes: ``{i: dtype}`` for those whose
+    initial value can be cast to it first (a Python number that eager arithmetic types so
+    in the first iteration, or a widening: int32 -> int64, int -> float), and the positions
+    of the others (a float becoming an int): their first iteration must run as traced."""
+    casts, peel = {}, []
+    for i, (v, b) in enumerate(zip(init, body_vars)):
+        before, after = v.dtype, b.dtype
+        if before == after:
+            continue
+        kb, ka = dtypes.kind(before), dtypes.kind(after)
+        if ka > kb or (ka == kb and (v.weak or dtypes.promote(before, after) == after)):
+            casts[i] = after
+        else:
+            peel.append(i)
+    return casts, peel
+
+
+def _peel_first_iteration(program, cond_fn, body_fn, init, structure, body_vars) -> list:
+    """``if cond(init): init = body(init)`` as a ``cond`` op (the untaken side casts the
+    initial values to the body's dtypes): the loop variables eager has after its first
+    iteration, typed as every later iteration keeps them."""
+    from autostatic_runtime.ops.elementwise import cast
+
+    pred = cond_fn(*unflatten(structure, list(init)))
+    pred = pred[0] if isinstance(pred, list) else pred
+
+    def first():  # the leaves the body gives (a tensor array's buffer for the array)
+        return flatten(body_fn(*unflatten(structure, [alias(v) for v in init])))[0]
+
+    def skip():
+        return [
+            v if v.dtype == b.dtype else _weak_as(cast(v, b.dtype), v.weak)
+            for v, b in zip(init, body_vars)
+        ]
+
+    first.location = skip.location = _fn_location(body_fn)
+    out = cond(_as_pred(pred, "while_loop"), first, skip)
+    return [_to_var(program.current_block(), program, v) for v in out]
+
+
+def _trace_loop_block(program, fn, init, shapes, structure, stops, weak, is_body=False):
     block = program._create_block()
     try:
         params = [
-            block.create_var(program.unique_name("loop_var"), s, v.dtype, stop_gradient=stop)
-            for v, s, stop in zip(init, shapes, stops)
+            _weak_as(
+                block.create_var(program.unique_name("loop_var"), s, v.dtype, stop_gradient=stop),
+                w,
+            )
+            for v, s, stop, w in zip(init, shapes, stops, weak)
         ]
         with MutationLog() as log:  # opened first: the arrays of ``args`` are the loop's own
             # aliases: ``x[i] = v`` in the body moves its Python object, never the parameter
@@ -639,7 +746,9 @@ def _probe_empty_arrays(program, body_fn, init, structure, empty, outer) -> None
             params = [
                 None
                 if v is None
-                else block.create_var(program.unique_name("loop_var"), v._shape, v.dtype)
+                else _weak_as(
+                    block.create_var(program.unique_name("loop_var"), v._shape, v.dtype), v.weak
+                )
                 for v in init
             ]
             args = unflatten(structure, params)
@@ -700,16 +809,9 @@ def _erase_sequence_kind(structure: Any) -> Any:
     return structure
 
 
-def _relax(init, body_vars, shapes, body_loc, labels) -> list:
+def _relax(body_vars, shapes, body_loc, labels) -> list:
     relaxed = []
-    for label, v, b, s in zip(labels, init, body_vars, shapes):
-        if v.dtype != b.dtype:
-            raise StaticBuildError(
-                f"while_loop: {label} has dtype {v.dtype} before the loop, but "
-                f"{b.dtype} after one iteration (body at {_where(body_loc)}); loop variables "
-                "must keep their dtype",
-                user_location(),
-            )
+    for label, b, s in zip(labels, body_vars, shapes):
         if len(b._shape) != len(s):
             raise StaticBuildError(
                 f"while_loop: {label} has shape {list(s)} before the loop, but "

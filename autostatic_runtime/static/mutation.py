@@ -166,16 +166,26 @@ def _probe(program, body_fn, values: list, consts: tuple) -> Any:
 
 
 def _number_like(block, program, number: Any, like: Any) -> Any:
-    """``number`` as a tensor of ``like``'s dtype and (fully known) shape, else as it is."""
+    """``number`` as a tensor of ``like``'s dtype and (fully known) shape, else as it is
+    (also when ``like`` has a lower kind: a float that the body makes an int must be seen
+    by the first iteration as the float, ``while_loop`` runs that iteration as a cond)."""
+    from autostatic_runtime import dtypes
     from autostatic_runtime.creation import full
     from autostatic_runtime.static.control_flow import _to_var
 
-    if not isinstance(like, Variable) or -1 in tuple(like._shape):
+    number_kind = 0 if type(number) is bool else 1 if type(number) is int else 2
+    if (
+        not isinstance(like, Variable)
+        or -1 in tuple(like._shape)
+        or dtypes.kind(like.dtype) < number_kind
+    ):
         return _to_var(block, program, number)  # as the while op would carry it
     saved = program.current_block_idx
     program.current_block_idx = block.idx
     try:
-        return full(list(like._shape), number, dtype=like.dtype)
+        out = full(list(like._shape), number, dtype=like.dtype)
+        out.weak = like.weak  # still a Python number after an iteration (``i += 1``)
+        return out
     finally:
         program.current_block_idx = saved
 

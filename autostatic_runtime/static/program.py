@@ -35,6 +35,7 @@ class Variable(TensorLike):
         "op",
         "trainable",
         "initializer",
+        "weak",
         "__weakref__",
     )
 
@@ -58,6 +59,7 @@ class Variable(TensorLike):
         self.op: Operator | None = None
         self.trainable = False
         self.initializer = None
+        self.weak = False  # stands for a Python number: promotes like one (see dtypes.weak)
 
     @property
     def shape(self) -> list[int]:
@@ -177,6 +179,7 @@ class Variable(TensorLike):
             self.is_data,
         )
         new.op, new.trainable, new.initializer = self.op, self.trainable, self.initializer
+        new.weak = self.weak
         return new
 
     def _replace(self, new: Variable) -> Variable:
@@ -188,6 +191,7 @@ class Variable(TensorLike):
         self.name = new.name
         self._shape, self._dtype = new._shape, new._dtype
         self.stop_gradient, self.op, self.is_data = new.stop_gradient, new.op, False
+        self.weak = new.weak
         return self
 
     def set_value(self, value: Any) -> Variable:

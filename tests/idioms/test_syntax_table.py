@@ -37,6 +37,10 @@ ROWS = {
     "a loop variable started by a Python number": [
         "digits_into_int32_number", "python_zero_accumulates_floats", "none_start_then_tensor",
     ],
+    "loop-carried dtypes": [
+        "enumerate_counter_into_int32", "python_counter_added_to_int32_rows",
+        "python_float_start_becomes_int", "int32_widened_by_int64_counter",
+    ],
     "dataclasses and small objects": [
         "dataclass_carried_by_tensor_for", "dataclass_returned_from_branching_helper",
     ],
