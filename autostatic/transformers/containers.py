@@ -3,7 +3,8 @@
 A tensor-dependent ``if`` traces both branches one after the other; a list, dict or tensor
 that a branch changes in place would carry the first branch's changes into the second. The
 ``if`` passes such names to ``convert_ifelse(..., containers=...)``, which gives each branch
-its own shallow copy and writes the merged result back into the original object.
+its own copy (of the lists and dicts in it too: ``d["k"].append(v)`` changes ``d``) and
+writes the merged result back into the original object.
 """
 
 from __future__ import annotations
@@ -107,6 +108,8 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
                 target = func.value
         elif kind is gast.AugAssign and values["target"].__class__ is gast.Subscript:
             target = values["target"].value
+        while target.__class__ is gast.Subscript:  # d["k"].append(v), d["a"]["b"] = v: d
+            target = target.value
         if target is not None and target.__class__ is gast.Name and target.id not in found:
             found.append(target.id)
         for field in fields:  # (reversed: the first child is popped first)

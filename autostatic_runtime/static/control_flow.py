@@ -21,7 +21,13 @@ from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.static.builder import capture, default_main_program
 from autostatic_runtime.static.mutation import alias
 from autostatic_runtime.static.program import Block, Literal, Program, Variable
-from autostatic_runtime.static.tensor_array import MutationLog, TensorArray, _ProbeDone
+from autostatic_runtime.static.tensor_array import (
+    MutatedOuterArrays,
+    MutationLog,
+    TensorArray,
+    _ProbeDone,
+    carrying,
+)
 from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = ["cond", "while_loop", "CONTROL_FLOW_OPS"]
@@ -391,7 +397,7 @@ def cond(
             "structure",
             user_location(),
         )
-    results, touts, fouts = [], [], []
+    results, touts, fouts, two_typed, described = [], [], [], [], []
     for i, (t, f) in enumerate(zip(tleaves, fleaves)):
         if t is PLACEHOLDER and f is not PLACEHOLDER:
             t = _placeholder_like(tblock, program, f)
@@ -413,7 +419,8 @@ def cond(
                 )
         tv = _to_var(tblock, program, t, like=f)
         fv = _to_var(fblock, program, f, like=t)
-        if tv.dtype != fv.dtype and _same_kind(tv.dtype, fv.dtype):  # int32 vs int64
+        same_rank = len(tv._shape) == len(fv._shape)
+        if same_rank and tv.dtype != fv.dtype and _same_kind(tv.dtype, fv.dtype):  # int32/64
             # a Python number on one side takes the other side's dtype, as eager arithmetic
             # would give it; else the wider one
             wide = (
@@ -425,18 +432,19 @@ def cond(
             )
             tv = _cast_in(tblock, program, tv, wide)
             fv = _cast_in(fblock, program, fv, wide)
-        if tv.dtype != fv.dtype:
-            raise StaticBuildError(
-                f"cond: output {i} is {tv.dtype} in the true branch ({_where(tloc)}) but "
-                f"{fv.dtype} in the false branch ({_where(floc)}); cast one of them",
-                user_location(),
+        if tv.dtype != fv.dtype or not same_rank:
+            # one value of two types (Paddle's cond allows it): it holds the taken branch's
+            # value when the program runs; returning it is fine, an op reading it is an error
+            two_typed.append(len(touts))
+            shape = [-1] * len(tv._shape)
+            results.append(("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, False))
+            described.append(
+                f"a value that is {tv.dtype}{tv.shape} when the condition holds (true branch "
+                f"at {_where(tloc)}) and {fv.dtype}{fv.shape} when it does not ({_where(floc)})"
             )
-        if len(tv._shape) != len(fv._shape):
-            raise StaticBuildError(
-                f"cond: output {i} has shape {tv.shape} in the true branch ({_where(tloc)}) but "
-                f"{fv.shape} in the false branch ({_where(floc)}); ranks must agree",
-                user_location(),
-            )
+            touts.append(tv.name)
+            fouts.append(fv.name)
+            continue
         shape = [a if a == b else -1 for a, b in zip(tv._shape, fv._shape)]
         results.append(
             ("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, tv.weak and fv.weak)
@@ -463,6 +471,8 @@ def cond(
             "false_outputs": tuple(fouts),
         },
     )
+    for k, text in zip(two_typed, described):
+        program._two_typed[outs[k].name] = text
     it = iter(outs)
     leaves = [next(it) if r[0] == "var" else r[1] for r in results]
     for array, buffer in zip(arrays, leaves[nresults:]):
@@ -514,7 +524,35 @@ def while_loop(
 def _build_while(
     cond_fn: Callable, body_fn: Callable, loop_vars: list, names: tuple | None = None
 ) -> list:
-    """The ``while`` op; ``names`` (one per loop variable, from the converter) label errors."""
+    """The ``while`` op; ``names`` (one per loop variable, from the converter) label errors.
+
+    Tensor arrays made before the loop that the body mutates in place (``rt.array_write(x,
+    i, arr)``, ``arr.append``: found while tracing it) are carried by the op too, and hold
+    its results after it, as the Python list holds the appended values eagerly."""
+    arrays: list = []
+    count = len(loop_vars)
+    while True:
+        extra = [TensorArray(a.buffer, a.name, a.dtype) for a in arrays]
+        try:
+            if not arrays:
+                return _build_while_op(cond_fn, body_fn, loop_vars, names)
+            out = _build_while_op(
+                carrying(cond_fn, arrays, count, False),
+                carrying(body_fn, arrays, count, True),
+                list(loop_vars) + extra,
+                None if names is None else tuple(names) + tuple(a.name for a in arrays),
+            )
+            break
+        except MutatedOuterArrays as found:  # build it again, carrying them
+            arrays += [a for a in found.arrays if all(a is not b for b in arrays)]
+    for array, result in zip(arrays, out[count:]):
+        array._set(result.buffer)
+    return out[:count]
+
+
+def _build_while_op(
+    cond_fn: Callable, body_fn: Callable, loop_vars: list, names: tuple | None = None
+) -> list:
     program = default_main_program()
     parent = program.current_block()
     leaves, structure = flatten(loop_vars)
@@ -690,14 +728,8 @@ def _trace_loop_block(program, fn, init, shapes, structure, stops, weak, is_body
                 out = fn(*args)
             finally:
                 log.restore()
-        if log.before:
-            name = next(iter(log.before.values()))[0].name
-            raise StaticBuildError(
-                f"'{name}' is appended to (or popped from) inside a tensor-dependent loop but "
-                "is not one of its loop variables; assign it to a local variable before the "
-                "loop and mutate that",
-                user_location(),
-            )
+        if log.before:  # arrays made before the loop: the loop must carry them
+            raise MutatedOuterArrays([array for array, _ in log.before.values()])
         if is_body and not isinstance(out, (list, tuple)):
             out = [out]
     finally:

@@ -355,9 +355,17 @@ class Block:
             dict(attrs or {}),
             location if location is not None else user_location(),
         )
+        two_typed = self.program._two_typed
         for v in op.inputs:
             if v.__class__ is not Literal and v.block is not self and not self._sees(v):
                 raise _out_of_scope(v, op)
+            if two_typed and v.__class__ is not Literal and v.name in two_typed:
+                raise StaticBuildError(
+                    f"'{op.type}' reads {two_typed[v.name]}; such a value can be returned "
+                    "(or kept in a list or dict that is returned), but an op needs one rank "
+                    "and dtype: give it the same rank and dtype in both branches",
+                    op.location,
+                )
         for v in op.outputs:
             v.op = op
         self.ops.append(op)
@@ -398,6 +406,9 @@ class Program:
         #: a run-time guard, not saved: a ``while`` op running more iterations raises
         #: (``autostatic.load(..., max_loop_iterations=N)`` sets it on loaded programs)
         self.max_loop_iterations: int | None = None
+        #: while building: the ``cond`` outputs whose two branches give different ranks or
+        #: dtype kinds (name -> what they give): they can be returned, not computed with
+        self._two_typed: dict[str, str] = {}
 
     # -- structure ---------------------------------------------------------------------------
     def global_block(self) -> Block:

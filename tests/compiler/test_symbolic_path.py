@@ -268,10 +268,39 @@ def test_a_branch_that_raises_raises_when_the_program_takes_it():
 
     sf = autostatic.to_static(checked)
     np.testing.assert_allclose(sf(rt.to_tensor(np.ones(2, np.float32))).numpy(), [2.0, 2.0])
-    with pytest.raises(AssertionError, match="ValueError: negative input") as info:
+    with pytest.raises(ValueError) as info:  # the user's exception, as eagerly
         sf(rt.to_tensor(-np.ones(2, np.float32)))
+    assert type(info.value) is ValueError and str(info.value) == "negative input"
     raised_at = checked.__code__.co_firstlineno + 4  # the `raise`, not the `if`
-    assert f"(raised at {__file__}:{raised_at} when the branch was traced)" in str(info.value)
+    (note,) = info.value.__notes__
+    assert f"raised at {__file__}:{raised_at} when this branch was traced" in note
+    assert f"the program took that branch at {__file__}:{raised_at - 3}" in note
+
+
+class BadRecord(Exception):
+    def __init__(self, key, reason):
+        super().__init__(f"{key}: {reason}")
+
+
+def lookups_in_tensor_branches(x, table):
+    if rt.sum(x) > 0:
+        y = x * table["scale"]  # a KeyError while traced: raised when the program takes it
+    else:
+        y = x
+    if rt.sum(x) < -10:
+        raise BadRecord("x", "too small")  # the user's own class, its arguments
+    return y
+
+
+def test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message():
+    sf = autostatic.to_static(lookups_in_tensor_branches)
+    table = {"shift": 1.0}
+    np.testing.assert_allclose(sf(rt.to_tensor([-1.0, -2.0]), table).numpy(), [-1.0, -2.0])
+    with pytest.raises(KeyError) as info:
+        sf(rt.to_tensor([1.0, 2.0]), table)
+    assert type(info.value) is KeyError and info.value.args == ("scale",)
+    with pytest.raises(BadRecord, match="x: too small"):
+        sf(rt.to_tensor([-11.0, -2.0]), table)
 
 
 def cells_read_by_tensor_branches_and_loops(x):
@@ -545,3 +574,21 @@ def test_a_branch_function_that_deletes_a_closures_cell_declares_it():
     code = autostatic.to_code(_deletes_a_cell)
     branch = code[: code.index("return ()")]
     assert branch.rstrip().endswith("nonlocal c\n        del c")
+
+
+def test_a_saved_program_raises_the_builtin_exception_without_its_tracing_process(tmp_path):
+    from autostatic import InputSpec
+    from autostatic_runtime import errors
+
+    def lookup(x):
+        if rt.sum(x) > 0:
+            raise IndexError("row 7 of 3")
+        return x * 2
+
+    sf = autostatic.to_static(lookup, input_spec=[InputSpec([2], "float32")])
+    autostatic.save(sf, str(tmp_path / "m"))
+    errors._RAISED.clear()  # as in a process that did not trace it
+    loaded = autostatic.load(str(tmp_path / "m"))
+    np.testing.assert_allclose(loaded(rt.to_tensor([-1.0, 0.0])).numpy(), [-2.0, 0.0])
+    with pytest.raises(IndexError, match="row 7 of 3"):
+        loaded(rt.to_tensor([1.0, 0.0]))

@@ -470,3 +470,93 @@ def test_a_none_state_and_appends_of_unknown_shape_elements():
         want = eager(collect_states, x, n_(n), grad_of=(0,))
         assert got[0].shape == want[0].shape == (batch, n, 3)
         assert_close(got, want)
+
+
+# ---- Paddle's index tensors, arrays mutated in place, held lists, reversal ------------------
+
+
+def counters_of_shape_one(x):
+    i = rt.full([1], 0, "int64")  # Paddle's fill_constant([1], 'int64', 0) counter
+    arr = rt.tensor.create_array("float32")
+    rt.tensor.array_write(x, i, arr)
+    i = i + 1
+    arr = rt.tensor.array_write(x * 2, i, array=arr)
+    return rt.tensor.array_read(arr, i) + rt.tensor.array_read(arr, i - 1), len(arr)
+
+
+def written_in_while_without_assignment(x):
+    arr = rt.tensor.create_array("float32")
+    i = rt.zeros([1], "int64")
+    while i < rt.shape(x)[0]:
+        rt.tensor.array_write(x[i] * 2, i, arr)  # arr is not rebound: it is written in place
+        i = i + 1
+    return rt.stack(arr), rt.tensor.array_length(arr)
+
+
+def rewritten_while_enumerated(x):
+    arr = rt.tensor.create_array("float32")
+    for k in range(rt.shape(x)[0]):
+        rt.tensor.array_write(x[k], k, arr)
+    for k, row in enumerate(arr):
+        rt.tensor.array_write(row * 3 + k, k, arr)
+    return rt.stack(arr)
+
+
+def list_in_dict_read_two_back(x):
+    feats = {"rows": []}
+    for k, row in enumerate(x):
+        if k > 1:
+            two_back = feats["rows"][-2]  # a list held in a dict: a tensor array too
+        feats["rows"].append(row * (k + 1))
+    return two_back, rt.stack(feats["rows"])
+
+
+def reversed_and_reverse(x):
+    xs = []
+    for row in x:
+        xs.append(rt.exp(row))
+    acc = rt.zeros([3], "float32")
+    for k, v in enumerate(reversed(xs)):
+        acc = acc * 0.5 + v * k
+    xs.reverse()
+    return acc, rt.stack(xs), rt.stack(xs[::-1])
+
+
+def ranks_differ_per_branch(x):
+    picked = []
+    if rt.sum(x) > 0:
+        picked.append(x)
+    else:
+        picked.append(rt.full([1, 2], 9, "int64"))  # another rank and dtype
+    return picked[0]
+
+
+F3 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.1, 0.2, 0.3], [-2.0, 1.0, 0.5]], "f4")
+
+
+@pytest.mark.parametrize(
+    "fn, inputs",
+    [
+        (counters_of_shape_one, [(F3[0],)]),
+        (written_in_while_without_assignment, [(F3,), (F3[:2],)]),
+        (rewritten_while_enumerated, [(F3,), (F3[:1],)]),
+        (list_in_dict_read_two_back, [(F3,), (F3[:3],)]),
+        (reversed_and_reverse, [(F3,), (F3[:2],)]),
+        (ranks_differ_per_branch, [(F3[0],), (-F3[0],)]),
+    ],
+)
+def test_paddle_array_idioms_match_eager(fn, inputs):
+    from tests.idioms.harness import check
+
+    spec = None if fn in (counters_of_shape_one, ranks_differ_per_branch) else "batch"
+    check(fn, inputs, input_spec=spec)
+
+
+def test_an_array_index_of_many_elements_is_a_clear_error():
+    def bad(x):
+        arr = rt.tensor.create_array("float32")
+        return rt.tensor.array_write(x, rt.zeros([2], "int64"), arr)
+
+    with pytest.raises(StaticBuildError, match=r"shape \[2\]\): an index is one integer") as e:
+        build(bad, F3[0])
+    assert e.value.location[1] == bad.__code__.co_firstlineno + 2

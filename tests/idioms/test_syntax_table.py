@@ -47,6 +47,13 @@ ROWS = {
     "`raise` in a branch": [
         "tests/compiler/test_symbolic_path.py::"
         "test_a_branch_that_raises_raises_when_the_program_takes_it",
+        "tests/compiler/test_symbolic_path.py::"
+        "test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message",
+    ],
+    "`d[k] = v`, `d[k] += v`, `d[k].append(v)`, `obj.attr = v`": [
+        "dict_entry_counts_in_tensor_while", "dict_entry_first_set_in_tensor_while",
+        "attribute_first_set_in_tensor_for", "list_in_dict_appended_in_one_branch",
+        "dict_entry_in_one_tensor_branch",
     ],
     "`x.numpy()` in a condition": ["numpy_read_in_condition"],
     "`if mode in (...)`, `if x is None`": [
