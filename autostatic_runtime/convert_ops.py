@@ -217,10 +217,20 @@ def convert_ifelse(
     copied = [(i, j) for i, j in containers if copyable(inputs[i])]
     shared = [(i, j) for i, j in containers if not copyable(inputs[i]) and j >= 0]
 
+    # attributes holding a list or dict (``self.cache["k"] = v``): each branch changes a copy
+    held = [k for k, value in enumerate(saved) if type(value) in (list, dict)]
+    in_place: dict = {}  # label -> the held attributes the branch changed in place
+    pads: dict = {}  # k -> the keys both branches give held dict k (see _one_sided_entries)
+    first_attr = len(names) - len(attributes)
+
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
             restore_attributes(attributes, saved)
             restore_cells(cells)
+            copies = {k: copy_container(saved[k]) for k in held}
+            for k, copy in copies.items():
+                obj, attr = attributes[k]
+                setattr(obj, attr, copy)
             args = list(inputs)
             for i, _ in copied:
                 args[i] = copy_container(args[i])
@@ -247,27 +257,34 @@ def convert_ifelse(
             for _, j in shared:  # a tensor array: its own log merges what the branches did
                 outs[j] = _SHARED
             seen[label] = {names[j]: args[i] for i, j in copied if j >= 0}
+            in_place[label] = {k for k in held if outs[first_attr + k] is copies[k]}
+            for k, keys in pads.items():  # an entry the other branch sets only: a
+                value = outs[first_attr + k]  # placeholder here (Paddle's rule for state)
+                outs[first_attr + k] = {key: value.get(key, PLACEHOLDER) for key in keys}
+            attrs_seen[label] = {k: outs[first_attr + k] for k in held}
             return tuple(outs) + tuple(args[i] for i, _ in copied)
 
         run.__wrapped__ = fn  # errors name the branch's own lines
         return run
 
     seen: dict = {}  # label -> the containers a branch left: {name: value}
+    attrs_seen: dict = {}  # label -> the held attributes' values a branch left: {k: value}
     try:
         try:
             outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
         except StaticBuildError:
             _check_entries(seen, location)
+            pads.update(_one_sided_entries(attrs_seen))
             lists = [(i, j) for i, j in copied if j >= 0 and type(inputs[i]) is list]
             unread = [(i, j) for i, j in copied if j < 0]
-            held = [  # (lists held in a dict: tensor arrays in place)
+            in_dicts = [  # (lists held in a dict: tensor arrays in place)
                 (i, j)
                 for i, j in copied
                 if j >= 0
                 and type(inputs[i]) is dict
                 and dict_lists_to_tensor_arrays(inputs[i], names[j])
             ]
-            if not lists and not unread and not held:
+            if not lists and not unread and not in_dicts and not pads:
                 raise
             # lists the branches leave with different lengths become tensor arrays; lists and
             # dicts read nowhere after the 'if' are kept as they were
@@ -292,7 +309,23 @@ def convert_ifelse(
             outs[j] = inputs[i]
     for i, j in shared:
         outs[j] = inputs[i]
+    for k in held:  # changed in place by both branches: the object keeps its identity
+        if all(k in done for done in in_place.values()) and len(in_place) == 2:
+            outs[first_attr + k] = write_back(saved[k], outs[first_attr + k])
     return tuple(outs)
+
+
+def _one_sided_entries(attrs_seen: dict) -> dict:
+    """{k: keys}: for each dict attribute ``k`` the branches leave with different keys (or
+    order), the keys both give it (an entry only one sets gets a placeholder in the other:
+    an object's state, which the converter cannot know to be read after the ``if``)."""
+    true, false = attrs_seen.get("true", {}), attrs_seen.get("else", {})
+    pads = {}
+    for k, value in true.items():
+        other = false.get(k)
+        if type(value) is dict and type(other) is dict and list(value) != list(other):
+            pads[k] = list(value) + [key for key in other if key not in value]
+    return pads
 
 
 def _check_entries(seen: dict, location: tuple | None) -> None:

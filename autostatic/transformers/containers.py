@@ -45,8 +45,9 @@ def may_mutate(census) -> bool:
 
 
 def mutated_containers(stmts: list) -> list[str]:
-    """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance.
-    Each statement's names are remembered on it, so nested statements are walked once."""
+    """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance;
+    attributes too, dotted (``self.cache`` for ``self.cache["k"] = v``). Each statement's
+    names are remembered on it, so nested statements are walked once."""
     found: list[str] = []
     for stmt in stmts:
         for name_ in _mutated_by(stmt):
@@ -110,8 +111,10 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
             target = values["target"].value
         while target.__class__ is gast.Subscript:  # d["k"].append(v), d["a"]["b"] = v: d
             target = target.value
-        if target is not None and target.__class__ is gast.Name and target.id not in found:
-            found.append(target.id)
+        if target is not None:
+            changed = target.id if target.__class__ is gast.Name else _dotted(target)
+            if changed is not None and changed not in found:
+                found.append(changed)  # a name, or an attribute: self.cache["k"] = v
         for field in fields:  # (reversed: the first child is popped first)
             value = values.get(field)
             if value.__class__ is list:
@@ -124,6 +127,17 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
     anno.set(stmt, anno.MUTATED, result[0])
     anno.set(stmt, anno.CALLS, result[1])
     return result
+
+
+def _dotted(node: gast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts = []
+    while node.__class__ is gast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if node.__class__ is not gast.Name or not parts:
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 _OTHER, _SCOPE, _STATEMENT, _SUBSCRIPT, _CALL = "other", "scope", "statement", "subscript", "call"

@@ -279,9 +279,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     defined_in = anno.get(node, anno.DEFINED_IN)  # (the analyses' frozensets: not copied)
     attrs = sorted(
         m
-        for m in modified
+        for m in set(modified) | {c for c in containers if "." in c}  # (self.cache["k"] = v)
         if "." in m and (not self.is_local(m.split(".")[0]) or m.split(".")[0] in defined_in)
     )
+    containers = [c for c in containers if "." not in c]
     error = self.blocked(
         node,
         node.body + node.orelse,

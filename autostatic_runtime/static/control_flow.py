@@ -212,12 +212,34 @@ def _as_pred(pred: Any, op: str) -> Any:
 
             pred = cast(pred, dtypes.bool_)
         if pred.size not in (1, -1) and pred._shape != ():
+            if op == "cond" and default_main_program().current_block_idx != 0:
+                return _ambiguous_when_run(pred)
             raise StaticBuildError(
                 f"{op}: the predicate must hold one element, but has shape "
                 f"{pred.shape}; reduce it with rt.all/rt.any",
                 user_location(),
             )
     return pred
+
+
+def _ambiguous_when_run(pred: Variable) -> Variable:
+    """The predicate of an ``if`` inside a tensor branch or loop body that holds several
+    elements: eager code raises only if it gets there (``if y.numpy()[0] < c`` in a branch
+    the data never takes, where the traced ``y`` has more rows), so the program raises
+    eager's ``ValueError`` when it reaches this ``if``; the op gets a one-element stand-in."""
+    from autostatic_runtime.creation import full
+    from autostatic_runtime.ops.debugging import Assert
+    from autostatic_runtime.ops.reduce import all as reduce_all
+
+    where = user_location()
+    n = pred.size
+    exc = ValueError(
+        f"the truth value of a tensor with {n} elements is ambiguous; use rt.all(x) or rt.any(x)"
+    )
+    at = f"{where[0]}:{where[1]}" if where else "this 'if'"
+    Assert(full([], False, dtypes.bool_), message=f"the 'if' at {at} tests shape {pred.shape}",
+           raises=exc)  # fmt: skip
+    return reduce_all(pred)
 
 
 def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, Any, dict]:

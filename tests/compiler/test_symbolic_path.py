@@ -592,3 +592,28 @@ def test_a_saved_program_raises_the_builtin_exception_without_its_tracing_proces
     np.testing.assert_allclose(loaded(rt.to_tensor([-1.0, 0.0])).numpy(), [-2.0, 0.0])
     with pytest.raises(IndexError, match="row 7 of 3"):
         loaded(rt.to_tensor([1.0, 0.0]))
+
+
+def test_an_ambiguous_test_in_a_traced_branch_raises_eagers_error_only_when_reached():
+    def rows(x):
+        if rt.sum(x) > 100:  # taken only by the second input
+            if x.numpy()[0] > 0:  # a whole row: eager raises ValueError here
+                x = x + 1
+        return x * 2
+
+    sf = autostatic.to_static(rows)
+    small = np.ones([3, 2], np.float32)
+    np.testing.assert_allclose(sf(rt.to_tensor(small)).numpy(), small * 2)
+    with pytest.raises(ValueError, match="truth value of an array"):  # NumPy's, eagerly
+        rows(rt.to_tensor(small * 50))
+    with pytest.raises(ValueError, match="truth value of a tensor with 2 elements is ambig") as e:
+        sf(rt.to_tensor(small * 50))
+    assert f"{__file__}:{rows.__code__.co_firstlineno + 2}" in e.value.__notes__[0]
+
+    def always(x):
+        if x.numpy()[0] > 0:  # reached by every run: an error while building, as before
+            x = x + 1
+        return x
+
+    with pytest.raises(StaticBuildError, match="must hold one element"):
+        trace(always, small)
