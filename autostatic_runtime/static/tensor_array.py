@@ -121,7 +121,8 @@ class TensorArray(SymbolicIterable):
         """``xs[i] = value`` (``i`` None or ``len(xs)``: append)."""
         from autostatic_runtime.ops.tensor_array import ArrayLength, ArrayWrite, CreateArray
 
-        value = _element_value(value, self.name, self.dtype)
+        dtype = self.dtype if self.buffer is None else self.buffer.dtype
+        value = _element_value(value, self.name, dtype)
         if self.buffer is None:
             if self.probing:
                 raise _ProbeDone(self, value)
@@ -349,8 +350,16 @@ def _known(shape: Any) -> tuple:
 
 
 def _element_value(x: Any, name: str, dtype: Any) -> Variable:
-    """An element as a Variable of the current program (Python numbers become tensors)."""
+    """An element as a Variable of the current program (Python numbers become tensors, in
+    the dtype ``rt.stack`` gives a list of them: a *weak* value, a range item or counter that
+    is a Python int eagerly, is int64 here, a float the default float)."""
     if isinstance(x, Variable):
+        if x.weak:  # takes the array's dtype, as a Python number in a list would
+            want = python_number_dtype(x.dtype) if dtype is None else dtype
+            if want != x.dtype:
+                from autostatic_runtime.ops.elementwise import cast
+
+                return cast(x, want)
         return x
     if isinstance(x, Tensor):
         from autostatic_runtime.static.builder import capture, default_main_program
@@ -425,6 +434,12 @@ def held_lists_to_tensor_arrays(entries: tuple) -> None:
             continue  # the loop body's own KeyError, when it runs
         if type(value) is list:
             container[key] = TensorArray.from_list(value, text)
+
+
+def python_number_dtype(dtype: Any) -> Any:
+    """The dtype ``rt.to_tensor`` gives a Python number of ``dtype``'s kind."""
+    k = dtypes.kind(dtype)
+    return dtypes.bool_ if k == 0 else dtypes.int64 if k == 1 else dtypes.get_default_dtype()
 
 
 def to_tensor_arrays(values: tuple, names: tuple, arrays: tuple) -> tuple:

@@ -353,8 +353,8 @@ def test_to_static_trains_through_the_array():
 
 def mixed_dtypes(x, n):
     xs = [x]
-    for i in range(n):
-        xs.append(i)
+    for _ in range(n):
+        xs.append(rt.cast(x, "int64"))
     return rt.stack(xs)
 
 
@@ -560,3 +560,23 @@ def test_an_array_index_of_many_elements_is_a_clear_error():
     with pytest.raises(StaticBuildError, match=r"shape \[2\]\): an index is one integer") as e:
         build(bad, F3[0])
     assert e.value.location[1] == bad.__code__.co_firstlineno + 2
+
+
+def counters_collected(n):
+    items = []
+    for k in range(n):  # k is a Python int eagerly: the list stacks to int64
+        items.append(k * 2)
+    rows = []
+    for k in range(n):
+        row = []
+        for j in range(k + 1):
+            row.append(j)
+        rows.append(rt.stack(row)[-1])
+    return rt.stack(items), rt.stack(rows)
+
+
+def test_python_numbers_collected_in_a_tensor_loop_stack_as_eagerly():
+    from tests.idioms.harness import check
+
+    n32 = np.array(3, "int32")  # range(an int32 tensor): int32 bounds, Python-int items
+    check(counters_collected, [(n32,), (np.array(1, "int32"),)], grad=False)
