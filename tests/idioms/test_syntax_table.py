@@ -18,6 +18,7 @@ ROWS = {
     "`while` / `while … else`": ["while_with_tensor_counter", "while_else_without_break"],
     "`return` anywhere": [
         "return_pair", "return_nested_dict", "return_row_in_for_range", "return_in_while_true",
+        "return_in_finally_under_tensor_if",
     ],
     "`break` / `continue`": ["continue_then_break", "continue_and_break_in_while"],
     "calls of your functions": ["sublayers_with_tensor_if", "callable_object_with_tensor_if"],
