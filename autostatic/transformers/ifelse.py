@@ -272,6 +272,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     test_scope = anno.get(node, anno.TEST_SCOPE, None)
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
+    # a name a branch deletes is one of its outputs too: returning it raises the branch's
+    # UnboundLocalError, which the program raises when it takes the branch, as Python does
+    deleted = names_in(body_scope, "deleted") | names_in(orelse_scope, "deleted")
+    if deleted:
+        modified = modified | (deleted - temps)
     rebound = self.rebound_by_calls(node.body + node.orelse)
     if rebound:
         modified |= rebound

@@ -572,7 +572,7 @@ def test_a_branch_function_that_deletes_a_closures_cell_declares_it():
     """``del c`` in a branch function is the user function's ``c`` (a closure's cell), not
     a local of the branch function (which would raise UnboundLocalError)."""
     code = autostatic.to_code(_deletes_a_cell)
-    branch = code[: code.index("return ()")]
+    branch = code[: code.index("del c") + len("del c")]
     assert branch.rstrip().endswith("nonlocal c\n        del c")
 
 
@@ -617,3 +617,16 @@ def test_an_ambiguous_test_in_a_traced_branch_raises_eagers_error_only_when_reac
 
     with pytest.raises(StaticBuildError, match="must hold one element"):
         trace(always, small)
+
+
+def test_a_name_deleted_in_a_tensor_branch_is_unbound_after_it_when_that_branch_runs():
+    def drop(x):
+        v = x * 2
+        if rt.sum(x) > 0:
+            del v
+        return v  # eagerly: UnboundLocalError after the true branch
+
+    sf = autostatic.to_static(drop)
+    np.testing.assert_allclose(sf(rt.to_tensor([-1.0, 0.5])).numpy(), [-2.0, 1.0])
+    with pytest.raises(UnboundLocalError, match="'v'"):
+        sf(rt.to_tensor([1.0, 0.5]))
