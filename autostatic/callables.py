@@ -40,8 +40,8 @@ def convert_callable(fn: Any) -> Any:
     kind = type(fn)
     if kind is types.FunctionType:
         return _function(fn)
-    if kind is types.BuiltinFunctionType:  # warnings.warn, sys._getframe: as eager counts
-        return REPLACEMENTS.get(fn, fn)
+    if kind is types.BuiltinFunctionType or kind is type:  # a builtin under another name
+        return _BUILTINS.get(fn, fn)  # (fn = range; fn(n)), warnings.warn, sys._getframe
     if kind is types.MethodType:
         func = _function(fn.__func__)
         return fn if func is fn.__func__ else types.MethodType(func, fn.__self__)
@@ -57,6 +57,29 @@ def convert_callable(fn: Any) -> Any:
         converted = _function(call)
         return fn if converted is call else types.MethodType(converted, fn)
     return fn
+
+
+def _called_as(convert: Callable, builtin: Any) -> Callable:
+    """``convert(builtin, *args)`` as a function of ``args`` (``convert_range``'s form)."""
+    return functools.partial(convert, builtin)
+
+
+#: builtins converted code calls through another name (``fn = len`` then ``fn(x)``): the
+#: forms the converter gives a call of the name itself (``len(x)`` is ``convert_len(x)``)
+_BUILTINS = {
+    **REPLACEMENTS,
+    range: _called_as(convert_ops.convert_range, range),
+    enumerate: _called_as(convert_ops.convert_enumerate, enumerate),
+    zip: _called_as(convert_ops.convert_zip, zip),
+    len: convert_ops.convert_len,
+    int: convert_ops.convert_int,
+    float: convert_ops.convert_float,
+    bool: convert_ops.convert_bool,
+    max: convert_ops.convert_max,
+    min: convert_ops.convert_min,
+    print: convert_ops.convert_print,
+    isinstance: convert_ops.convert_isinstance,
+}
 
 
 def _function(fn: types.FunctionType) -> types.FunctionType:
