@@ -463,6 +463,7 @@ def convert_while_loop(
     location: tuple | None = None,
     arrays: tuple = (),
     entries: tuple = (),
+    first_set: tuple = (),
 ) -> tuple:
     """The symbolic path of
 
@@ -477,7 +478,9 @@ def convert_while_loop(
     containers it appends to, ``(container, key, text)``: they become ``TensorArray``s in
     their containers. A loop variable first bound in the body starts as a placeholder shaped
     like the body's value; if the loop runs zero times and it is not a return value, the
-    program raises when it runs.
+    program raises Python's error when it runs (``UnboundLocalError``; ``KeyError``,
+    ``AttributeError`` for an entry or attribute the body adds), as do the names in
+    ``first_set`` (a ``for`` target unbound before the loop).
     """
     loop_vars = tuple(loop_vars)
     cells = _cells_of((cond_fn, body_fn), names, 0)
@@ -512,12 +515,12 @@ def convert_while_loop(
     numbers = [
         i for i, v in enumerate(loop_vars) if type(v) in (int, float) and names[i] not in arrays
     ]
-    checked: list[str] = []
+    checked: list[str] = list(first_set)
     if unset or numbers or any(type(v) is dict for v in loop_vars):
         loop_vars, added = initialize_from_body(
             body_fn, loop_vars, consts, names, unset, numbers, location
         )
-        checked = [names[i] for i in unset if not names[i].startswith(RETURN_VALUE)] + added
+        checked += [names[i] for i in unset if not names[i].startswith(RETURN_VALUE)] + added
     n = len(loop_vars)
 
     def cond_loop(*v):
@@ -538,13 +541,34 @@ def convert_while_loop(
         raise StaticBuildError(exc.detail, location) from None
     if checked:
         ran = out.pop()
+        from autostatic_runtime.ops.debugging import Assert
+
         for name_ in checked:
-            convert_assert(
+            Assert(
                 ran,
-                f"'{name_}' is first set inside this tensor-dependent loop, which ran zero "
-                "times, so it has no value after the loop; set it before the loop",
+                message=f"'{name_}' is first set inside this tensor-dependent loop, which ran "
+                "zero times, so it has no value after the loop; set it before the loop",
+                raises=_unbound(name_),
             )
     return tuple(out)
+
+
+def _unbound(label: str) -> Exception:
+    """The exception eager code raises reading ``label`` (a variable, ``d['k']``, ``obj.a``)
+    that a loop of no iterations left unset."""
+    import ast
+
+    if label.endswith("]") and "[" in label:
+        try:
+            return KeyError(ast.literal_eval(label[label.rindex("[") + 1 : -1]))
+        except (ValueError, SyntaxError):
+            return KeyError(label)
+    if "." in label:
+        owner, _, attr = label.rpartition(".")
+        return AttributeError(f"'{owner}' has no attribute '{attr}'")
+    return UnboundLocalError(
+        f"cannot access local variable '{label}' where it is not associated with a value"
+    )
 
 
 def convert_for_loop(
@@ -596,12 +620,14 @@ def convert_for_loop(
         return (index + 1, *body_fn(*state[:target], item, *state[target + 1 :]))
 
     body_fn_indexed.__wrapped__ = _named(body_fn)  # errors name the body's own lines
-    if target >= 0 and loop_vars[target] is UNDEFINED:
+    unbound = ()
+    if target >= 0 and loop_vars[target] is UNDEFINED:  # unbound after no iterations
         loop_vars = (*loop_vars[:target], loop_placeholder(iterable), *loop_vars[target + 1 :])
+        unbound = (names[target],)
     state = (0, *loop_vars)
     names = ("__index", *names)
     return convert_while_loop(
-        cond_fn, body_fn_indexed, state, consts, names, location, arrays, entries
+        cond_fn, body_fn_indexed, state, consts, names, location, arrays, entries, unbound
     )[1:]
 
 

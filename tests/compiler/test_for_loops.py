@@ -286,11 +286,13 @@ def test_rows_of_a_tensor_with_an_unknown_first_dim(values):
     program = _cached(decaying_rows, ROWS)
     assert "while" in op_types(program)
     x = as_rows(values)
-    got = run(program, x)
     if len(x):
-        assert_close(got, eager(decaying_rows, x))
-    else:  # no iterations: Python leaves `row` unbound; the program gives zeros
-        assert_close(got, [np.zeros(3), np.zeros(3)])
+        assert_close(run(program, x), eager(decaying_rows, x))
+    else:  # no iterations: `row` is unbound after the loop, as in Python
+        with pytest.raises(UnboundLocalError, match="'row'"):
+            eager(decaying_rows, x)
+        with pytest.raises(UnboundLocalError, match="'row'"):
+            run(program, x)
 
 
 def enumerate_zip(x, y):

@@ -630,3 +630,22 @@ def test_a_name_deleted_in_a_tensor_branch_is_unbound_after_it_when_that_branch_
     np.testing.assert_allclose(sf(rt.to_tensor([-1.0, 0.5])).numpy(), [-2.0, 1.0])
     with pytest.raises(UnboundLocalError, match="'v'"):
         sf(rt.to_tensor([1.0, 0.5]))
+
+
+def test_what_a_tensor_loop_of_no_iterations_leaves_unset_raises_pythons_error():
+    def first_set(x):
+        i = rt.zeros([], "int64")
+        state = {}
+        while i < rt.shape(x)[0]:
+            last = x[i]
+            state["seen"] = last
+            i += 1
+        return last, state
+
+    sf = autostatic.to_static(first_set, input_spec=[autostatic.InputSpec([None], "float32")])
+    got, state = sf(rt.to_tensor([1.0, 2.0]))
+    assert float(got) == 2.0 and float(state["seen"]) == 2.0
+    with pytest.raises(UnboundLocalError, match="local variable 'last'"):
+        first_set(rt.zeros([0]))
+    with pytest.raises(UnboundLocalError, match="local variable 'last'"):
+        sf(rt.zeros([0]))
