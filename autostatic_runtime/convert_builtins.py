@@ -207,7 +207,7 @@ def _python_number(value: Variable) -> Variable:
     """``value``, a symbolic stand-in for what eager code has as a Python number (a length,
     a dim, ``int(x)``), marked weak: it promotes like that number (``dtypes.weak_result``:
     ``y_int32 + len(x)`` stays int32)."""
-    value.weak = True
+    value._weak = True
     return value
 
 

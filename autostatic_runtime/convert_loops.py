@@ -19,7 +19,7 @@ tensor, by rows) is stepped by index inside a ``while`` op::
                                           for target in __it:          # the user's loop
                                               body
 
-Items are int64 tensors for ranges and enumerate counters, *weak* ones (``Variable.weak``:
+Items are int64 tensors for ranges and enumerate counters, *weak* ones (``Variable._weak``:
 they promote like the Python ints of the eager loop, so ``y_int32 + i`` stays int32), and
 rows (``x[i]``) for tensors.
 """
@@ -424,9 +424,9 @@ def _cast(v: Any, dtype: Any) -> Any:
 
 def _weak(value: Any) -> Any:
     """A range item or ``enumerate`` counter: a Python int in the eager loop, so it promotes
-    like one (``Variable.weak``; ``y_int32 + i`` stays int32). A Python int stays one."""
+    like one (``Variable._weak``; ``y_int32 + i`` stays int32). A Python int stays one."""
     if value.__class__ is Variable:
-        value.weak = True
+        value._weak = True
     return value
 
 

@@ -40,7 +40,7 @@ def _to_tensor(v: Any):
 def _binary(opdef, x: Any, y: Any):
     """Apply a binary op after Paddle's type promotion of tensors and Python scalars.
 
-    A *weak* symbolic operand (``Variable.weak``: it stands for a Python number of the eager
+    A *weak* symbolic operand (``Variable._weak``: it stands for a Python number of the eager
     code, see ``dtypes.weak_result``) promotes like that number, and the result of weak
     operands (and Python scalars) is weak too, as Python's arithmetic on numbers gives
     numbers. Eager tensors are never weak."""
@@ -48,7 +48,7 @@ def _binary(opdef, x: Any, y: Any):
     ty = isinstance(y, TensorLike)
     if tx and ty:
         dx, dy = x.dtype, y.dtype
-        wx, wy = x.weak, y.weak
+        wx, wy = x._weak, y._weak
         if dx is not dy and dx != dy:
             if wx is wy:
                 d = dtypes.promote(dx, dy)
@@ -63,20 +63,20 @@ def _binary(opdef, x: Any, y: Any):
         if type(y) in _NUMBER:
             d = dtypes.scalar_result(x.dtype, y)
             out = opdef(x if d is x.dtype else cast(x, d), y)
-            return _weak(out) if x.weak else out
+            return _weak(out) if x._weak else out
         return _binary(opdef, x, _to_tensor(y))
     if ty:
         if type(x) in _NUMBER:
             d = dtypes.scalar_result(y.dtype, x)
             out = opdef(x, y if d is y.dtype else cast(y, d))
-            return _weak(out) if y.weak else out
+            return _weak(out) if y._weak else out
         return _binary(opdef, _to_tensor(x), y)
     return _binary(opdef, _to_tensor(x), y)
 
 
 def _weak(out: Any) -> Any:
     """``out`` (a symbolic result of weak operands) marked weak."""
-    out.weak = True
+    out._weak = True
     return out
 
 
@@ -91,7 +91,7 @@ def _binary_float(opdef, x: Any, y: Any):
 
 def _cast_keeping_weak(x: Any, dtype: Any) -> Any:
     out = cast(x, dtype)
-    return _weak(out) if x.weak else out
+    return _weak(out) if x._weak else out
 
 
 def _binary_spec(x, y):

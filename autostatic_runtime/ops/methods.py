@@ -81,8 +81,8 @@ def _logic(logical, bitwise):
 
 def _keep_weak(x: Any, out: Any) -> Any:
     """``-x``/``abs(x)`` of a value standing for a Python number stands for one too."""
-    if x.weak:
-        out.weak = True
+    if x._weak:
+        out._weak = True
     return out
 
 
@@ -116,7 +116,7 @@ def attach(namespace: Any) -> None:
         fwd, rev = _logic(logical, bitwise)
         setattr(T, f"__{dunder}__", fwd)
         setattr(T, f"__r{dunder}__", rev)
-    T.weak = False  # eager tensors; a static Variable may stand for a Python number
+    T._weak = False  # eager tensors; a static Variable may stand for a Python number
     T.__neg__ = lambda self: _keep_weak(self, ns.neg(self))
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: _keep_weak(self, ns.abs(self))

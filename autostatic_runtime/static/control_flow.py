@@ -341,15 +341,15 @@ def _cast_in(block: Block, program: Program, value: Variable, dtype: Any) -> Var
     saved = program.current_block_idx
     program.current_block_idx = block.idx
     try:
-        return _weak_as(cast(value, dtype), value.weak)
+        return _weak_as(cast(value, dtype), value._weak)
     finally:
         program.current_block_idx = saved
 
 
 def _weak_as(var: Variable, weak: bool) -> Variable:
-    """``var`` marked as standing for a Python number when ``weak`` (``Variable.weak``)."""
+    """``var`` marked as standing for a Python number when ``weak`` (``Variable._weak``)."""
     if weak:
-        var.weak = True
+        var._weak = True
     return var
 
 
@@ -367,7 +367,7 @@ def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Var
     try:
         if isinstance(like, TensorLike) and -1 not in tuple(like.shape):
             out = full(like.shape, value, dtype=like.dtype)
-            out.weak = like.weak
+            out._weak = like._weak
             return out
         dt = (
             dtypes.bool_
@@ -375,7 +375,7 @@ def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Var
             else (dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype())
         )
         out = full([], value, dtype=dt)
-        out.weak = True  # it stands for the Python number (``dtypes.weak_result``)
+        out._weak = True  # it stands for the Python number (``dtypes.weak_result``)
         return out
     finally:
         program.current_block_idx = saved
@@ -447,9 +447,9 @@ def cond(
             # would give it; else the wider one
             wide = (
                 fv.dtype
-                if tv.weak and not fv.weak
+                if tv._weak and not fv._weak
                 else tv.dtype
-                if fv.weak and not tv.weak
+                if fv._weak and not tv._weak
                 else dtypes.promote(tv.dtype, fv.dtype)
             )
             tv = _cast_in(tblock, program, tv, wide)
@@ -469,7 +469,7 @@ def cond(
             continue
         shape = [a if a == b else -1 for a, b in zip(tv._shape, fv._shape)]
         results.append(
-            ("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, tv.weak and fv.weak)
+            ("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, tv._weak and fv._weak)
         )
         touts.append(tv.name)
         fouts.append(fv.name)
@@ -594,7 +594,7 @@ def _build_while_op(
     peeled = False
     shapes = [list(v._shape) for v in init]
     stops = [v.stop_gradient for v in init]
-    weak = [v.weak for v in init]
+    weak = [v._weak for v in init]
     for _attempt in range(12):
         first_block = len(program.blocks)
         traced = _trace_while_blocks(program, cond_fn, body_fn, init, shapes, structure,
@@ -617,14 +617,14 @@ def _build_while_op(
                 peeled = True
                 shapes = [list(v._shape) for v in init]
                 stops = [v.stop_gradient for v in init]
-                weak = [v.weak for v in init]
+                weak = [v._weak for v in init]
             for i, dtype in casts.items():  # eager's first iteration promotes it so anyway
                 init[i] = _cast_in(parent, program, init[i], dtype)
             continue
         relaxed = _relax(body_vars, shapes, body_loc, labels)
         # a loop var that starts constant but takes a gradient in the body must carry it
         flowing = [s and b.stop_gradient for s, b in zip(stops, body_vars)]
-        weak_now = [w and b.weak for w, b in zip(weak, body_vars)]
+        weak_now = [w and b._weak for w, b in zip(weak, body_vars)]
         if relaxed == shapes and flowing == stops and weak_now == weak:
             break
         del program.blocks[first_block:]  # retrace with the relaxed shapes / flags
@@ -703,7 +703,7 @@ def _dtype_changes(init: list, body_vars: list) -> tuple[dict, list]:
         if before == after:
             continue
         kb, ka = dtypes.kind(before), dtypes.kind(after)
-        if ka > kb or (ka == kb and (v.weak or dtypes.promote(before, after) == after)):
+        if ka > kb or (ka == kb and (v._weak or dtypes.promote(before, after) == after)):
             casts[i] = after
         else:
             peel.append(i)
@@ -724,7 +724,7 @@ def _peel_first_iteration(program, cond_fn, body_fn, init, structure, body_vars)
 
     def skip():
         return [
-            v if v.dtype == b.dtype else _weak_as(cast(v, b.dtype), v.weak)
+            v if v.dtype == b.dtype else _weak_as(cast(v, b.dtype), v._weak)
             for v, b in zip(init, body_vars)
         ]
 
@@ -801,7 +801,7 @@ def _probe_empty_arrays(program, body_fn, init, structure, empty, outer) -> None
                 None
                 if v is None
                 else _weak_as(
-                    block.create_var(program.unique_name("loop_var"), v._shape, v.dtype), v.weak
+                    block.create_var(program.unique_name("loop_var"), v._shape, v.dtype), v._weak
                 )
                 for v in init
             ]

@@ -271,7 +271,7 @@ def _number_like(block, program, number: Any, like: Any) -> Any:
     program.current_block_idx = block.idx
     try:
         out = full(list(like._shape), number, dtype=like.dtype)
-        out.weak = like.weak  # still a Python number after an iteration (``i += 1``)
+        out._weak = like._weak  # still a Python number after an iteration (``i += 1``)
         return out
     finally:
         program.current_block_idx = saved

@@ -35,7 +35,7 @@ class Variable(TensorLike):
         "op",
         "trainable",
         "initializer",
-        "weak",
+        "_weak",
         "__weakref__",
     )
 
@@ -59,7 +59,7 @@ class Variable(TensorLike):
         self.op: Operator | None = None
         self.trainable = False
         self.initializer = None
-        self.weak = False  # stands for a Python number: promotes like one (see dtypes.weak)
+        self._weak = False  # stands for a Python number: promotes like one (see dtypes.weak_result)
 
     @property
     def shape(self) -> list[int]:
@@ -179,7 +179,7 @@ class Variable(TensorLike):
             self.is_data,
         )
         new.op, new.trainable, new.initializer = self.op, self.trainable, self.initializer
-        new.weak = self.weak
+        new._weak = self._weak
         return new
 
     def _replace(self, new: Variable) -> Variable:
@@ -191,7 +191,7 @@ class Variable(TensorLike):
         self.name = new.name
         self._shape, self._dtype = new._shape, new._dtype
         self.stop_gradient, self.op, self.is_data = new.stop_gradient, new.op, False
-        self.weak = new.weak
+        self._weak = new._weak
         return self
 
     def set_value(self, value: Any) -> Variable:

@@ -341,7 +341,7 @@ def _index(i: Any, what: str) -> Any:
     from autostatic_runtime.ops.manipulation import reshape
 
     out = reshape(i, [])
-    out.weak = i.weak
+    out._weak = i._weak
     return out
 
 
@@ -354,7 +354,7 @@ def _element_value(x: Any, name: str, dtype: Any) -> Variable:
     the dtype ``rt.stack`` gives a list of them: a *weak* value, a range item or counter that
     is a Python int eagerly, is int64 here, a float the default float)."""
     if isinstance(x, Variable):
-        if x.weak:  # takes the array's dtype, as a Python number in a list would
+        if x._weak:  # takes the array's dtype, as a Python number in a list would
             want = python_number_dtype(x.dtype) if dtype is None else dtype
             if want != x.dtype:
                 from autostatic_runtime.ops.elementwise import cast

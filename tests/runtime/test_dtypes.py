@@ -76,10 +76,10 @@ def test_a_weak_symbolic_value_promotes_like_the_python_number_it_stands_for(str
         with static.program_guard(static.Program()):
             x = static.data("x", [2], strong)
             i = rt.full([], 1, weak)
-            i.weak = True
+            i._weak = True
             assert (x + i).dtype == want and (i * x).dtype == want
-            assert not (x + i).weak  # a tensor's result is a tensor
-            assert (i + 1).weak and (-i).weak and (i - i).weak  # numbers' results are numbers
+            assert not (x + i)._weak  # a tensor's result is a tensor
+            assert (i + 1)._weak and (-i)._weak and (i - i)._weak  # numbers' results are numbers
             assert (i + rt.full([], 1, weak)).dtype == weak  # two tensors: the usual rules
     finally:
         rt.disable_static()
