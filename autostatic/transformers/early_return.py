@@ -39,7 +39,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
-from autostatic.pyct.templates import constant, name, replace
+from autostatic.pyct.templates import name, replace
 from autostatic.transformers.base import _SCOPES, Transformer, blocks_of
 
 RETURN_FLAG = "do_return"
@@ -299,16 +299,9 @@ class ReturnTransformer(Transformer):
             stmt.finalbody = self._block(stmt.finalbody, in_loop)
         finally:
             self.flag, self._outer_flags = saved
-        template = (
-            "try:\n    returned = False\n    stmt\nexcept BaseException:\n"
-            "    if jst.keeps_exception(returned, where):\n        raise"
-        )
-        where = constant((self.ctx.filename, stmt.finalbody[0].lineno, ""))
-        wrapper = replace(
-            template, stmt, returned=returned, stmt=[stmt], jst=self.ctx.jst, where=where
-        )[0]
-        anno.set(wrapper.handlers[0].body[0], anno.PYTHON_IF, True)
-        return wrapper
+        from autostatic.transformers.break_continue import keeping_exceptions
+
+        return keeping_exceptions(self, stmt, returned)
 
     def _lower(self, stmt: gast.stmt, in_loop: bool) -> gast.stmt:
         if isinstance(stmt, _LOOPS):
