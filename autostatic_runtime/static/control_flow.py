@@ -807,8 +807,10 @@ def _probe_empty_arrays(program, body_fn, init, structure, empty, outer) -> None
             ]
             args = unflatten(structure, params)
             arrays = [a for a in _walk_arrays(args)]
-            for a in arrays:
+            for a, original in zip(arrays, outer):
                 a.probing = a.buffer is None
+                if a.buffer is None:  # the dtype it was created with, if any
+                    a.dtype = original.dtype
             try:
                 with MutationLog() as log:
                     try:

@@ -580,3 +580,25 @@ def test_python_numbers_collected_in_a_tensor_loop_stack_as_eagerly():
 
     n32 = np.array(3, "int32")  # range(an int32 tensor): int32 bounds, Python-int items
     check(counters_collected, [(n32,), (np.array(1, "int32"),)], grad=False)
+
+
+def row_codes_into_int32_array(n, m):
+    codes = rt.tensor.create_array("int32")  # the declared dtype: eagerly too
+    i = 0
+    while i < n:
+        j, code = 0, 0
+        while j < m:
+            code = code * 10 + i * j  # Python ints: stored as int32 elements
+            j += 1
+        codes = rt.tensor.array_write(code, i, codes)
+        i += 1
+    return rt.stack(codes)
+
+
+def test_an_array_created_with_a_dtype_holds_numbers_of_it_eagerly_and_static():
+    from tests.idioms.harness import check
+
+    eager = row_codes_into_int32_array(2, 3)
+    assert eager.dtype == rt.int32  # (int64 before: the eager array ignored its dtype)
+    check(row_codes_into_int32_array, [(np.array(2, "int32"), np.array(3, "int32"))],
+          grad=False)  # fmt: skip
