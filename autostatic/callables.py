@@ -5,7 +5,9 @@ so a tensor-dependent ``if`` inside a helper, a method or a sublayer's ``forward
 ``cond`` op too. User functions, methods, callable objects and ``Layer.forward`` are
 converted once and cached; builtins, classes, the standard library, numpy, autostatic and
 autostatic_runtime are returned as they are, and so is anything that cannot be converted
-(no source): it still runs, as Python.
+(no source): it still runs, as Python. ``warnings.warn``, ``sys._getframe``,
+``inspect.stack`` and ``inspect.currentframe`` become ``autostatic_runtime.frames``' forms,
+which count the frames the eager program has.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import autostatic_runtime.convert_ops as convert_ops
 from autostatic.hook.entry import SOURCE
+from autostatic_runtime.frames import REPLACEMENTS
 from autostatic_runtime.nn.layer.layers import Layer
 
 log = logging.getLogger("autostatic")
@@ -37,6 +40,8 @@ def convert_callable(fn: Any) -> Any:
     kind = type(fn)
     if kind is types.FunctionType:
         return _function(fn)
+    if kind is types.BuiltinFunctionType or kind is type:  # a builtin under another name
+        return _BUILTINS.get(fn, fn)  # (fn = range; fn(n)), warnings.warn, sys._getframe
     if kind is types.MethodType:
         func = _function(fn.__func__)
         return fn if func is fn.__func__ else types.MethodType(func, fn.__self__)
@@ -54,13 +59,36 @@ def convert_callable(fn: Any) -> Any:
     return fn
 
 
+def _called_as(convert: Callable, builtin: Any) -> Callable:
+    """``convert(builtin, *args)`` as a function of ``args`` (``convert_range``'s form)."""
+    return functools.partial(convert, builtin)
+
+
+#: builtins converted code calls through another name (``fn = len`` then ``fn(x)``): the
+#: forms the converter gives a call of the name itself (``len(x)`` is ``convert_len(x)``)
+_BUILTINS = {
+    **REPLACEMENTS,
+    range: _called_as(convert_ops.convert_range, range),
+    enumerate: _called_as(convert_ops.convert_enumerate, enumerate),
+    zip: _called_as(convert_ops.convert_zip, zip),
+    len: convert_ops.convert_len,
+    int: convert_ops.convert_int,
+    float: convert_ops.convert_float,
+    bool: convert_ops.convert_bool,
+    max: convert_ops.convert_max,
+    min: convert_ops.convert_min,
+    print: convert_ops.convert_print,
+    isinstance: convert_ops.convert_isinstance,
+}
+
+
 def _function(fn: types.FunctionType) -> types.FunctionType:
     """The converted ``fn``, remembered on ``fn`` itself (the pair is freed together)."""
     found = fn.__dict__.get(_CONVERTED)
     if found is not None:
         return found
-    result = fn
-    if _wanted(fn):
+    result = REPLACEMENTS.get(fn, fn)  # inspect.stack, inspect.currentframe
+    if result is fn and _wanted(fn):
         from autostatic.api import convert
 
         try:

@@ -109,7 +109,7 @@ def convert_var_dtype(var: Any, dtype: str) -> Any:
 
     want = dtypes.convert_dtype(target) if target else dtypes.get_default_dtype()
     out = var if var.dtype == want else cast(var, want)
-    return reshape(out, []) if out.ndim else out
+    return _python_number(reshape(out, []) if out.ndim or out is var else out)
 
 
 def convert_int(*args: Any, **kwargs: Any) -> Any:
@@ -176,7 +176,7 @@ def convert_len(var: Any) -> Any:
     building, else a 0-D int32 tensor computed when the program runs."""
     if not isinstance(var, Variable):
         if isinstance(var, TensorArray):
-            return var.length()
+            return _python_number(var.length())
         return len(var)
     if not var._shape:
         raise TypeError(f"len() of a 0-D tensor ({var.name!r} has shape [])")
@@ -185,7 +185,7 @@ def convert_len(var: Any) -> Any:
         return first
     from autostatic_runtime.ops.manipulation import shape
 
-    return shape(var)[0]
+    return _python_number(shape(var)[0])
 
 
 def convert_shape(x: Any) -> Any:
@@ -200,7 +200,15 @@ def convert_shape(x: Any) -> Any:
     from autostatic_runtime.ops.manipulation import shape
 
     runtime = shape(x)
-    return [runtime[i] if d < 0 else d for i, d in enumerate(dims)]
+    return [_python_number(runtime[i]) if d < 0 else d for i, d in enumerate(dims)]
+
+
+def _python_number(value: Variable) -> Variable:
+    """``value``, a symbolic stand-in for what eager code has as a Python number (a length,
+    a dim, ``int(x)``), marked weak: it promotes like that number (``dtypes.weak_result``:
+    ``y_int32 + len(x)`` stays int32)."""
+    value._weak = True
+    return value
 
 
 def convert_isinstance(obj: Any, classinfo: Any) -> bool:

@@ -19,7 +19,9 @@ tensor, by rows) is stepped by index inside a ``while`` op::
                                           for target in __it:          # the user's loop
                                               body
 
-Items are int64 tensors for ranges and enumerate counters, and rows (``x[i]``) for tensors.
+Items are int64 tensors for ranges and enumerate counters, *weak* ones (``Variable._weak``:
+they promote like the Python ints of the eager loop, so ``y_int32 + i`` stays int32), and
+rows (``x[i]``) for tensors.
 """
 
 from __future__ import annotations
@@ -119,11 +121,11 @@ class SymbolicRange(SymbolicIterable):
 
     def item(self, i: Variable) -> Any:
         value = _int64(self.start + i * self.step)
-        return _cast(value, self.dtype) if self.dtype != dtypes.int64 else value
+        return _weak(_cast(value, self.dtype) if self.dtype != dtypes.int64 else value)
 
     def placeholder(self) -> Any:
         value = _full(0)
-        return _cast(value, self.dtype) if self.dtype != dtypes.int64 else value
+        return _weak(_cast(value, self.dtype) if self.dtype != dtypes.int64 else value)
 
 
 class SymbolicEnumerate(SymbolicIterable):
@@ -139,10 +141,10 @@ class SymbolicEnumerate(SymbolicIterable):
         return self.inner.length()
 
     def item(self, i: Variable) -> Any:
-        return (_int64(self.start + i), self.inner.item(i))
+        return (_weak(_int64(self.start + i)), self.inner.item(i))
 
     def placeholder(self) -> Any:
-        return (_full(0), self.inner.placeholder())
+        return (_weak(_full(0)), self.inner.placeholder())
 
 
 class SymbolicZip(SymbolicIterable):
@@ -418,6 +420,14 @@ def _cast(v: Any, dtype: Any) -> Any:
     from autostatic_runtime.ops.elementwise import cast
 
     return cast(v, dtype)
+
+
+def _weak(value: Any) -> Any:
+    """A range item or ``enumerate`` counter: a Python int in the eager loop, so it promotes
+    like one (``Variable._weak``; ``y_int32 + i`` stays int32). A Python int stays one."""
+    if value.__class__ is Variable:
+        value._weak = True
+    return value
 
 
 def _full(value: int) -> Variable:

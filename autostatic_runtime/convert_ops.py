@@ -202,11 +202,14 @@ def convert_ifelse(
         closure_cells,
         copy_container,
         copyable,
+        dict_lists_to_tensor_arrays,
+        probing_loop_body,
         restore_attributes,
         restore_cells,
         to_tensor_array,
         write_back,
     )
+    from autostatic_runtime.static.tensor_array import _ProbeDone
 
     saved = [getattr(obj, attr, _MISSING) for obj, attr in attributes]
     cells = closure_cells((true_fn, false_fn), names)  # each branch starts from these values
@@ -214,22 +217,36 @@ def convert_ifelse(
     copied = [(i, j) for i, j in containers if copyable(inputs[i])]
     shared = [(i, j) for i, j in containers if not copyable(inputs[i]) and j >= 0]
 
+    # attributes holding a list or dict (``self.cache["k"] = v``): each branch changes a copy
+    held = [k for k, value in enumerate(saved) if type(value) in (list, dict)]
+    in_place: dict = {}  # label -> the held attributes the branch changed in place
+    pads: dict = {}  # k -> the keys both branches give held dict k (see _one_sided_entries)
+    first_attr = len(names) - len(attributes)
+
     def branch(fn: Callable, label: str) -> Callable:
         def run() -> tuple:
             restore_attributes(attributes, saved)
             restore_cells(cells)
+            copies = {k: copy_container(saved[k]) for k in held}
+            for k, copy in copies.items():
+                obj, attr = attributes[k]
+                setattr(obj, attr, copy)
             args = list(inputs)
             for i, _ in copied:
                 args[i] = copy_container(args[i])
             try:
                 outs = list(fn(*args))
+            except _ProbeDone as done:  # reads an empty list a loop probe is typing
+                if done.value is not None:
+                    raise
+                outs = [PLACEHOLDER] * len(names)  # (the probe's trace is discarded)
             except Exception as exc:  # noqa: BLE001 - the user's raise: the program raises
                 if isinstance(exc, StaticBuildError) or not _raised_by_user(exc):
                     raise
                 outs = _raising_branch(exc, names)
             for i, (name, value) in enumerate(zip(names, outs)):
-                if value is UNDEFINED and name.startswith(RETURN_VALUE):
-                    outs[i] = PLACEHOLDER
+                if value is UNDEFINED and (name.startswith(RETURN_VALUE) or probing_loop_body()):
+                    outs[i] = PLACEHOLDER  # typed like the other branch's value
                 elif value is UNDEFINED:
                     raise StaticBuildError(
                         f"'{name}' is set in only one branch of this tensor-dependent 'if' but "
@@ -239,18 +256,35 @@ def convert_ifelse(
                     )
             for _, j in shared:  # a tensor array: its own log merges what the branches did
                 outs[j] = _SHARED
+            seen[label] = {names[j]: args[i] for i, j in copied if j >= 0}
+            in_place[label] = {k for k in held if outs[first_attr + k] is copies[k]}
+            for k, keys in pads.items():  # an entry the other branch sets only: a
+                value = outs[first_attr + k]  # placeholder here (Paddle's rule for state)
+                outs[first_attr + k] = {key: value.get(key, PLACEHOLDER) for key in keys}
+            attrs_seen[label] = {k: outs[first_attr + k] for k in held}
             return tuple(outs) + tuple(args[i] for i, _ in copied)
 
         run.__wrapped__ = fn  # errors name the branch's own lines
         return run
 
+    seen: dict = {}  # label -> the containers a branch left: {name: value}
+    attrs_seen: dict = {}  # label -> the held attributes' values a branch left: {k: value}
     try:
         try:
             outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
         except StaticBuildError:
+            _check_entries(seen, location)
+            pads.update(_one_sided_entries(attrs_seen))
             lists = [(i, j) for i, j in copied if j >= 0 and type(inputs[i]) is list]
             unread = [(i, j) for i, j in copied if j < 0]
-            if not lists and not unread:
+            in_dicts = [  # (lists held in a dict: tensor arrays in place)
+                (i, j)
+                for i, j in copied
+                if j >= 0
+                and type(inputs[i]) is dict
+                and dict_lists_to_tensor_arrays(inputs[i], names[j])
+            ]
+            if not lists and not unread and not in_dicts and not pads:
                 raise
             # lists the branches leave with different lengths become tensor arrays; lists and
             # dicts read nowhere after the 'if' are kept as they were
@@ -258,7 +292,11 @@ def convert_ifelse(
                 inputs[i] = to_tensor_array(inputs[i], names[j])
             shared += lists
             copied = [c for c in copied if c not in lists and c not in unread]
-            outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+            try:
+                outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+            except StaticBuildError:
+                _check_entries(seen, location)
+                raise
     finally:
         restore_attributes(attributes, saved)
         restore_cells(cells)
@@ -271,7 +309,59 @@ def convert_ifelse(
             outs[j] = inputs[i]
     for i, j in shared:
         outs[j] = inputs[i]
+    for k in held:  # changed in place by both branches: the object keeps its identity
+        if all(k in done for done in in_place.values()) and len(in_place) == 2:
+            outs[first_attr + k] = write_back(saved[k], outs[first_attr + k])
     return tuple(outs)
+
+
+def _one_sided_entries(attrs_seen: dict) -> dict:
+    """{k: keys}: for each dict attribute ``k`` the branches leave with different keys (or
+    order), the keys both give it (an entry only one sets gets a placeholder in the other:
+    an object's state, which the converter cannot know to be read after the ``if``)."""
+    true, false = attrs_seen.get("true", {}), attrs_seen.get("else", {})
+    pads = {}
+    for k, value in true.items():
+        other = false.get(k)
+        if type(value) is dict and type(other) is dict and list(value) != list(other):
+            pads[k] = list(value) + [key for key in other if key not in value]
+    return pads
+
+
+def _check_entries(seen: dict, location: tuple | None) -> None:
+    """The error for a dict entry that only one branch of a tensor ``if`` sets (``if c:
+    d["k"] = v``): the program cannot hold a key on one path only (AutoGraph's rule)."""
+    true, false = seen.get("true"), seen.get("else")
+    if not true or not false:
+        return
+    for name, value in true.items():
+        found = _one_sided(value, false.get(name), name)
+        if found is not None:
+            entry, side = found
+            raise StaticBuildError(
+                f"'{entry}' is set in only one branch of this tensor-dependent 'if' but used "
+                f"after it; '{entry}' must also be initialized in the {side} branch (or before "
+                "the 'if')",
+                location,
+            ) from None
+
+
+def _one_sided(a: Any, b: Any, label: str) -> tuple[str, str] | None:
+    """(an entry of dict ``a`` or ``b`` missing from the other, the branch it is missing
+    from: "else" for ``b``, "true" for ``a``), nested dicts too; None if there is none."""
+    if type(a) is not dict or type(b) is not dict:
+        return None
+    for k in a:
+        entry = f"{label}[{k!r}]"
+        if k not in b:
+            return entry, "else"
+        found = _one_sided(a[k], b[k], entry)
+        if found is not None:
+            return found
+    for k in b:
+        if k not in a:
+            return f"{label}[{k!r}]", "true"
+    return None
 
 
 def _raised_by_user(exc: Exception) -> bool:
@@ -304,15 +394,17 @@ def _user_line(exc: Exception) -> str:
 
 
 def _raising_branch(exc: Exception, names: tuple) -> list:
-    """A branch that raised while traced (``else: raise ValueError(...)``): an ``assert`` op
-    that fails when the program takes it, and placeholders for its outputs."""
+    """A branch that raised while traced (``else: raise ValueError(...)``, a failed
+    ``d[key]``): an ``assert`` op that raises the same exception (its type and arguments)
+    when the program takes the branch, and placeholders for its outputs."""
     from autostatic_runtime.creation import full
+    from autostatic_runtime.ops.debugging import Assert
 
-    source = message = f"{type(exc).__name__}: {exc}"
+    source = f"{type(exc).__name__}: {exc}"
     where = _user_line(exc)
-    if where:  # the assert op is at the `if`; the message names the line that raised
-        message += f" (raised at {where} when the branch was traced)"
-    convert_assert(full([], False, dtypes.bool_), message, source)
+    note = f"raised at {where} when this branch was traced" if where else "raised when traced"
+    Assert(full([], False, dtypes.bool_), message=f"{source} ({note})", source=source,
+           raises=exc)  # fmt: skip
     return [PLACEHOLDER] * len(names)
 
 
@@ -370,6 +462,8 @@ def convert_while_loop(
     names: tuple,
     location: tuple | None = None,
     arrays: tuple = (),
+    entries: tuple = (),
+    first_set: tuple = (),
 ) -> tuple:
     """The symbolic path of
 
@@ -380,9 +474,13 @@ def convert_while_loop(
     iteration whose condition is symbolic (Python numbers among the loop variables become
     tensors). ``consts`` are the other values the loop reads. ``arrays`` names the loop
     variables the body ``append``s to or ``pop``s from: Python lists among them become
-    ``TensorArray``s when the loop becomes a ``while`` op. A loop variable first bound in the
-    body starts as a placeholder shaped like the body's value; if the loop runs zero times
-    and it is not a return value, the program raises when it runs.
+    ``TensorArray``s when the loop becomes a ``while`` op; ``entries`` are the lists held in
+    containers it appends to, ``(container, key, text)``: they become ``TensorArray``s in
+    their containers. A loop variable first bound in the body starts as a placeholder shaped
+    like the body's value; if the loop runs zero times and it is not a return value, the
+    program raises Python's error when it runs (``UnboundLocalError``; ``KeyError``,
+    ``AttributeError`` for an entry or attribute the body adds), as do the names in
+    ``first_set`` (a ``for`` target unbound before the loop).
     """
     loop_vars = tuple(loop_vars)
     cells = _cells_of((cond_fn, body_fn), names, 0)
@@ -398,6 +496,10 @@ def convert_while_loop(
     from autostatic_runtime.static.control_flow import _build_while
     from autostatic_runtime.static.mutation import initialize_from_body
 
+    if entries:
+        from autostatic_runtime.static.tensor_array import held_lists_to_tensor_arrays
+
+        held_lists_to_tensor_arrays(entries)
     if any(v is None for v in loop_vars):
         loop_vars = _first_iteration(pred, body_fn, loop_vars, consts, names, arrays, location)
     if arrays:
@@ -405,15 +507,20 @@ def convert_while_loop(
 
         loop_vars = to_tensor_arrays(loop_vars, names, arrays)
     unset = [i for i, v in enumerate(loop_vars) if v is UNDEFINED]
+    if unset:  # empty lists the body appends to are typed first: what it binds may read them
+        from autostatic_runtime.static.mutation import probe_body
+        from autostatic_runtime.static.tensor_array import type_empty_arrays
+
+        type_empty_arrays(lambda: probe_body(body_fn, loop_vars, consts), (loop_vars, consts))
     numbers = [
         i for i, v in enumerate(loop_vars) if type(v) in (int, float) and names[i] not in arrays
     ]
-    checked: list[str] = []
-    if unset or numbers:
-        loop_vars = initialize_from_body(
+    checked: list[str] = list(first_set)
+    if unset or numbers or any(type(v) is dict for v in loop_vars):
+        loop_vars, added = initialize_from_body(
             body_fn, loop_vars, consts, names, unset, numbers, location
         )
-        checked = [names[i] for i in unset if not names[i].startswith(RETURN_VALUE)]
+        checked += [names[i] for i in unset if not names[i].startswith(RETURN_VALUE)] + added
     n = len(loop_vars)
 
     def cond_loop(*v):
@@ -434,13 +541,34 @@ def convert_while_loop(
         raise StaticBuildError(exc.detail, location) from None
     if checked:
         ran = out.pop()
+        from autostatic_runtime.ops.debugging import Assert
+
         for name_ in checked:
-            convert_assert(
+            Assert(
                 ran,
-                f"'{name_}' is first set inside this tensor-dependent loop, which ran zero "
-                "times, so it has no value after the loop; set it before the loop",
+                message=f"'{name_}' is first set inside this tensor-dependent loop, which ran "
+                "zero times, so it has no value after the loop; set it before the loop",
+                raises=_unbound(name_),
             )
     return tuple(out)
+
+
+def _unbound(label: str) -> Exception:
+    """The exception eager code raises reading ``label`` (a variable, ``d['k']``, ``obj.a``)
+    that a loop of no iterations left unset."""
+    import ast
+
+    if label.endswith("]") and "[" in label:
+        try:
+            return KeyError(ast.literal_eval(label[label.rindex("[") + 1 : -1]))
+        except (ValueError, SyntaxError):
+            return KeyError(label)
+    if "." in label:
+        owner, _, attr = label.rpartition(".")
+        return AttributeError(f"'{owner}' has no attribute '{attr}'")
+    return UnboundLocalError(
+        f"cannot access local variable '{label}' where it is not associated with a value"
+    )
 
 
 def convert_for_loop(
@@ -454,6 +582,7 @@ def convert_for_loop(
     breaks: int = -1,
     target: int = -1,
     unpack: int = 0,
+    entries: tuple = (),
 ) -> tuple:
     """The symbolic path of ``for item in iterable: loop_vars = body_fn(item, *loop_vars,
     *consts)`` over a symbolic iterable (see ``is_symbolic_iterable``): a ``while`` op stepping
@@ -462,7 +591,8 @@ def convert_for_loop(
     position of the loop variable that is the loop's target (read after the loop): each item
     goes there instead of first, and it starts shaped like an item when ``UNDEFINED``.
     ``unpack``: the target is that many names (``for k, row in ...``): the body function
-    takes the item unpacked, as ``k, row = item`` would.
+    takes the item unpacked, as ``k, row = item`` would. ``entries``: see
+    ``convert_while_loop``.
 
     Over a Python iterable: the loop in Python, one body call per item, leaving once the
     flag is True; once it is a tensor (a ``break`` under a tensor ``if``), each of the
@@ -490,11 +620,15 @@ def convert_for_loop(
         return (index + 1, *body_fn(*state[:target], item, *state[target + 1 :]))
 
     body_fn_indexed.__wrapped__ = _named(body_fn)  # errors name the body's own lines
-    if target >= 0 and loop_vars[target] is UNDEFINED:
+    unbound = ()
+    if target >= 0 and loop_vars[target] is UNDEFINED:  # unbound after no iterations
         loop_vars = (*loop_vars[:target], loop_placeholder(iterable), *loop_vars[target + 1 :])
+        unbound = (names[target],)
     state = (0, *loop_vars)
     names = ("__index", *names)
-    return convert_while_loop(cond_fn, body_fn_indexed, state, consts, names, location, arrays)[1:]
+    return convert_while_loop(
+        cond_fn, body_fn_indexed, state, consts, names, location, arrays, entries, unbound
+    )[1:]
 
 
 def _cells_of(fns: tuple, names: tuple, offset: int) -> list:

@@ -206,6 +206,9 @@ def _placeholders(data: Any) -> Any:
     if isinstance(data, (list, tuple)):
         return [_placeholders(v) for v in data]
     if isinstance(data, TensorLike):
+        if data._weak and not data.shape:  # a Python number eagerly (a range item, len())
+            kind = dtypes.kind(data.dtype)
+            return False if kind == 0 else 0 if kind == 1 else 0.0
         shape = tuple(1 if d < 0 else d for d in data.shape)
         return np.zeros(shape, dtype=str(data.dtype))
     return data

@@ -148,3 +148,15 @@ def scalar_result(dtype: DType, value: object) -> DType:
     if type(value) is int and dtype is bool_:
         return int64
     return dtype
+
+
+def weak_result(strong: DType, weak: DType) -> DType:
+    """The dtype of ``tensor <op> weak`` where ``weak`` is the dtype of a *weak* symbolic
+    value: one that stands for a Python number of the eager code (a ``range`` item, an
+    ``enumerate`` counter, a Python int carried by a tensor loop, ``int(x)``, an unknown
+    ``x.shape[0]``). Like the Python number, it takes the tensor's dtype unless its kind is
+    higher (``int32 + i`` stays int32, ``int32 + 0.5`` is the default float)."""
+    k = kind(weak)
+    if k <= kind(strong):
+        return strong
+    return int64 if k == 1 else _default_float[0]

@@ -124,6 +124,72 @@ class SymbolicValueError(StaticBuildError, TypeError):
     The message names the user's line and says how to get it converted."""
 
 
+# ---- a user's exception raised by a program -------------------------------------------------
+
+#: Exceptions that a branch of a tensor ``if`` raised while it was traced (``raise
+#: KeyError(k)``, a failed dict lookup), by key: the program raises a copy of one when it
+#: takes that branch (``raised_again``). A loaded program without the entry raises the
+#: builtin exception of the recorded name, or its ``assert`` op's ``AssertionFailedError``.
+_RAISED: dict[str, BaseException] = {}
+_RAISED_CAP = 1024
+
+
+def remember_raise(exc: BaseException) -> tuple[str, tuple]:
+    """(key, string arguments) under which a program can raise ``exc`` again."""
+    cls = type(exc)
+    key = f"{cls.__module__}.{cls.__qualname__}:{exc.args!r}"[:400]
+    kept = _copied(exc)  # (no traceback: it would keep the traced frames alive)
+    if kept is None:
+        return "", ()
+    if len(_RAISED) >= _RAISED_CAP and key not in _RAISED:
+        _RAISED.pop(next(iter(_RAISED)))
+    _RAISED[key] = kept
+    return key, tuple(a if isinstance(a, str) else repr(a) for a in exc.args)
+
+
+def raised_again(key: str, args: tuple, note: str) -> BaseException | None:
+    """A new exception like the one ``remember_raise`` kept under ``key`` (the same type and
+    arguments), with ``note`` added; None when it cannot be made again."""
+    import builtins
+
+    kept = _RAISED.get(key)
+    exc = None if kept is None else _copied(kept)
+    if exc is None:  # a program loaded in another process: builtin exception types only
+        module, _, name = key.split(":", 1)[0].rpartition(".")
+        cls = getattr(builtins, name, None) if module == "builtins" else None
+        if not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            return None
+        try:
+            exc = cls(*args)
+        except Exception:  # noqa: BLE001 - e.g. UnicodeError's arguments: not made again
+            return None
+    exc.add_note(note)
+    try:
+        exc.autostatic_raised = True  # the executors let it through, not wrapped
+    except AttributeError:  # an exception class with __slots__
+        pass
+    return exc
+
+
+def _copied(exc: BaseException) -> BaseException | None:
+    """A new exception of ``exc``'s type with its arguments and attributes, made without
+    calling its ``__init__`` (a user's class may take other arguments than it keeps)."""
+    cls = type(exc)
+    try:
+        new = cls.__new__(cls)
+        new.args = exc.args
+    except Exception:  # noqa: BLE001 - a class that cannot be made so: not raised again
+        return None
+    if hasattr(exc, "__dict__"):
+        new.__dict__.update({k: v for k, v in vars(exc).items() if k != "autostatic_raised"})
+    return new
+
+
+def is_raised_again(exc: BaseException) -> bool:
+    """Whether ``exc`` is a user's exception that a program raised (``raised_again``)."""
+    return getattr(exc, "autostatic_raised", False) is True
+
+
 _PRAGMA = re.compile(r"#\s*autostatic:\s*(enable|disable)\b")
 
 

@@ -375,6 +375,50 @@ def return_in_finally_and_generator_like(a, b):
     return first, falls_off(b)
 
 
+def returns_in_finally_blocks(a, b):  # noqa: C901 - one case per kind of exit
+    def overrides(x):
+        try:
+            if x > 2:
+                return "try"
+            if x < -2:
+                raise KeyError(x)
+        finally:
+            if x % 2:
+                return "finally"  # noqa: B012 (replaces the return, swallows the raise)
+        return "after"
+
+    def in_loop(x):
+        log = []
+        for k in range(3):
+            try:
+                if k == x % 3:
+                    raise ValueError(k)
+                log.append(k)
+            finally:
+                if k == 1 and x > 0:
+                    return log, "left at", k  # noqa: B012
+        return log, "done"
+
+    def nested(x):
+        try:
+            try:
+                return x // (x % 3)  # ZeroDivisionError on multiples of 3
+            finally:
+                if x < 0:
+                    return "inner"  # noqa: B012
+        finally:
+            if x > 5:
+                return "outer"  # noqa: B012
+
+    out = []
+    for f in (overrides, in_loop, nested):
+        try:
+            out.append(f(a))
+        except Exception as exc:  # noqa: BLE001 - the same exception must escape
+            out.append(type(exc).__name__)
+    return out, overrides(b) if b > -3 else None
+
+
 def closure_sees_branch_update(a, b):
     y = 0
     get = lambda: y  # noqa: E731  (a closure over y, which the branch rebinds)
@@ -761,6 +805,7 @@ PROGRAMS = [
     comprehension_scopes, augmented_and_unpacking, loop_var_after_loop, deleted_variable,
     string_and_list_values, zero_arg_super, nested_loops_break_continue,
     for_loop_jumps_and_else, returns_in_loops_try_and_with, return_in_finally_and_generator_like,
+    returns_in_finally_blocks,
     closure_sees_branch_update, exception_after_branch_assignment,
     chained_comparisons, builtins_on_python_values, asserts, shape_attribute, printing,
     shadowed_builtins, for_range_forms, for_range_errors,

@@ -315,7 +315,7 @@ def trace(
         v = rt.static.data(name, list(spec.shape), spec.dtype)
         v.stop_gradient = bool(spec.stop_gradient)
         inputs.append(v)
-        return v
+        return v._alias()  # (``x[i] = v`` on an argument moves the alias, never the feed)
 
     def symbolic(value: Any, part: Any, base: str) -> Any:
         if isinstance(part, InputSpec):

@@ -22,13 +22,42 @@ def save(layer_or_function: Any, path: str | os.PathLike, input_spec: Any = None
     """Write ``path.pdmodel`` (the program), ``path.pdiparams`` (weights) and ``path.pdmeta``.
 
     Args:
-        layer_or_function: an ``rt.nn.Layer`` (its ``forward``), a function or a
-            StaticFunction.
+        layer_or_function: an ``rt.nn.Layer`` (its ``forward``), a function, a
+            StaticFunction, or a ``TracedLayer`` (its recorded program, for its inputs'
+            shapes: ``TracedLayer.save_inference_model``).
         path: the file prefix (directories are created).
         input_spec: InputSpecs of the inputs; default: the ``input_spec`` given to
             ``to_static``, else the shapes of the most recent call.
     """
+    from autostatic.jit.traced_layer import TracedLayer
+
+    if isinstance(layer_or_function, TracedLayer):
+        check_traced_specs(layer_or_function, input_spec)
+        layer_or_function.save_inference_model(path)
+        return
     _write(trace_for_inference(layer_or_function, input_spec), os.fspath(path))
+
+
+def check_traced_specs(traced: Any, input_spec: Any) -> None:
+    """Reject an ``input_spec`` a ``TracedLayer``'s recorded program cannot take (it holds
+    the exact shapes and dtypes of the inputs it was traced with)."""
+    if input_spec is None:
+        return
+    specs = list(input_spec) if isinstance(input_spec, (list, tuple)) else [input_spec]
+    recorded = traced.input_spec
+    fits = len(specs) == len(recorded) and all(
+        str(want.dtype) == str(have.dtype)
+        and len(want.shape) == len(have.shape)
+        and all(a == b for a, b in zip(want.shape, have.shape))
+        for want, have in zip(specs, recorded)
+    )
+    if not fits:
+        shown = ", ".join(f"{list(s.shape)} {s.dtype}" for s in recorded)
+        raise ToStaticError(
+            f"a TracedLayer's program holds the shapes it was traced with ({shown}); "
+            "trace it again with inputs of the shapes you want, or use to_static with "
+            "InputSpec(None) dims for a model that takes any batch"
+        )
 
 
 def trace_for_inference(layer_or_function: Any, input_spec: Any = None) -> ConcreteProgram:

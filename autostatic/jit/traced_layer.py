@@ -4,6 +4,7 @@
     outs, traced = autostatic.TracedLayer.trace(layer, inputs=[x])
     (y,) = traced([x2])                        # runs the recorded program
     traced.save_inference_model("out/model")   # autostatic.load("out/model") runs it
+    autostatic.save(traced, "out/model")       # the same; autostatic.onnx.export too
 
 ``trace`` runs ``layer(*inputs)`` eagerly, as usual, while a recording dispatch appends each
 op it applies to a Program as well: a tensor is known by its array (ops never mutate arrays,
@@ -125,6 +126,11 @@ class TracedLayer:
     def program(self) -> Program:
         """The recorded program."""
         return self._program
+
+    @property
+    def input_spec(self) -> list:
+        """The InputSpecs of the recorded inputs (their exact shapes and dtypes)."""
+        return self._layer.input_spec
 
     def __call__(self, inputs: Any) -> list:
         """Run the program on ``inputs`` (a tensor or list of tensors, shaped as traced);

@@ -47,6 +47,13 @@ def export_saved(prefix: str, file: str, opset_version: int = 17) -> onnx.ModelP
 def _spec_of(target: Any, input_spec: Any) -> ProgramSpec:
     if isinstance(target, TranslatedLayer):
         return _loaded_spec(target)
+    from autostatic.jit.traced_layer import TracedLayer
+
+    if isinstance(target, TracedLayer):  # its recorded program, as a loaded one
+        from autostatic.jit.save_load import check_traced_specs
+
+        check_traced_specs(target, input_spec)
+        return _loaded_spec(target._layer)
     from autostatic.jit.save_load import persistable_values, trace_for_inference
 
     program = trace_for_inference(target, input_spec)

@@ -321,13 +321,28 @@ class BreakContinueTransformer(Transformer):
             stmt.finalbody = self._block(stmt.finalbody)
         finally:
             self.finally_flags = saved
-        template = (
-            "try:\n    jumped = False\n    stmt\nexcept BaseException:\n"
-            "    if jst.keeps_exception(jumped, where):\n        raise"
-        )
-        where = constant((self.ctx.filename, stmt.finalbody[0].lineno, ""))
-        wrapper = replace(
-            template, stmt, jumped=jumped, stmt=[stmt], jst=self.ctx.jst, where=where
-        )[0]
-        anno.set(wrapper.handlers[0].body[0], anno.PYTHON_IF, True)
-        return wrapper
+        return keeping_exceptions(self, stmt, jumped)
+
+
+def keeping_exceptions(self: Transformer, stmt: gast.Try, jumped: str) -> gast.Try:
+    """``stmt`` (a ``try`` whose ``finally`` jumps: ``break``, ``continue``, ``return``)
+    wrapped so that the exception in flight goes on unless the jump ran (it sets
+    ``jumped``), as Python's jump discards it::
+
+        try:
+            jumped = False
+            <stmt>
+        except BaseException:
+            if jst.keeps_exception(jumped, where):   # a Python if
+                raise
+    """
+    template = (
+        "try:\n    jumped = False\n    stmt\nexcept BaseException:\n"
+        "    if jst.keeps_exception(jumped, where):\n        raise"
+    )
+    where = constant((self.ctx.filename, stmt.finalbody[0].lineno, ""))
+    wrapper = replace(
+        template, stmt, jumped=jumped, stmt=[stmt], jst=self.ctx.jst, where=where
+    )[0]
+    anno.set(wrapper.handlers[0].body[0], anno.PYTHON_IF, True)
+    return wrapper

@@ -3,7 +3,8 @@
 A tensor-dependent ``if`` traces both branches one after the other; a list, dict or tensor
 that a branch changes in place would carry the first branch's changes into the second. The
 ``if`` passes such names to ``convert_ifelse(..., containers=...)``, which gives each branch
-its own shallow copy and writes the merged result back into the original object.
+its own copy (of the lists and dicts in it too: ``d["k"].append(v)`` changes ``d``) and
+writes the merged result back into the original object.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ def may_mutate(census) -> bool:
 
 
 def mutated_containers(stmts: list) -> list[str]:
-    """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance.
-    Each statement's names are remembered on it, so nested statements are walked once."""
+    """Names changed in place by ``stmts`` (outside nested scopes), in order of appearance;
+    attributes too, dotted (``self.cache`` for ``self.cache["k"] = v``). Each statement's
+    names are remembered on it, so nested statements are walked once."""
     found: list[str] = []
     for stmt in stmts:
         for name_ in _mutated_by(stmt):
@@ -107,8 +109,12 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
                 target = func.value
         elif kind is gast.AugAssign and values["target"].__class__ is gast.Subscript:
             target = values["target"].value
-        if target is not None and target.__class__ is gast.Name and target.id not in found:
-            found.append(target.id)
+        while target.__class__ is gast.Subscript:  # d["k"].append(v), d["a"]["b"] = v: d
+            target = target.value
+        if target is not None:
+            changed = target.id if target.__class__ is gast.Name else _dotted(target)
+            if changed is not None and changed not in found:
+                found.append(changed)  # a name, or an attribute: self.cache["k"] = v
         for field in fields:  # (reversed: the first child is popped first)
             value = values.get(field)
             if value.__class__ is list:
@@ -121,6 +127,17 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
     anno.set(stmt, anno.MUTATED, result[0])
     anno.set(stmt, anno.CALLS, result[1])
     return result
+
+
+def _dotted(node: gast.expr) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts = []
+    while node.__class__ is gast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if node.__class__ is not gast.Name or not parts:
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 _OTHER, _SCOPE, _STATEMENT, _SUBSCRIPT, _CALL = "other", "scope", "statement", "subscript", "call"

@@ -28,9 +28,10 @@ chain, so the symbolic form of each is a small ``cond``); inside a loop a
 ``return`` also ``break``s (and after an inner loop that returned, ``if <flag>: break``
 leaves the outer one too), so the
 ``if``/``while`` transformers that run later see only assignments and ``break``. Falling off
-the end is ``return None``. Applied only to functions with a ``return`` below their top
-level, and not to generators, coroutines or functions with a ``return`` in a ``finally``
-(Python's rules there are not expressible with flags).
+the end is ``return None``. A ``return`` in a ``finally`` block has a flag of its own, and
+the ``try`` is wrapped so that it discards the exception in flight, as Python's does
+(``_return_in_finally``). Applied only to functions with a ``return`` below their top level,
+and not to generators or coroutines.
 """
 
 from __future__ import annotations
@@ -97,8 +98,8 @@ def _returns_in(stmts: list) -> dict:
 
 def _needs_lowering(fn: gast.FunctionDef, yields: bool = True) -> bool:
     """A ``return`` below the top level, in a function that is not a generator or coroutine
-    and has no ``return`` in a ``finally`` (one walk over the function; over its statements
-    only when it has no ``yield`` anywhere)."""
+    (one walk over the function; over its statements only when it has no ``yield``
+    anywhere)."""
     if isinstance(fn, gast.AsyncFunctionDef):
         return False
     nested = False
@@ -110,8 +111,6 @@ def _needs_lowering(fn: gast.FunctionDef, yields: bool = True) -> bool:
                 return False
             if kind is gast.Return and node is not stmt:
                 nested = True
-            elif kind is gast.Try and any(_has_return(s) for s in node.finalbody):
-                return False
     return nested
 
 
@@ -264,16 +263,45 @@ class ReturnTransformer(Transformer):
             return known[1]
         return _has_return(stmt)  # a statement made since
 
+    _outer_flags: tuple = ()  # in a finally block: the flags of the returns around it
+
     def _return(self, node: gast.Return, in_loop: bool) -> list:
         value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
         stmts = replace(  # the value first: if it raises, the function has not returned
             "retval = value\nflag = True", node, flag=self.flag, retval=self.value, value=value
         )
+        for outer in self._outer_flags:  # (a return in a finally block)
+            stmts += replace("flag = True", node, flag=outer)
         if in_loop:
             leave = gast.copy_location(gast.Break(), node)
-            anno.set(leave, anno.RETURN_BREAK, self.flag)  # the flag is set: it can break too
+            # the function's flag is set: the loop can break on it too
+            anno.set(leave, anno.RETURN_BREAK, (*self._outer_flags, self.flag)[0])
             stmts.append(leave)
         return stmts
+
+    def _return_in_finally(self, stmt: gast.Try, in_loop: bool) -> gast.stmt:
+        """A ``return`` in a ``finally`` block replaces the value a ``return`` before it gave
+        and discards the exception in flight. Its own flag guards the rest of the block (a
+        ``return`` of the ``try`` body set the function's flag already) and, as for a
+        ``break`` there, decides whether the exception goes on::
+
+            try:
+                returned = False
+                <the try statement, its finally's returns setting returned and the flag>
+            except BaseException:
+                if jst.keeps_exception(returned, where):   # a Python if
+                    raise
+        """
+        returned = self.ctx.namer.new("finally_returned")
+        saved = self.flag, self._outer_flags
+        self.flag, self._outer_flags = returned, (*self._outer_flags, saved[0])
+        try:
+            stmt.finalbody = self._block(stmt.finalbody, in_loop)
+        finally:
+            self.flag, self._outer_flags = saved
+        from autostatic.transformers.break_continue import keeping_exceptions
+
+        return keeping_exceptions(self, stmt, returned)
 
     def _lower(self, stmt: gast.stmt, in_loop: bool) -> gast.stmt:
         if isinstance(stmt, _LOOPS):
@@ -289,6 +317,8 @@ class ReturnTransformer(Transformer):
             stmt.orelse = self._block(stmt.orelse, in_loop)
             for handler in stmt.handlers:
                 handler.body = self._block(handler.body, in_loop)
+            if any(self._has_return(s) for s in stmt.finalbody):
+                return self._return_in_finally(stmt, in_loop)
         elif isinstance(stmt, gast.Match):
             for case in stmt.cases:
                 case.body = self._block(case.body, in_loop)

@@ -467,6 +467,28 @@ def appended_lists(calls: list) -> list[str]:
     return found
 
 
+def appended_entries(calls: list) -> list[tuple[str, gast.Constant]]:
+    """``(d, key)`` for ``d[key].append(...)``/``.pop``/``.extend`` among a loop body's
+    ``calls`` (``key`` a constant): lists held in a local dict or list, which a symbolic loop
+    carries as tensor arrays (``feats["key"].append(v)``)."""
+    found, seen = [], set()
+    for call in calls:
+        func = callee(call)
+        if not (isinstance(func, gast.Attribute) and func.attr in ARRAY_METHODS):
+            continue
+        entry = func.value
+        if (
+            isinstance(entry, gast.Subscript)
+            and isinstance(entry.value, gast.Name)
+            and isinstance(entry.slice, gast.Constant)
+            and isinstance(entry.slice.value, (str, int))
+            and (entry.value.id, entry.slice.value) not in seen
+        ):
+            seen.add((entry.value.id, entry.slice.value))
+            found.append((entry.value.id, entry.slice))
+    return found
+
+
 def _dotted(node: gast.expr) -> str | None:
     """``a.b.c`` for a chain of attributes on a name, else None."""
     parts = []

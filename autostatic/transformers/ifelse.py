@@ -272,6 +272,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     test_scope = anno.get(node, anno.TEST_SCOPE, None)
     temps = self.ctx.temporaries
     modified = (names_in(body_scope, "modified") | names_in(orelse_scope, "modified")) - temps
+    # a name a branch deletes is one of its outputs too: returning it raises the branch's
+    # UnboundLocalError, which the program raises when it takes the branch, as Python does
+    deleted = names_in(body_scope, "deleted") | names_in(orelse_scope, "deleted")
+    if deleted:
+        modified = modified | (deleted - temps)
     rebound = self.rebound_by_calls(node.body + node.orelse)
     if rebound:
         modified |= rebound
@@ -279,9 +284,10 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     defined_in = anno.get(node, anno.DEFINED_IN)  # (the analyses' frozensets: not copied)
     attrs = sorted(
         m
-        for m in modified
+        for m in set(modified) | {c for c in containers if "." in c}  # (self.cache["k"] = v)
         if "." in m and (not self.is_local(m.split(".")[0]) or m.split(".")[0] in defined_in)
     )
+    containers = [c for c in containers if "." not in c]
     error = self.blocked(
         node,
         node.body + node.orelse,

@@ -31,7 +31,9 @@ Inside another statement's branch function only the ``convert_while_loop`` call 
 variables are the variables the body (or a walrus in the test) assigns that are read by the
 test or body before being assigned, or live after the loop; attributes the body assigns
 (``self.steps = ...``) on objects bound before the loop; and the local lists it ``append``s
-to or ``pop``s from (passed as ``arrays=(...)``: they become tensor arrays). Other locals the
+to or ``pop``s from (passed as ``arrays=(...)``: they become tensor arrays; lists held in a
+local dict or list, ``d["k"].append(v)``, are passed as ``entries=((d, "k", text),)``, and
+become tensor arrays in their container). Other locals the
 loop reads are passed as constants. A loop variable first bound inside the body starts
 unbound; ``convert_while_loop`` gives it a placeholder shaped like the body's value.
 """
@@ -47,6 +49,7 @@ from autostatic.transformers.base import bare, clone, names_in, stored_names
 from autostatic.transformers.for_loops import (
     _statement_copy,
     _store_names,
+    appended_entries,
     appended_lists,
     assign_if,
     note_body_calls,
@@ -163,6 +166,11 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         for n in appended_lists(anno.get(node, anno.BODY_CALLS))
         if self.is_local(n) and n not in temps and (n not in modified or n in live)
     ]
+    entries = [
+        (n, key)
+        for n, key in appended_entries(anno.get(node, anno.BODY_CALLS))
+        if self.is_local(n) and n in defined and n not in temps
+    ]
     loop_vars = sorted(set(loop_vars) | set(arrays))
     reads = bare(names_in(body_scope, "read") | names_in(test_scope, "read")) - temps
     consts = sorted(
@@ -234,7 +242,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         if value is None or (_unbound_before(node, node.target.id) and not for_loop[1]):
             value = self.jst("UNDEFINED")
         args[loop_vars.index(node.target.id)] = value
-    args += [_attribute(a) for a in attrs]
+    args += [_attribute_or_undefined(self, a) for a in attrs]
     call = replace(
         f"jst.{'convert_for_loop' if for_loop else 'convert_while_loop'}"
         "(head, body, args, consts, names, where)",
@@ -252,6 +260,17 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     if arrays:
         value = constant(tuple(sorted(arrays)))
         call.value.keywords.append(gast.keyword(arg="arrays", value=value))
+    if entries:  # (the dict or list, the key, its text): held lists become tensor arrays
+        value = gast.Tuple(
+            elts=[
+                gast.Tuple(
+                    elts=[name(n), clone(key), constant(f"{n}[{key.value!r}]")], ctx=LOAD
+                )
+                for n, key in entries
+            ],
+            ctx=LOAD,
+        )
+        call.value.keywords.append(gast.keyword(arg="entries", value=value))
     if flag:
         value = constant(loop_vars.index(flag))
         call.value.keywords.append(gast.keyword(arg="breaks", value=value))
@@ -263,3 +282,12 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     call = assign_results(call, loop_vars, attrs, node)
     release = release_copies(args, loop_vars, defined, node)
     return reads_before + [call] + release, True
+
+
+def _attribute_or_undefined(self, dotted: str) -> gast.Call:
+    """``_jst.builtins.getattr(a.b, 'c', _jst.UNDEFINED)`` for an attribute the loop carries:
+    one the body creates (``obj.c = ...`` on an object without it) starts unbound."""
+    head, _, attr = dotted.rpartition(".")
+    getter = gast.Attribute(value=self.jst("builtins"), attr="getattr", ctx=LOAD)
+    args = [_attribute(head), constant(attr), self.jst("UNDEFINED")]
+    return gast.Call(func=getter, args=args, keywords=[])

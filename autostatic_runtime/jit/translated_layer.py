@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import backends, dtypes
-from autostatic_runtime.errors import AutostaticError, ProgramFormatError
+from autostatic_runtime.errors import AutostaticError, ProgramFormatError, is_raised_again
 from autostatic_runtime.jit.model_file import decode_structure, read_model
 from autostatic_runtime.jit.run_program import ProgramRunner
 from autostatic_runtime.nn.layer.layers import Layer
@@ -120,6 +120,8 @@ class TranslatedLayer(Layer):
         except AutostaticError:
             raise
         except Exception as exc:
+            if is_raised_again(exc):  # the model's own raise (a branch that raised)
+                raise
             raise ProgramFormatError(
                 f"{self._where}: the program is inconsistent ({type(exc).__name__}: {exc}); "
                 "the file is corrupt or was not written by autostatic.save"

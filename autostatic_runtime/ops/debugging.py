@@ -17,7 +17,14 @@ import sys
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import AssertionFailedError, OpError, user_location
+from autostatic_runtime.errors import (
+    AssertionFailedError,
+    OpError,
+    format_location,
+    raised_again,
+    remember_raise,
+    user_location,
+)
 from autostatic_runtime.ops.registry import Spec, dtype_of, op, shape_of
 from autostatic_runtime.tensor import Tensor, TensorLike
 
@@ -119,12 +126,18 @@ class AssertOp:
         location=None,
         names=(),
         side_effect=True,
+        raises="",
+        raises_args=(),
     ):
         if not bool(xp.all(cond)):
+            where = tuple(location) if location else None
+            if raises:  # a branch that raised while traced: the user's exception again
+                note = f"{message}; the program took that branch{format_location(where)}"
+                exc = raised_again(raises, tuple(raises_args), note)
+                if exc is not None:
+                    raise exc
             shown = [f"{n} = [{_host_text(d, summarize)[0]}]" for n, d in zip(names, data)]
-            raise AssertionFailedError(
-                _assert_text(source, message, shown), tuple(location) if location else None
-            )
+            raise AssertionFailedError(_assert_text(source, message, shown), where)
         return ()
 
     grad = None
@@ -192,10 +205,13 @@ def Assert(  # noqa: N802  (Paddle's name)
     name: str | None = None,
     message: str = "",
     source: str = "",
+    raises: BaseException | None = None,
 ) -> None:
     """Raise ``AssertionFailedError`` if ``cond`` is false: when the program runs for a
     symbolic ``cond`` (an ``assert`` op), at once otherwise (Paddle's ``Assert``). ``data``
-    (tensors) is shown in the message, ``summarize`` elements each."""
+    (tensors) is shown in the message, ``summarize`` elements each. ``raises``: an exception
+    to raise again instead (a copy, with ``message`` as a note), as a branch of a tensor
+    ``if`` that raised it while traced does when the program takes it."""
     from autostatic_runtime.static.program import Variable
 
     data = [] if data is None else list(data) if isinstance(data, (list, tuple)) else [data]
@@ -214,6 +230,11 @@ def Assert(  # noqa: N802  (Paddle's name)
 
         cond = cast(cond, dtypes.bool_)
     names = tuple(getattr(d, "name", None) or f"data{i}" for i, d in enumerate(data))
+    again = {}
+    if raises is not None:
+        key, args = remember_raise(raises)
+        if key:
+            again = {"raises": key, "raises_args": args}
     AssertOp(
         cond,
         *data,
@@ -223,6 +244,7 @@ def Assert(  # noqa: N802  (Paddle's name)
         location=location,
         names=names,
         side_effect=True,
+        **again,
     )
     return None
 

@@ -38,38 +38,60 @@ def _to_tensor(v: Any):
 
 
 def _binary(opdef, x: Any, y: Any):
-    """Apply a binary op after Paddle's type promotion of tensors and Python scalars."""
+    """Apply a binary op after Paddle's type promotion of tensors and Python scalars.
+
+    A *weak* symbolic operand (``Variable._weak``: it stands for a Python number of the eager
+    code, see ``dtypes.weak_result``) promotes like that number, and the result of weak
+    operands (and Python scalars) is weak too, as Python's arithmetic on numbers gives
+    numbers. Eager tensors are never weak."""
     tx = isinstance(x, TensorLike)
     ty = isinstance(y, TensorLike)
     if tx and ty:
         dx, dy = x.dtype, y.dtype
+        wx, wy = x._weak, y._weak
         if dx is not dy and dx != dy:
-            d = dtypes.promote(dx, dy)
+            if wx is wy:
+                d = dtypes.promote(dx, dy)
+            else:
+                d = dtypes.weak_result(dy, dx) if wx else dtypes.weak_result(dx, dy)
             if dx != d:
                 x = cast(x, d)
             if dy != d:
                 y = cast(y, d)
-        return opdef(x, y)
+        return _weak(opdef(x, y)) if wx and wy else opdef(x, y)
     if tx:
         if type(y) in _NUMBER:
             d = dtypes.scalar_result(x.dtype, y)
-            return opdef(x if d is x.dtype else cast(x, d), y)
+            out = opdef(x if d is x.dtype else cast(x, d), y)
+            return _weak(out) if x._weak else out
         return _binary(opdef, x, _to_tensor(y))
     if ty:
         if type(x) in _NUMBER:
             d = dtypes.scalar_result(y.dtype, x)
-            return opdef(x, y if d is y.dtype else cast(y, d))
+            out = opdef(x, y if d is y.dtype else cast(y, d))
+            return _weak(out) if y._weak else out
         return _binary(opdef, _to_tensor(x), y)
     return _binary(opdef, _to_tensor(x), y)
+
+
+def _weak(out: Any) -> Any:
+    """``out`` (a symbolic result of weak operands) marked weak."""
+    out._weak = True
+    return out
 
 
 def _binary_float(opdef, x: Any, y: Any):
     """Like ``_binary`` but integer results become the default float (true division)."""
     if isinstance(x, TensorLike) and not x.dtype.is_floating:
-        x = cast(x, dtypes.get_default_dtype())
+        x = _cast_keeping_weak(x, dtypes.get_default_dtype())
     elif isinstance(y, TensorLike) and not y.dtype.is_floating and not isinstance(x, TensorLike):
-        y = cast(y, dtypes.get_default_dtype())
+        y = _cast_keeping_weak(y, dtypes.get_default_dtype())
     return _binary(opdef, x, y)
+
+
+def _cast_keeping_weak(x: Any, dtype: Any) -> Any:
+    out = cast(x, dtype)
+    return _weak(out) if x._weak else out
 
 
 def _binary_spec(x, y):

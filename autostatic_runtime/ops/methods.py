@@ -79,6 +79,13 @@ def _logic(logical, bitwise):
     return forward, reflected
 
 
+def _keep_weak(x: Any, out: Any) -> Any:
+    """``-x``/``abs(x)`` of a value standing for a Python number stands for one too."""
+    if x._weak:
+        out._weak = True
+    return out
+
+
 def attach(namespace: Any) -> None:
     """Attach methods and operators to TensorLike, reading functions from ``namespace``."""
     ns = namespace
@@ -109,9 +116,10 @@ def attach(namespace: Any) -> None:
         fwd, rev = _logic(logical, bitwise)
         setattr(T, f"__{dunder}__", fwd)
         setattr(T, f"__r{dunder}__", rev)
-    T.__neg__ = lambda self: ns.neg(self)
+    T._weak = False  # eager tensors; a static Variable may stand for a Python number
+    T.__neg__ = lambda self: _keep_weak(self, ns.neg(self))
     T.__pos__ = lambda self: self
-    T.__abs__ = lambda self: ns.abs(self)
+    T.__abs__ = lambda self: _keep_weak(self, ns.abs(self))
     T.__invert__ = lambda self: (
         ns.logical_not(self) if self.dtype == dtypes.bool_ else ns.bitwise_not(self)
     )

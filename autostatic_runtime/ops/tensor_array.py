@@ -227,7 +227,7 @@ def create_array(dtype: Any = "float32", initialized_list: Any = None) -> Any:
 
     items = list(initialized_list or [])
     if in_dynamic_mode():
-        return items
+        return _EagerArray(items, dtypes.convert_dtype(dtype))
     from autostatic_runtime.static.tensor_array import TensorArray
 
     return TensorArray.from_list(items, dtype=dtypes.convert_dtype(dtype))
@@ -239,6 +239,10 @@ def array_write(x: Any, i: Any, array: Any = None) -> Any:
     if array is None:
         array = create_array(dtype_of(x))
     if isinstance(array, list):
+        if type(x) in (bool, int, float) and getattr(array, "dtype", None) is not None:
+            from autostatic_runtime.creation import to_tensor
+
+            x = to_tensor(x, dtype=array.dtype)  # a number: an element of the array's dtype
         k = int(i)
         if k == len(array):
             array.append(x)
@@ -251,6 +255,18 @@ def array_write(x: Any, i: Any, array: Any = None) -> Any:
         return array
     array.write(i, x)
     return array
+
+
+class _EagerArray(list):
+    """An eager tensor array: a Python list (as Paddle's dygraph gives) that knows the dtype
+    it was created with, so ``array_write`` of a Python number stores a tensor of it, as the
+    static array does."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, items: list, dtype: Any):
+        super().__init__(items)
+        self.dtype = dtype
 
 
 def array_read(array: Any, i: Any) -> Any:

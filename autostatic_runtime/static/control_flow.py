@@ -21,7 +21,13 @@ from autostatic_runtime.static import observe as _observe
 from autostatic_runtime.static.builder import capture, default_main_program
 from autostatic_runtime.static.mutation import alias
 from autostatic_runtime.static.program import Block, Literal, Program, Variable
-from autostatic_runtime.static.tensor_array import MutationLog, TensorArray, _ProbeDone
+from autostatic_runtime.static.tensor_array import (
+    MutatedOuterArrays,
+    MutationLog,
+    TensorArray,
+    _ProbeDone,
+    carrying,
+)
 from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = ["cond", "while_loop", "CONTROL_FLOW_OPS"]
@@ -149,7 +155,8 @@ def _placeholders_like(value: Any) -> Any:
 
 
 def _fn_location(fn: Callable) -> tuple | None:
-    fn = getattr(fn, "__wrapped__", fn)
+    while getattr(fn, "location", None) is None and hasattr(fn, "__wrapped__"):
+        fn = fn.__wrapped__  # the user's function under the runtime's wrappers
     where = getattr(fn, "location", None)  # an empty branch: the statement's location
     if where is not None:
         return where
@@ -205,12 +212,34 @@ def _as_pred(pred: Any, op: str) -> Any:
 
             pred = cast(pred, dtypes.bool_)
         if pred.size not in (1, -1) and pred._shape != ():
+            if op == "cond" and default_main_program().current_block_idx != 0:
+                return _ambiguous_when_run(pred)
             raise StaticBuildError(
                 f"{op}: the predicate must hold one element, but has shape "
                 f"{pred.shape}; reduce it with rt.all/rt.any",
                 user_location(),
             )
     return pred
+
+
+def _ambiguous_when_run(pred: Variable) -> Variable:
+    """The predicate of an ``if`` inside a tensor branch or loop body that holds several
+    elements: eager code raises only if it gets there (``if y.numpy()[0] < c`` in a branch
+    the data never takes, where the traced ``y`` has more rows), so the program raises
+    eager's ``ValueError`` when it reaches this ``if``; the op gets a one-element stand-in."""
+    from autostatic_runtime.creation import full
+    from autostatic_runtime.ops.debugging import Assert
+    from autostatic_runtime.ops.reduce import all as reduce_all
+
+    where = user_location()
+    n = pred.size
+    exc = ValueError(
+        f"the truth value of a tensor with {n} elements is ambiguous; use rt.all(x) or rt.any(x)"
+    )
+    at = f"{where[0]}:{where[1]}" if where else "this 'if'"
+    Assert(full([], False, dtypes.bool_), message=f"the 'if' at {at} tests shape {pred.shape}",
+           raises=exc)  # fmt: skip
+    return reduce_all(pred)
 
 
 def _trace_branch(program: Program, fn: Callable | None) -> tuple[Block, list, Any, dict]:
@@ -312,9 +341,16 @@ def _cast_in(block: Block, program: Program, value: Variable, dtype: Any) -> Var
     saved = program.current_block_idx
     program.current_block_idx = block.idx
     try:
-        return cast(value, dtype)
+        return _weak_as(cast(value, dtype), value._weak)
     finally:
         program.current_block_idx = saved
+
+
+def _weak_as(var: Variable, weak: bool) -> Variable:
+    """``var`` marked as standing for a Python number when ``weak`` (``Variable._weak``)."""
+    if weak:
+        var._weak = True
+    return var
 
 
 def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Variable:
@@ -330,13 +366,17 @@ def _to_var(block: Block, program: Program, value: Any, like: Any = None) -> Var
     program.current_block_idx = block.idx
     try:
         if isinstance(like, TensorLike) and -1 not in tuple(like.shape):
-            return full(like.shape, value, dtype=like.dtype)
+            out = full(like.shape, value, dtype=like.dtype)
+            out._weak = like._weak
+            return out
         dt = (
             dtypes.bool_
             if isinstance(value, bool)
             else (dtypes.int64 if isinstance(value, int) else dtypes.get_default_dtype())
         )
-        return full([], value, dtype=dt)
+        out = full([], value, dtype=dt)
+        out._weak = True  # it stands for the Python number (``dtypes.weak_result``)
+        return out
     finally:
         program.current_block_idx = saved
 
@@ -379,7 +419,7 @@ def cond(
             "structure",
             user_location(),
         )
-    results, touts, fouts = [], [], []
+    results, touts, fouts, two_typed, described = [], [], [], [], []
     for i, (t, f) in enumerate(zip(tleaves, fleaves)):
         if t is PLACEHOLDER and f is not PLACEHOLDER:
             t = _placeholder_like(tblock, program, f)
@@ -401,30 +441,44 @@ def cond(
                 )
         tv = _to_var(tblock, program, t, like=f)
         fv = _to_var(fblock, program, f, like=t)
-        if tv.dtype != fv.dtype and _same_kind(tv.dtype, fv.dtype):  # int32 vs int64
-            wide = dtypes.promote(tv.dtype, fv.dtype)
+        same_rank = len(tv._shape) == len(fv._shape)
+        if same_rank and tv.dtype != fv.dtype and _same_kind(tv.dtype, fv.dtype):  # int32/64
+            # a Python number on one side takes the other side's dtype, as eager arithmetic
+            # would give it; else the wider one
+            wide = (
+                fv.dtype
+                if tv._weak and not fv._weak
+                else tv.dtype
+                if fv._weak and not tv._weak
+                else dtypes.promote(tv.dtype, fv.dtype)
+            )
             tv = _cast_in(tblock, program, tv, wide)
             fv = _cast_in(fblock, program, fv, wide)
-        if tv.dtype != fv.dtype:
-            raise StaticBuildError(
-                f"cond: output {i} is {tv.dtype} in the true branch ({_where(tloc)}) but "
-                f"{fv.dtype} in the false branch ({_where(floc)}); cast one of them",
-                user_location(),
+        if tv.dtype != fv.dtype or not same_rank:
+            # one value of two types (Paddle's cond allows it): it holds the taken branch's
+            # value when the program runs; returning it is fine, an op reading it is an error
+            two_typed.append(len(touts))
+            shape = [-1] * len(tv._shape)
+            results.append(("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, False))
+            described.append(
+                f"a value that is {tv.dtype}{tv.shape} when the condition holds (true branch "
+                f"at {_where(tloc)}) and {fv.dtype}{fv.shape} when it does not ({_where(floc)})"
             )
-        if len(tv._shape) != len(fv._shape):
-            raise StaticBuildError(
-                f"cond: output {i} has shape {tv.shape} in the true branch ({_where(tloc)}) but "
-                f"{fv.shape} in the false branch ({_where(floc)}); ranks must agree",
-                user_location(),
-            )
+            touts.append(tv.name)
+            fouts.append(fv.name)
+            continue
         shape = [a if a == b else -1 for a, b in zip(tv._shape, fv._shape)]
-        results.append(("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient))
+        results.append(
+            ("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, tv._weak and fv._weak)
+        )
         touts.append(tv.name)
         fouts.append(fv.name)
     parent = program.current_block()
     inputs = _merge(free_vars(tblock, touts), free_vars(fblock, fouts))
     outs = [
-        parent.create_var(program.unique_name("cond"), r[1], r[2], stop_gradient=r[3])
+        _weak_as(
+            parent.create_var(program.unique_name("cond"), r[1], r[2], stop_gradient=r[3]), r[4]
+        )
         for r in results
         if r[0] == "var"
     ]
@@ -439,6 +493,8 @@ def cond(
             "false_outputs": tuple(fouts),
         },
     )
+    for k, text in zip(two_typed, described):
+        program._two_typed[outs[k].name] = text
     it = iter(outs)
     leaves = [next(it) if r[0] == "var" else r[1] for r in results]
     for array, buffer in zip(arrays, leaves[nresults:]):
@@ -490,7 +546,35 @@ def while_loop(
 def _build_while(
     cond_fn: Callable, body_fn: Callable, loop_vars: list, names: tuple | None = None
 ) -> list:
-    """The ``while`` op; ``names`` (one per loop variable, from the converter) label errors."""
+    """The ``while`` op; ``names`` (one per loop variable, from the converter) label errors.
+
+    Tensor arrays made before the loop that the body mutates in place (``rt.array_write(x,
+    i, arr)``, ``arr.append``: found while tracing it) are carried by the op too, and hold
+    its results after it, as the Python list holds the appended values eagerly."""
+    arrays: list = []
+    count = len(loop_vars)
+    while True:
+        extra = [TensorArray(a.buffer, a.name, a.dtype) for a in arrays]
+        try:
+            if not arrays:
+                return _build_while_op(cond_fn, body_fn, loop_vars, names)
+            out = _build_while_op(
+                carrying(cond_fn, arrays, count, False),
+                carrying(body_fn, arrays, count, True),
+                list(loop_vars) + extra,
+                None if names is None else tuple(names) + tuple(a.name for a in arrays),
+            )
+            break
+        except MutatedOuterArrays as found:  # build it again, carrying them
+            arrays += [a for a in found.arrays if all(a is not b for b in arrays)]
+    for array, result in zip(arrays, out[count:]):
+        array._set(result.buffer)
+    return out[:count]
+
+
+def _build_while_op(
+    cond_fn: Callable, body_fn: Callable, loop_vars: list, names: tuple | None = None
+) -> list:
     program = default_main_program()
     parent = program.current_block()
     leaves, structure = flatten(loop_vars)
@@ -506,30 +590,45 @@ def _build_while(
     if empty:
         outer = [a for a in _walk_arrays(loop_vars)]
         _probe_empty_arrays(program, body_fn, init, structure, empty, outer)
-    shapes = [list(v._shape) for v in init]
     body_loc = _fn_location(body_fn)
+    peeled = False
+    shapes = [list(v._shape) for v in init]
     stops = [v.stop_gradient for v in init]
-    for _attempt in range(8):
+    weak = [v._weak for v in init]
+    for _attempt in range(12):
         first_block = len(program.blocks)
-        cblock, cparams, cout = _trace_loop_block(program, cond_fn, init, shapes, structure, stops)
-        bblock, bparams, bouts = _trace_loop_block(
-            program, body_fn, init, shapes, structure, stops, is_body=True
-        )
-        out_leaves, out_struct = flatten(bouts)
-        if _erase_sequence_kind(out_struct) != _erase_sequence_kind(structure):
-            raise StaticBuildError(
-                f"while_loop: the body ({_where(body_loc)}) returns {_describe(out_struct)} but "
-                f"the loop variables are {_describe(structure)}",
-                user_location(),
-            )
-        body_vars = [_to_var(bblock, program, v) for v in out_leaves]
-        relaxed = _relax(init, body_vars, shapes, body_loc, labels)
+        traced = _trace_while_blocks(program, cond_fn, body_fn, init, shapes, structure,
+                                     stops, weak)  # fmt: skip
+        cblock, cparams, cout, bblock, bparams, body_vars = traced
+        casts, peel = _dtype_changes(init, body_vars)
+        if casts or peel:
+            del program.blocks[first_block:]
+            if peel and peeled:
+                i = peel[0]
+                raise StaticBuildError(
+                    f"while_loop: {labels[i]} has dtype {init[i].dtype} before an iteration, "
+                    f"but {body_vars[i].dtype} after it (body at {_where(body_loc)}); a loop "
+                    "variable may change its dtype in the first iteration only",
+                    user_location(),
+                )
+            if peel:  # the first iteration as a cond op; its dtypes hold from then on
+                init = _peel_first_iteration(program, cond_fn, body_fn, init, structure,
+                                             body_vars)  # fmt: skip
+                peeled = True
+                shapes = [list(v._shape) for v in init]
+                stops = [v.stop_gradient for v in init]
+                weak = [v._weak for v in init]
+            for i, dtype in casts.items():  # eager's first iteration promotes it so anyway
+                init[i] = _cast_in(parent, program, init[i], dtype)
+            continue
+        relaxed = _relax(body_vars, shapes, body_loc, labels)
         # a loop var that starts constant but takes a gradient in the body must carry it
         flowing = [s and b.stop_gradient for s, b in zip(stops, body_vars)]
-        if relaxed == shapes and flowing == stops:
+        weak_now = [w and b._weak for w, b in zip(weak, body_vars)]
+        if relaxed == shapes and flowing == stops and weak_now == weak:
             break
-        del program.blocks[first_block:]  # retrace with the relaxed shapes / gradient flags
-        shapes, stops = relaxed, flowing
+        del program.blocks[first_block:]  # retrace with the relaxed shapes / flags
+        shapes, stops, weak = relaxed, flowing, weak_now
     cvar = cout[0] if isinstance(cout, list) else cout
     if not isinstance(cvar, Variable):
         raise StaticBuildError(
@@ -544,13 +643,16 @@ def _build_while(
         [v for v in free_vars(bblock, [v.name for v in body_vars]) if v.name not in bnames],
     )
     outs = [
-        parent.create_var(
-            program.unique_name("while"),
-            s,
-            v.dtype,
-            stop_gradient=v.stop_gradient and b.stop_gradient,
+        _weak_as(
+            parent.create_var(
+                program.unique_name("while"),
+                s,
+                v.dtype,
+                stop_gradient=v.stop_gradient and b.stop_gradient,
+            ),
+            w,
         )
-        for s, v, b in zip(shapes, init, body_vars)
+        for s, v, b, w in zip(shapes, init, body_vars, weak)
     ]
     parent.append_op(
         "while",
@@ -569,12 +671,77 @@ def _build_while(
     return list(unflatten(structure, outs))
 
 
-def _trace_loop_block(program, fn, init, shapes, structure, stops, is_body=False):
+def _trace_while_blocks(program, cond_fn, body_fn, init, shapes, structure, stops, weak):
+    """The condition and body blocks of a ``while`` op for loop variables typed like
+    ``init`` with ``shapes``/``stops``/``weak``: (cond block, its parameters, its output,
+    body block, its parameters, the body's results as Variables)."""
+    cblock, cparams, cout = _trace_loop_block(
+        program, cond_fn, init, shapes, structure, stops, weak
+    )
+    bblock, bparams, bouts = _trace_loop_block(
+        program, body_fn, init, shapes, structure, stops, weak, is_body=True
+    )
+    out_leaves, out_struct = flatten(bouts)
+    if _erase_sequence_kind(out_struct) != _erase_sequence_kind(structure):
+        raise StaticBuildError(
+            f"while_loop: the body ({_where(_fn_location(body_fn))}) returns "
+            f"{_describe(out_struct)} but the loop variables are {_describe(structure)}",
+            user_location(),
+        )
+    body_vars = [_to_var(bblock, program, v) for v in out_leaves]
+    return cblock, cparams, cout, bblock, bparams, body_vars
+
+
+def _dtype_changes(init: list, body_vars: list) -> tuple[dict, list]:
+    """Loop variables whose dtype one iteration changes: ``{i: dtype}`` for those whose
+    initial value can be cast to it first (a Python number that eager arithmetic types so
+    in the first iteration, or a widening: int32 -> int64, int -> float), and the positions
+    of the others (a float becoming an int): their first iteration must run as traced."""
+    casts, peel = {}, []
+    for i, (v, b) in enumerate(zip(init, body_vars)):
+        before, after = v.dtype, b.dtype
+        if before == after:
+            continue
+        kb, ka = dtypes.kind(before), dtypes.kind(after)
+        if ka > kb or (ka == kb and (v._weak or dtypes.promote(before, after) == after)):
+            casts[i] = after
+        else:
+            peel.append(i)
+    return casts, peel
+
+
+def _peel_first_iteration(program, cond_fn, body_fn, init, structure, body_vars) -> list:
+    """``if cond(init): init = body(init)`` as a ``cond`` op (the untaken side casts the
+    initial values to the body's dtypes): the loop variables eager has after its first
+    iteration, typed as every later iteration keeps them."""
+    from autostatic_runtime.ops.elementwise import cast
+
+    pred = cond_fn(*unflatten(structure, list(init)))
+    pred = pred[0] if isinstance(pred, list) else pred
+
+    def first():  # the leaves the body gives (a tensor array's buffer for the array)
+        return flatten(body_fn(*unflatten(structure, [alias(v) for v in init])))[0]
+
+    def skip():
+        return [
+            v if v.dtype == b.dtype else _weak_as(cast(v, b.dtype), v._weak)
+            for v, b in zip(init, body_vars)
+        ]
+
+    first.location = skip.location = _fn_location(body_fn)
+    out = cond(_as_pred(pred, "while_loop"), first, skip)
+    return [_to_var(program.current_block(), program, v) for v in out]
+
+
+def _trace_loop_block(program, fn, init, shapes, structure, stops, weak, is_body=False):
     block = program._create_block()
     try:
         params = [
-            block.create_var(program.unique_name("loop_var"), s, v.dtype, stop_gradient=stop)
-            for v, s, stop in zip(init, shapes, stops)
+            _weak_as(
+                block.create_var(program.unique_name("loop_var"), s, v.dtype, stop_gradient=stop),
+                w,
+            )
+            for v, s, stop, w in zip(init, shapes, stops, weak)
         ]
         with MutationLog() as log:  # opened first: the arrays of ``args`` are the loop's own
             # aliases: ``x[i] = v`` in the body moves its Python object, never the parameter
@@ -583,14 +750,8 @@ def _trace_loop_block(program, fn, init, shapes, structure, stops, is_body=False
                 out = fn(*args)
             finally:
                 log.restore()
-        if log.before:
-            name = next(iter(log.before.values()))[0].name
-            raise StaticBuildError(
-                f"'{name}' is appended to (or popped from) inside a tensor-dependent loop but "
-                "is not one of its loop variables; assign it to a local variable before the "
-                "loop and mutate that",
-                user_location(),
-            )
+        if log.before:  # arrays made before the loop: the loop must carry them
+            raise MutatedOuterArrays([array for array, _ in log.before.values()])
         if is_body and not isinstance(out, (list, tuple)):
             out = [out]
     finally:
@@ -639,13 +800,17 @@ def _probe_empty_arrays(program, body_fn, init, structure, empty, outer) -> None
             params = [
                 None
                 if v is None
-                else block.create_var(program.unique_name("loop_var"), v._shape, v.dtype)
+                else _weak_as(
+                    block.create_var(program.unique_name("loop_var"), v._shape, v.dtype), v._weak
+                )
                 for v in init
             ]
             args = unflatten(structure, params)
             arrays = [a for a in _walk_arrays(args)]
-            for a in arrays:
+            for a, original in zip(arrays, outer):
                 a.probing = a.buffer is None
+                if a.buffer is None:  # the dtype it was created with, if any
+                    a.dtype = original.dtype
             try:
                 with MutationLog() as log:
                     try:
@@ -700,16 +865,9 @@ def _erase_sequence_kind(structure: Any) -> Any:
     return structure
 
 
-def _relax(init, body_vars, shapes, body_loc, labels) -> list:
+def _relax(body_vars, shapes, body_loc, labels) -> list:
     relaxed = []
-    for label, v, b, s in zip(labels, init, body_vars, shapes):
-        if v.dtype != b.dtype:
-            raise StaticBuildError(
-                f"while_loop: {label} has dtype {v.dtype} before the loop, but "
-                f"{b.dtype} after one iteration (body at {_where(body_loc)}); loop variables "
-                "must keep their dtype",
-                user_location(),
-            )
+    for label, b, s in zip(labels, body_vars, shapes):
         if len(b._shape) != len(s):
             raise StaticBuildError(
                 f"while_loop: {label} has shape {list(s)} before the loop, but "

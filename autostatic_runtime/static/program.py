@@ -35,6 +35,7 @@ class Variable(TensorLike):
         "op",
         "trainable",
         "initializer",
+        "_weak",
         "__weakref__",
     )
 
@@ -58,6 +59,7 @@ class Variable(TensorLike):
         self.op: Operator | None = None
         self.trainable = False
         self.initializer = None
+        self._weak = False  # stands for a Python number: promotes like one (see dtypes.weak_result)
 
     @property
     def shape(self) -> list[int]:
@@ -199,6 +201,7 @@ class Variable(TensorLike):
             self.is_data,
         )
         new.op, new.trainable, new.initializer = self.op, self.trainable, self.initializer
+        new._weak = self._weak
         return new
 
     def _replace(self, new: Variable) -> Variable:
@@ -210,6 +213,7 @@ class Variable(TensorLike):
         self.name = new.name
         self._shape, self._dtype = new._shape, new._dtype
         self.stop_gradient, self.op, self.is_data = new.stop_gradient, new.op, False
+        self._weak = new._weak
         return self
 
     def set_value(self, value: Any) -> Variable:
@@ -373,9 +377,17 @@ class Block:
             dict(attrs or {}),
             location if location is not None else user_location(),
         )
+        two_typed = self.program._two_typed
         for v in op.inputs:
             if v.__class__ is not Literal and v.block is not self and not self._sees(v):
                 raise _out_of_scope(v, op)
+            if two_typed and v.__class__ is not Literal and v.name in two_typed:
+                raise StaticBuildError(
+                    f"'{op.type}' reads {two_typed[v.name]}; such a value can be returned "
+                    "(or kept in a list or dict that is returned), but an op needs one rank "
+                    "and dtype: give it the same rank and dtype in both branches",
+                    op.location,
+                )
         for v in op.outputs:
             v.op = op
         self.ops.append(op)
@@ -417,6 +429,9 @@ class Program:
         #: (``to_static(..., max_loop_iterations=n)`` states it; ``autostatic.load`` sets it
         #: on loaded programs: 1,000,000 unless told otherwise)
         self.max_loop_iterations: int | None = None
+        #: while building: the ``cond`` outputs whose two branches give different ranks or
+        #: dtype kinds (name -> what they give): they can be returned, not computed with
+        self._two_typed: dict[str, str] = {}
 
     # -- structure ---------------------------------------------------------------------------
     def global_block(self) -> Block:

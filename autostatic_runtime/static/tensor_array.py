@@ -29,7 +29,10 @@ from autostatic_runtime.errors import StaticBuildError, user_location
 from autostatic_runtime.static.program import Variable
 from autostatic_runtime.tensor import Tensor, TensorLike
 
-__all__ = ["TensorArray", "MutationLog", "to_tensor_arrays"]
+__all__ = [
+    "TensorArray", "MutationLog", "to_tensor_arrays", "held_lists_to_tensor_arrays", "carrying",
+    "MutatedOuterArrays", "type_empty_arrays",
+]  # fmt: skip
 
 _serial = itertools.count()
 _logs: list[MutationLog] = []
@@ -118,7 +121,8 @@ class TensorArray(SymbolicIterable):
         """``xs[i] = value`` (``i`` None or ``len(xs)``: append)."""
         from autostatic_runtime.ops.tensor_array import ArrayLength, ArrayWrite, CreateArray
 
-        value = _element_value(value, self.name, self.dtype)
+        dtype = self.dtype if self.buffer is None else self.buffer.dtype
+        value = _element_value(value, self.name, dtype)
         if self.buffer is None:
             if self.probing:
                 raise _ProbeDone(self, value)
@@ -128,21 +132,21 @@ class TensorArray(SymbolicIterable):
             from autostatic_runtime.ops.elementwise import cast
 
             value = cast(value, self.buffer.dtype)
-        index = ArrayLength(self.buffer) if i is None else i
+        index = ArrayLength(self.buffer) if i is None else _index(i, "write")
         self._set(ArrayWrite(value, index, self.buffer))
 
     def pop(self, i: Any = -1) -> Variable:
         """``xs.pop(i)``: the element, removed from the array (an ``array_pop``)."""
         from autostatic_runtime.ops.tensor_array import ArrayPop
 
-        rest, item = ArrayPop(self._filled("pop"), i)
+        rest, item = ArrayPop(self._filled("pop"), _index(i, "pop"))
         self._set(rest)
         return item
 
     def read(self, i: Any) -> Variable:
         from autostatic_runtime.ops.tensor_array import ArrayRead
 
-        return ArrayRead(self._filled("read"), i)
+        return ArrayRead(self._filled("read"), _index(i, "read"))
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
@@ -151,6 +155,15 @@ class TensorArray(SymbolicIterable):
 
     def __setitem__(self, i: Any, value: Any) -> None:
         self.write(i, value)
+
+    def __reversed__(self) -> TensorArray:
+        """``reversed(xs)``: the elements last to first (a new array; ``for v in
+        reversed(xs)`` steps it, as it steps ``xs``)."""
+        return TensorArray(self._filled("reverse")[::-1], self.name)
+
+    def reverse(self) -> None:
+        """``xs.reverse()``: the elements last to first, in place."""
+        self._set(self._filled("reverse")[::-1])
 
     def length(self) -> Variable:
         from autostatic_runtime.ops.tensor_array import ArrayLength
@@ -260,13 +273,93 @@ class TensorArray(SymbolicIterable):
             )
 
 
+class MutatedOuterArrays(Exception):
+    """Raised while a loop body is traced that mutates tensor arrays made before the loop
+    which the loop does not carry (``rt.array_write(x, i, arr)`` on an ``arr`` bound before
+    it): the loop is built again carrying them (``carrying``)."""
+
+    def __init__(self, arrays: list[TensorArray]):
+        super().__init__()
+        self.arrays = arrays
+
+
+def carrying(fn: Any, arrays: list[TensorArray], count: int, is_body: bool) -> Any:
+    """``fn`` for a loop that carries ``arrays`` (tensor arrays made before it, which its body
+    mutates in place): it takes the loop's ``count`` values, then one ``TensorArray`` per
+    array; while ``fn`` runs each array holds that one's buffer, and a body returns the
+    buffers it leaves them with after its own values. Other arrays it mutates raise
+    ``MutatedOuterArrays`` (the loop then carries them too)."""
+
+    def run(*args: Any) -> Any:
+        own, extra = args[:count], args[count:]
+        with MutationLog() as log:
+            try:
+                for array, value in zip(arrays, extra):
+                    array._set(value.buffer)
+                    array.probing = value.probing
+                try:
+                    out = fn(*own)
+                except _ProbeDone as done:  # the loop probes its own array, not the user's
+                    k = next((k for k, a in enumerate(arrays) if a is done.array), None)
+                    if k is None:
+                        raise
+                    raise _ProbeDone(extra[k], done.value) from None
+                buffers = [a.buffer for a in arrays]
+            finally:
+                for array in arrays:
+                    array.probing = False
+                log.restore()
+        others = [a for a, _ in log.before.values() if all(a is not b for b in arrays)]
+        if others:
+            raise MutatedOuterArrays(others)
+        if not is_body:
+            return out
+        out = list(out) if isinstance(out, (list, tuple)) else [out]
+        return out + [TensorArray(b, a.name, a.dtype) for a, b in zip(arrays, buffers)]
+
+    run.__wrapped__ = fn  # errors name the user's function
+    return run
+
+
+def _index(i: Any, what: str) -> Any:
+    """An index into a tensor array: a Python int, or a 0-D integer Variable (Paddle's
+    counters are ``[1]`` tensors, ``rt.full([1], 0, "int64")``: reshaped to 0-D)."""
+    if isinstance(i, Tensor):
+        from autostatic_runtime.static.builder import capture, default_main_program
+
+        i = capture(default_main_program(), i)
+    if not isinstance(i, Variable):
+        return i
+    if not i.dtype.is_integer or i.size not in (1, -1):
+        raise StaticBuildError(
+            f"cannot {what} a tensor array at index {i.name!r} ({i.dtype}, shape {i.shape}): "
+            "an index is one integer (a Python int, or an int tensor of shape [] or [1])",
+            user_location(),
+        )
+    if i._shape == ():
+        return i
+    from autostatic_runtime.ops.manipulation import reshape
+
+    out = reshape(i, [])
+    out._weak = i._weak
+    return out
+
+
 def _known(shape: Any) -> tuple:
     return tuple(int(d) for d in shape)
 
 
 def _element_value(x: Any, name: str, dtype: Any) -> Variable:
-    """An element as a Variable of the current program (Python numbers become tensors)."""
+    """An element as a Variable of the current program (Python numbers become tensors, in
+    the dtype ``rt.stack`` gives a list of them: a *weak* value, a range item or counter that
+    is a Python int eagerly, is int64 here, a float the default float)."""
     if isinstance(x, Variable):
+        if x._weak:  # takes the array's dtype, as a Python number in a list would
+            want = python_number_dtype(x.dtype) if dtype is None else dtype
+            if want != x.dtype:
+                from autostatic_runtime.ops.elementwise import cast
+
+                return cast(x, want)
         return x
     if isinstance(x, Tensor):
         from autostatic_runtime.static.builder import capture, default_main_program
@@ -291,6 +384,62 @@ def _element_value(x: Any, name: str, dtype: Any) -> Variable:
         "supported; append a tensor, e.g. rt.stack(...) of the parts)",
         user_location(),
     )
+
+
+def type_empty_arrays(probe: Any, values: Any) -> None:
+    """Give each empty tensor array of unknown element type among ``values`` (walked through
+    tuples, lists and dicts) the type of the first value a loop body appends to it:
+    ``probe()`` traces the body once (then discards it, returning what it raised), and the
+    array's first ``append`` stops it. A read before the first append inside a tensor
+    ``if`` (``if i > 1: prev = xs[-2]``) does not stop it (``convert_ifelse``), one outside
+    is left to the loop to report."""
+    from autostatic_runtime.ops.tensor_array import CreateArray
+
+    pending = [a for a in _arrays_in(values) if a.buffer is None]
+    while pending:
+        for array in pending:
+            array.probing = True
+        try:
+            done = probe()
+        finally:
+            for array in pending:
+                array.probing = False
+        if not isinstance(done, _ProbeDone) or done.value is None:
+            return
+        shape = tuple(d if d >= 0 else 0 for d in done.value._shape)  # the first write's
+        done.array.buffer = CreateArray(shape=shape, dtype=done.value.dtype)
+        pending = [a for a in pending if a.buffer is None]
+
+
+def _arrays_in(value: Any, depth: int = 0) -> list[TensorArray]:
+    if value.__class__ is TensorArray:
+        return [value]
+    if depth > 3:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _arrays_in(v, depth + 1)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _arrays_in(v, depth + 1)]
+    return []
+
+
+def held_lists_to_tensor_arrays(entries: tuple) -> None:
+    """Each list held in a container that a symbolic loop appends to (``(container, key,
+    text)``: ``feats["key"].append(v)``) replaced there by a ``TensorArray`` of its items, which
+    the loop then carries."""
+    for container, key, text in entries:
+        try:
+            value = container[key]
+        except (KeyError, IndexError, TypeError):
+            continue  # the loop body's own KeyError, when it runs
+        if type(value) is list:
+            container[key] = TensorArray.from_list(value, text)
+
+
+def python_number_dtype(dtype: Any) -> Any:
+    """The dtype ``rt.to_tensor`` gives a Python number of ``dtype``'s kind."""
+    k = dtypes.kind(dtype)
+    return dtypes.bool_ if k == 0 else dtypes.int64 if k == 1 else dtypes.get_default_dtype()
 
 
 def to_tensor_arrays(values: tuple, names: tuple, arrays: tuple) -> tuple:

@@ -98,8 +98,11 @@ def test_hooks_still_run_around_a_converted_forward():
 
 
 def test_libraries_builtins_and_classes_are_not_converted():
-    for fn in (len, math.sqrt, np.mean, rt.relu, functools.reduce, int, SimpleNet, print):
+    for fn in (math.sqrt, np.mean, rt.relu, functools.reduce, SimpleNet, abs, sorted):
         assert convert_callable(fn) is fn
+    # builtins the converter gives forms of their own: the same on Python values
+    assert convert_callable(len)([1, 2]) == 2 and convert_callable(int)("7") == 7
+    assert list(convert_callable(range)(1, 4)) == [1, 2, 3]
     part = functools.partial(add_two, y=1)
     assert convert_callable(part) is part
 
@@ -184,3 +187,21 @@ def test_converted_helpers_are_freed_with_their_function():
     del fn
     gc.collect()
     assert ref() is None
+
+
+def digits_through(fn, count, x):
+    total = rt.zeros([], "int32")
+    for k in fn(x.shape[0]):  # fn = range, passed in: a symbolic range too
+        total = total * 10 + x[k]
+    return total, count(x)
+
+
+def test_builtins_called_through_another_name_take_their_converted_forms():
+    from autostatic import InputSpec
+
+    x = np.array([3, 1, 4], "int32")
+    want = digits_through(range, len, rt.to_tensor(x))
+    sf = autostatic.to_static(digits_through, input_spec=[None, None, InputSpec([None], "int32")])
+    total, n = sf(range, len, rt.to_tensor(x))
+    assert total.dtype == want[0].dtype and int(total) == int(want[0]) == 314
+    assert int(n) == want[1] == 3

@@ -203,15 +203,16 @@ def test_variable_defined_in_one_branch_is_a_clear_error():
     assert autostatic.convert(one_branch)(rt.to_tensor([1.0])).numpy()[0] == 2.0
 
 
-def test_loop_var_changing_dtype_names_the_variable():
+def test_loop_var_widened_by_the_body_follows_eager():
     def widen(x):
         n = rt.full([], 0, "int64")
         while n < 3:
-            n = n + 0.5
+            n = n + 0.5  # a float32 tensor from the first iteration on
         return n
 
-    with pytest.raises(StaticBuildError, match="'n' has dtype int64 before the loop, but float32"):
-        trace(widen, np.ones(1, np.float32))
+    x = np.ones(1, np.float32)
+    (got,), (want,) = run(*trace(widen, x), x), eager(widen, x)
+    assert got.dtype == want.dtype == np.float32 and got == want == 3.0
 
 
 def test_loop_must_initialize_variables_it_defines():
@@ -267,10 +268,39 @@ def test_a_branch_that_raises_raises_when_the_program_takes_it():
 
     sf = autostatic.to_static(checked)
     np.testing.assert_allclose(sf(rt.to_tensor(np.ones(2, np.float32))).numpy(), [2.0, 2.0])
-    with pytest.raises(AssertionError, match="ValueError: negative input") as info:
+    with pytest.raises(ValueError) as info:  # the user's exception, as eagerly
         sf(rt.to_tensor(-np.ones(2, np.float32)))
+    assert type(info.value) is ValueError and str(info.value) == "negative input"
     raised_at = checked.__code__.co_firstlineno + 4  # the `raise`, not the `if`
-    assert f"(raised at {__file__}:{raised_at} when the branch was traced)" in str(info.value)
+    (note,) = info.value.__notes__
+    assert f"raised at {__file__}:{raised_at} when this branch was traced" in note
+    assert f"the program took that branch at {__file__}:{raised_at - 3}" in note
+
+
+class BadRecord(Exception):
+    def __init__(self, key, reason):
+        super().__init__(f"{key}: {reason}")
+
+
+def lookups_in_tensor_branches(x, table):
+    if rt.sum(x) > 0:
+        y = x * table["scale"]  # a KeyError while traced: raised when the program takes it
+    else:
+        y = x
+    if rt.sum(x) < -10:
+        raise BadRecord("x", "too small")  # the user's own class, its arguments
+    return y
+
+
+def test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message():
+    sf = autostatic.to_static(lookups_in_tensor_branches)
+    table = {"shift": 1.0}
+    np.testing.assert_allclose(sf(rt.to_tensor([-1.0, -2.0]), table).numpy(), [-1.0, -2.0])
+    with pytest.raises(KeyError) as info:
+        sf(rt.to_tensor([1.0, 2.0]), table)
+    assert type(info.value) is KeyError and info.value.args == ("scale",)
+    with pytest.raises(BadRecord, match="x: too small"):
+        sf(rt.to_tensor([-11.0, -2.0]), table)
 
 
 def cells_read_by_tensor_branches_and_loops(x):
@@ -542,5 +572,80 @@ def test_a_branch_function_that_deletes_a_closures_cell_declares_it():
     """``del c`` in a branch function is the user function's ``c`` (a closure's cell), not
     a local of the branch function (which would raise UnboundLocalError)."""
     code = autostatic.to_code(_deletes_a_cell)
-    branch = code[: code.index("return ()")]
+    branch = code[: code.index("del c") + len("del c")]
     assert branch.rstrip().endswith("nonlocal c\n        del c")
+
+
+def test_a_saved_program_raises_the_builtin_exception_without_its_tracing_process(tmp_path):
+    from autostatic import InputSpec
+    from autostatic_runtime import errors
+
+    def lookup(x):
+        if rt.sum(x) > 0:
+            raise IndexError("row 7 of 3")
+        return x * 2
+
+    sf = autostatic.to_static(lookup, input_spec=[InputSpec([2], "float32")])
+    autostatic.save(sf, str(tmp_path / "m"))
+    errors._RAISED.clear()  # as in a process that did not trace it
+    loaded = autostatic.load(str(tmp_path / "m"))
+    np.testing.assert_allclose(loaded(rt.to_tensor([-1.0, 0.0])).numpy(), [-2.0, 0.0])
+    with pytest.raises(IndexError, match="row 7 of 3"):
+        loaded(rt.to_tensor([1.0, 0.0]))
+
+
+def test_an_ambiguous_test_in_a_traced_branch_raises_eagers_error_only_when_reached():
+    def rows(x):
+        if rt.sum(x) > 100:  # taken only by the second input
+            if x.numpy()[0] > 0:  # a whole row: eager raises ValueError here
+                x = x + 1
+        return x * 2
+
+    sf = autostatic.to_static(rows)
+    small = np.ones([3, 2], np.float32)
+    np.testing.assert_allclose(sf(rt.to_tensor(small)).numpy(), small * 2)
+    with pytest.raises(ValueError, match="truth value of an array"):  # NumPy's, eagerly
+        rows(rt.to_tensor(small * 50))
+    with pytest.raises(ValueError, match="truth value of a tensor with 2 elements is ambig") as e:
+        sf(rt.to_tensor(small * 50))
+    assert f"{__file__}:{rows.__code__.co_firstlineno + 2}" in e.value.__notes__[0]
+
+    def always(x):
+        if x.numpy()[0] > 0:  # reached by every run: an error while building, as before
+            x = x + 1
+        return x
+
+    with pytest.raises(StaticBuildError, match="must hold one element"):
+        trace(always, small)
+
+
+def test_a_name_deleted_in_a_tensor_branch_is_unbound_after_it_when_that_branch_runs():
+    def drop(x):
+        v = x * 2
+        if rt.sum(x) > 0:
+            del v
+        return v  # eagerly: UnboundLocalError after the true branch
+
+    sf = autostatic.to_static(drop)
+    np.testing.assert_allclose(sf(rt.to_tensor([-1.0, 0.5])).numpy(), [-2.0, 1.0])
+    with pytest.raises(UnboundLocalError, match="'v'"):
+        sf(rt.to_tensor([1.0, 0.5]))
+
+
+def test_what_a_tensor_loop_of_no_iterations_leaves_unset_raises_pythons_error():
+    def first_set(x):
+        i = rt.zeros([], "int64")
+        state = {}
+        while i < rt.shape(x)[0]:
+            last = x[i]
+            state["seen"] = last
+            i += 1
+        return last, state
+
+    sf = autostatic.to_static(first_set, input_spec=[autostatic.InputSpec([None], "float32")])
+    got, state = sf(rt.to_tensor([1.0, 2.0]))
+    assert float(got) == 2.0 and float(state["seen"]) == 2.0
+    with pytest.raises(UnboundLocalError, match="local variable 'last'"):
+        first_set(rt.zeros([0]))
+    with pytest.raises(UnboundLocalError, match="local variable 'last'"):
+        sf(rt.zeros([0]))

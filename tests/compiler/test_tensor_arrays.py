@@ -353,8 +353,8 @@ def test_to_static_trains_through_the_array():
 
 def mixed_dtypes(x, n):
     xs = [x]
-    for i in range(n):
-        xs.append(i)
+    for _ in range(n):
+        xs.append(rt.cast(x, "int64"))
     return rt.stack(xs)
 
 
@@ -470,3 +470,135 @@ def test_a_none_state_and_appends_of_unknown_shape_elements():
         want = eager(collect_states, x, n_(n), grad_of=(0,))
         assert got[0].shape == want[0].shape == (batch, n, 3)
         assert_close(got, want)
+
+
+# ---- Paddle's index tensors, arrays mutated in place, held lists, reversal ------------------
+
+
+def counters_of_shape_one(x):
+    i = rt.full([1], 0, "int64")  # Paddle's fill_constant([1], 'int64', 0) counter
+    arr = rt.tensor.create_array("float32")
+    rt.tensor.array_write(x, i, arr)
+    i = i + 1
+    arr = rt.tensor.array_write(x * 2, i, array=arr)
+    return rt.tensor.array_read(arr, i) + rt.tensor.array_read(arr, i - 1), len(arr)
+
+
+def written_in_while_without_assignment(x):
+    arr = rt.tensor.create_array("float32")
+    i = rt.zeros([1], "int64")
+    while i < rt.shape(x)[0]:
+        rt.tensor.array_write(x[i] * 2, i, arr)  # arr is not rebound: it is written in place
+        i = i + 1
+    return rt.stack(arr), rt.tensor.array_length(arr)
+
+
+def rewritten_while_enumerated(x):
+    arr = rt.tensor.create_array("float32")
+    for k in range(rt.shape(x)[0]):
+        rt.tensor.array_write(x[k], k, arr)
+    for k, row in enumerate(arr):
+        rt.tensor.array_write(row * 3 + k, k, arr)
+    return rt.stack(arr)
+
+
+def list_in_dict_read_two_back(x):
+    feats = {"rows": []}
+    for k, row in enumerate(x):
+        if k > 1:
+            two_back = feats["rows"][-2]  # a list held in a dict: a tensor array too
+        feats["rows"].append(row * (k + 1))
+    return two_back, rt.stack(feats["rows"])
+
+
+def reversed_and_reverse(x):
+    xs = []
+    for row in x:
+        xs.append(rt.exp(row))
+    acc = rt.zeros([3], "float32")
+    for k, v in enumerate(reversed(xs)):
+        acc = acc * 0.5 + v * k
+    xs.reverse()
+    return acc, rt.stack(xs), rt.stack(xs[::-1])
+
+
+def ranks_differ_per_branch(x):
+    picked = []
+    if rt.sum(x) > 0:
+        picked.append(x)
+    else:
+        picked.append(rt.full([1, 2], 9, "int64"))  # another rank and dtype
+    return picked[0]
+
+
+F3 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.1, 0.2, 0.3], [-2.0, 1.0, 0.5]], "f4")
+
+
+@pytest.mark.parametrize(
+    "fn, inputs",
+    [
+        (counters_of_shape_one, [(F3[0],)]),
+        (written_in_while_without_assignment, [(F3,), (F3[:2],)]),
+        (rewritten_while_enumerated, [(F3,), (F3[:1],)]),
+        (list_in_dict_read_two_back, [(F3,), (F3[:3],)]),
+        (reversed_and_reverse, [(F3,), (F3[:2],)]),
+        (ranks_differ_per_branch, [(F3[0],), (-F3[0],)]),
+    ],
+)
+def test_paddle_array_idioms_match_eager(fn, inputs):
+    from tests.idioms.harness import check
+
+    spec = None if fn in (counters_of_shape_one, ranks_differ_per_branch) else "batch"
+    check(fn, inputs, input_spec=spec)
+
+
+def test_an_array_index_of_many_elements_is_a_clear_error():
+    def bad(x):
+        arr = rt.tensor.create_array("float32")
+        return rt.tensor.array_write(x, rt.zeros([2], "int64"), arr)
+
+    with pytest.raises(StaticBuildError, match=r"shape \[2\]\): an index is one integer") as e:
+        build(bad, F3[0])
+    assert e.value.location[1] == bad.__code__.co_firstlineno + 2
+
+
+def counters_collected(n):
+    items = []
+    for k in range(n):  # k is a Python int eagerly: the list stacks to int64
+        items.append(k * 2)
+    rows = []
+    for k in range(n):
+        row = []
+        for j in range(k + 1):
+            row.append(j)
+        rows.append(rt.stack(row)[-1])
+    return rt.stack(items), rt.stack(rows)
+
+
+def test_python_numbers_collected_in_a_tensor_loop_stack_as_eagerly():
+    from tests.idioms.harness import check
+
+    n32 = np.array(3, "int32")  # range(an int32 tensor): int32 bounds, Python-int items
+    check(counters_collected, [(n32,), (np.array(1, "int32"),)], grad=False)
+
+
+def row_codes_into_int32_array(n, m):
+    codes = rt.tensor.create_array("int32")  # the declared dtype: eagerly too
+    i = 0
+    while i < n:
+        j, code = 0, 0
+        while j < m:
+            code = code * 10 + i * j  # Python ints: stored as int32 elements
+            j += 1
+        codes = rt.tensor.array_write(code, i, codes)
+        i += 1
+    return rt.stack(codes)
+
+
+def test_an_array_created_with_a_dtype_holds_numbers_of_it_eagerly_and_static():
+    from tests.idioms.harness import check
+
+    eager = row_codes_into_int32_array(2, 3)
+    assert eager.dtype == rt.int32  # (int64 before: the eager array ignored its dtype)
+    check(row_codes_into_int32_array, [(np.array(2, "int32"), np.array(3, "int32"))],
+          grad=False)  # fmt: skip

@@ -271,6 +271,65 @@ def append_in_nested_while_and_for(x):
     return rt.concat(outs)
 
 
+# ---- composite names: dict entries and attributes as loop and branch values ------------
+
+
+def dict_entry_counts_in_tensor_while(x):
+    state = {"steps": 0, "acc": rt.zeros([3], "float32")}
+    while rt.sum(state["acc"]) < 4.0:
+        state["acc"] += rt.abs(x) + 0.5
+        state["steps"] += 1
+    return state
+
+
+def dict_entry_first_set_in_tensor_while(x):
+    state = {"acc": rt.sum(x)}
+    while state["acc"] < 6.0:
+        state["last"] = state["acc"] * 2  # an entry the loop creates
+        state["acc"] = state["acc"] + 1.5
+    return state["last"], state["acc"]
+
+
+def attribute_first_set_in_tensor_for(x):
+    box = SimpleNamespace(total=rt.zeros([3], "float32"))
+    for row in x:
+        box.last = row * 3  # an attribute the loop creates
+        box.total = box.total + row
+    return box.last, box.total
+
+
+def list_in_dict_appended_in_one_branch(x):
+    seen = {"rows": [x]}
+    if rt.sum(x) > 0:
+        seen["rows"].append(x * 2)
+    return seen["rows"][-1], len(seen["rows"])
+
+
+def list_in_dict_appended_in_both_branches(x):
+    seen = {"rows": [x]}
+    if rt.sum(x) > 0:
+        seen["rows"].append(x * 2)
+    else:
+        seen["rows"].append(x - 1)
+    return seen["rows"][1]
+
+
+def nested_dict_entry_in_both_branches(x):
+    cfg = {"inner": {"x": x}}
+    if rt.mean(x) > 0:
+        cfg["inner"]["y"] = x + 1
+    else:
+        cfg["inner"]["y"] = x - 1
+    return cfg
+
+
+def dict_entry_in_one_tensor_branch(x):
+    out = {"x": x}
+    if rt.mean(x) > 0:
+        out["pos"] = x  # no value for it when the condition is false: one program cannot
+    return out
+
+
 M1 = rand(3, 3, seed=21, low=-0.2, high=1.0)
 M2 = rand(3, 3, seed=22, low=-1.0, high=0.2)
 V1 = arr(0.5, -1.0, 2.0)
@@ -302,6 +361,14 @@ CASES = [
     case(dict_item_set_in_for_over_tensor, [(M1,), (M2,)], kind="3", input_spec="batch"),
     case(dict_pop_with_default_in_tensor_if, [(V1,), (V2,)], kind="3"),
     case(append_in_nested_while_and_for, [(M1,), (M2[:1],)], kind="3", input_spec="batch"),
+    case(dict_entry_counts_in_tensor_while, [(V1,), (V2,)], kind="3"),
+    case(dict_entry_first_set_in_tensor_while, [(V1,), (V2,)], kind="3"),
+    case(attribute_first_set_in_tensor_for, [(M1,), (M2,)], kind="3", input_spec="batch"),
+    case(list_in_dict_appended_in_one_branch, [(V1,), (V2,)], kind="3"),
+    case(list_in_dict_appended_in_both_branches, [(V1,), (V2,)], kind="3"),
+    case(nested_dict_entry_in_both_branches, [(V1,), (V2,)], kind="3"),
+    case(dict_entry_in_one_tensor_branch, [(V1,)], kind="3",
+         error=r"'out\['pos'\]' is set in only one branch .* initialized in the else branch"),
 ]
 
 XFAIL: dict[str, str] = {

@@ -162,7 +162,46 @@ def print_inside_tensor_while(x):
 P = rand(4, seed=101, low=0.1, high=1.0)
 N = rand(4, seed=102, low=-1.0, high=-0.1)
 MX = arr(0.9, -0.4, 0.3, 0.1)
+M4 = rand(2, 4, seed=63, low=0.2, high=1.0)
 M3 = rand(3, 3, seed=103)
+
+# ---- shapes seen while tracing: a branch the data never takes is traced too ------------
+
+
+def row_test_inside_untaken_branch(x):
+    if rt.mean(x) < -5:  # never taken by the inputs: eagerly, the row test never runs
+        y = x * 2
+        if y.numpy()[0] < 10:  # a row of many elements: ambiguous, if it ever ran
+            y = y + 1
+    else:
+        y = x - 1
+        if y.numpy()[0][0] < 10:  # one element: a cond op
+            y = rt.abs(y)
+    return y
+
+
+class CachedConstantsNet(rt.nn.Layer):
+    """A layer keeping tensors in a dict attribute, set in nested tensor branches (one of
+    them only in one branch): Paddle's layer-with-control-flow idiom."""
+
+    def __init__(self):
+        super().__init__()
+        rt.seed(7)
+        self.fc = rt.nn.Linear(4, 3)
+        self.consts = {}
+
+    def forward(self, x):
+        self.consts["bias"] = rt.full([3], 1.0, "float32")
+        h = self.fc(x)
+        if rt.mean(h) < 0:
+            y = h + self.consts["bias"]
+            self.consts["w"] = rt.full([3], 10.0, "float32")  # set in this branch only
+            if y.numpy()[0][0] < 5:
+                y = rt.relu(y * self.consts["w"])
+        else:
+            y = h - self.consts["bias"]
+        return rt.mean(y)
+
 
 CASES = [
     case(elif_chain_on_mean, [(P,), (P * 0.4,), (MX * 0.1,), (N,)], kind="generic"),
@@ -180,6 +219,8 @@ CASES = [
     case(early_python_return_before_tensor_code, [(P,), (N,)], kind="generic"),
     case(assert_inside_tensor_loop, [(M3,), (M3[:1],)], kind="generic", input_spec="batch"),
     case(print_inside_tensor_while, [(P,)], kind="generic"),
+    case(row_test_inside_untaken_branch, [(M3,), (-M3,)], kind="generic", input_spec="batch"),
+    case(CachedConstantsNet(), [(M4,), (-M4,)], kind="generic", id="dict_attribute_in_branches"),
 ]
 
 XFAIL: dict[str, str] = {}

@@ -315,10 +315,101 @@ def while_loop_with_two_tensor_carries(x):
     return a, b
 
 
+
+# ---- kind 10: loop-carried dtypes follow eager (range items, counters and Python numbers
+# are Python ints eagerly: they take a tensor's dtype, they never widen it) ----------------
+
+
+def enumerate_counter_into_int32(x):
+    y = rt.full([1], 0, "int32")
+    for i, _row in enumerate(x.numpy()):
+        y = y + i
+    return y
+
+
+def range_item_scales_int16(x):
+    acc = rt.full([2], 1, "int16")
+    for k in range(rt.shape(x)[0]):
+        acc = acc * 2 + k
+    return acc
+
+
+def python_counter_added_to_int32_rows(x):
+    total = rt.zeros([3], "int32")
+    n = 0
+    while n < rt.shape(x)[0]:
+        total = total + x[n] * n
+        n += 1
+    return total, n
+
+
+def python_digits_over_empty_then_int32_rows(x, y):
+    number = 0
+    for v in x:  # no iterations: eagerly, number is still the Python 0 here
+        number = number * 10 + v
+    for v in y:
+        number = number * 10 + v
+    return number
+
+
+def int_of_traced_value_added_to_int32(x):
+    base = rt.full([2], 7, "int32")
+    for row in x:
+        base = base - int(row[0])
+    return base
+
+
+def length_of_collected_list_added_to_int32(x):
+    kept = []
+    for row in x:
+        kept.append(row[0])
+    return rt.full([1], 3, "int32") + len(kept)
+
+
+def counter_scales_float16(x):
+    h = rt.cast(x[0], "float16")
+    for k in range(rt.shape(x)[0]):
+        h = h + k * 0.5
+    return h
+
+
+def python_float_start_becomes_int(x):
+    level = 0.5
+    for row in x:
+        level = rt.cast(level * 2 + rt.sum(row), "int64")
+    return level
+
+
+def float_tensor_start_becomes_int(x):
+    level = rt.sum(x[0]) + 0.25
+    for row in x:
+        level = rt.cast(rt.floor(level + rt.sum(row)), "int64")
+    return level
+
+
+def int32_widened_by_int64_counter(x):
+    y = rt.full([1], 2, "int32")
+    k = rt.zeros([1], "int64")
+    while k < rt.shape(x)[0]:
+        y = y + k
+        k = k + 1
+    return y
+
+
+def counter_or_int32_value_chosen_by_tensor_if(x):
+    pick = rt.full([], -1, "int32")
+    for k, row in enumerate(x):
+        if rt.sum(row) > 0:
+            pick = k
+        else:
+            pick = rt.cast(rt.sum(row) * 0, "int32")
+    return pick
+
 M1 = rand(4, 3, seed=41, low=-1.0, high=1.0)
 M2 = rand(2, 3, seed=42, low=-1.0, high=0.5)
 SQ = rand(3, 3, seed=43)
 DIG = arr(3, 1, 4, dtype="int32")
+DIG2 = rand(3, 3, seed=44, low=0, high=9).astype("int32")
 V1 = arr(0.2, 0.9, -0.3)
 V2 = arr(-0.2, 0.1, -0.3)
 
@@ -352,6 +443,22 @@ CASES = [
     case(python_int_counts_int64_hits, [(M1,), (M2,)], kind="10", input_spec="batch",
          grad=False),
     case(rows_concatenated_over_tensor_for, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(enumerate_counter_into_int32, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(range_item_scales_int16, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(python_counter_added_to_int32_rows, [(DIG2,), (DIG2[:1],)], kind="10",
+         input_spec="batch"),
+    case(python_digits_over_empty_then_int32_rows, [(DIG[:0], DIG), (DIG, DIG[:1])],
+         kind="10"),
+    case(int_of_traced_value_added_to_int32, [(DIG2,), (DIG2[:2],)], kind="10",
+         input_spec="batch"),
+    case(length_of_collected_list_added_to_int32, [(M1,), (M2,)], kind="10",
+         input_spec="batch"),
+    case(counter_scales_float16, [(M1,), (M2,)], kind="10", input_spec="batch", grad=False),
+    case(python_float_start_becomes_int, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(float_tensor_start_becomes_int, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(int32_widened_by_int64_counter, [(M1,), (M2,)], kind="10", input_spec="batch"),
+    case(counter_or_int32_value_chosen_by_tensor_if, [(M1,), (M2,), (M1[:3],)], kind="10",
+         input_spec="batch"),
     case(while_with_tensor_counter, [(M1,)], kind="generic"),
     case(for_over_tensor_rows, [(M1,), (M2,)], kind="generic", input_spec="batch"),
     case(for_over_enumerate_weighted, [(M1,), (M2,)], kind="generic", input_spec="batch"),

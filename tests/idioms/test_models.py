@@ -236,6 +236,82 @@ class ResidualWhile(rt.nn.Layer):
         return x, steps
 
 
+class StackedCell(rt.nn.Layer):
+    def __init__(self, h):
+        super().__init__()
+        self.gates = rt.nn.Linear(2 * h, 4 * h)
+
+    def forward(self, x, h, c):
+        i, j, f, o = rt.split(self.gates(rt.concat([x, h], 1)), 4, axis=-1)
+        c = c * F.sigmoid(f + 1.0) + F.sigmoid(i) * rt.tanh(j)
+        return rt.tanh(c) * F.sigmoid(o), c
+
+
+class ArrayStateBeamDecoder(rt.nn.Layer):
+    """Paddle's seq2seq model idioms: per-layer states in tensor arrays written at ``[1]``
+    index tensors (``zero + i``), read back by Python index in the encoder loop; a beam
+    decoder over ``range(tensor)`` with an early ``break``, per-layer state lists rebuilt
+    by comprehensions, ids and parents appended, then ``gather_tree``."""
+
+    def __init__(self, h=4, vocab=7, layers=2, beam=2, steps=3):
+        super().__init__()
+        rt.seed(86)
+        self.h, self.vocab, self.layers, self.beam, self.steps = h, vocab, layers, beam, steps
+        self.emb = rt.nn.Embedding(vocab, h)
+        self.enc = rt.nn.LayerList([StackedCell(h) for _ in range(layers)])
+        self.dec = rt.nn.LayerList([StackedCell(h) for _ in range(layers)])
+        self.out = rt.nn.Linear(h, vocab)
+
+    def _beams(self, s):
+        return rt.reshape(rt.expand(rt.unsqueeze(s, 1), [-1, self.beam, -1]), [-1, self.h])
+
+    def forward(self, src):
+        b = src.shape[0]
+        emb = rt.transpose(self.emb(src), [1, 0, 2])
+        zero = rt.zeros([1], "int64")
+        hs = rt.tensor.create_array("float32")
+        cs = rt.tensor.create_array("float32")
+        for i in range(self.layers):
+            hs = rt.tensor.array_write(rt.zeros([b, self.h]), zero + i, array=hs)
+            cs = rt.tensor.array_write(rt.zeros([b, self.h]), zero + i, array=cs)
+        for t in range(emb.shape[0]):
+            x, nh, nc = emb[t], [], []
+            for i in range(self.layers):
+                x, c = self.enc[i](x, hs[i], cs[i])
+                nh.append(x)
+                nc.append(c)
+            hs, cs = nh, nc
+        hs = [self._beams(s) for s in hs]
+        cs = [self._beams(s) for s in cs]
+        tok = rt.full([b, self.beam], 1, "int64")
+        done = rt.zeros([b, self.beam], "float32")
+        logp = rt.expand(rt.to_tensor([[0.0] + [-1e9] * (self.beam - 1)]), [b, self.beam])
+        pos = rt.expand(rt.unsqueeze(rt.arange(0, b, 1, dtype="int64"), [1]), [-1, self.beam])
+        ids, parents = [], []
+        for _ in range(rt.to_tensor(self.steps)):
+            if rt.sum(1 - done) == 0:
+                break
+            x, nh, nc = rt.reshape(self.emb(tok), [-1, self.h]), [], []
+            for i in range(self.layers):
+                x, c = self.dec[i](x, hs[i], cs[i])
+                nh.append(x)
+                nc.append(c)
+            scores = F.log_softmax(rt.reshape(self.out(x), [-1, self.beam, self.vocab]))
+            scores = rt.reshape(scores + rt.unsqueeze(logp, 2), [-1, self.beam * self.vocab])
+            logp, top = rt.topk(scores, self.beam)
+            src_beam, tok = top // self.vocab, top % self.vocab
+            at = rt.stack([pos, src_beam], axis=2)
+            hs = [rt.reshape(rt.gather_nd(rt.reshape(s, [-1, self.beam, self.h]), at),
+                             [-1, self.h]) for s in nh]  # fmt: skip
+            cs = [rt.reshape(rt.gather_nd(rt.reshape(s, [-1, self.beam, self.h]), at),
+                             [-1, self.h]) for s in nc]  # fmt: skip
+            was_done = rt.cast(rt.gather_nd(done, at), "bool")
+            done = rt.cast(rt.logical_or(was_done, tok == 2), "float32")
+            ids.append(tok)
+            parents.append(src_beam)
+        return rt.transpose(F.gather_tree(rt.stack(ids), rt.stack(parents)), [1, 0, 2])
+
+
 SEQ = rand(2, 5, 4, seed=91)
 SEQ3 = rand(3, 2, 4, seed=92)
 LEN = np.array([5, 2], "int64")
@@ -259,6 +335,8 @@ CASES = [
     case(WhileDecoder(), [(SRC,), (SRC2,)], kind="13", id="greedy_decode_while_finished",
          input_spec="batch"),
     case(BeamSearch(), [(B2,)], kind="13", id="beam_search_topk_loop"),
+    case(ArrayStateBeamDecoder(), [(SRC,), (SRC2,)], kind="13", input_spec="batch",
+         id="array_states_and_beam_decoder"),
     case(MaskedAttention(), [(SEQ, LEN), (SEQ, np.array([5, 5], "int64"))], kind="13",
          id="attention_with_length_mask"),
     case(SentimentPool(), [(TOK,), (TOK2,)], kind="13", id="sentiment_masked_pooling",

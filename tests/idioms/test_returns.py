@@ -134,12 +134,37 @@ def return_label_string_chosen_by_tensor(x):
     return -x, "negative"
 
 
+def return_in_finally_under_tensor_if(x):
+    try:
+        y = x * 2
+        return y
+    finally:
+        if rt.sum(x) > 0:
+            return x + 1  # noqa: B012 (replaces the try's return, as Python does)
+
+
+def return_in_finally_after_a_tensor_loop(x):
+    total = rt.zeros([3], "float32")
+    try:
+        for row in x:
+            if rt.sum(row) > 1.5:
+                return row  # left by a return: the finally still runs
+            total = total + row
+    finally:
+        if rt.sum(total) < 0:
+            return -total  # noqa: B012
+    return total
+
+
 P = rand(3, 3, seed=5, low=0.1, high=1.0)
 N = rand(3, 3, seed=6, low=-1.0, high=-0.1)
 M = rand(3, 3, seed=7, low=-0.5, high=0.6)
 BIG = rand(3, 3, seed=8, low=0.5, high=1.5)
 
 CASES = [
+    case(return_in_finally_under_tensor_if, [(P,), (N,)], kind="2"),
+    case(return_in_finally_after_a_tensor_loop, [(P,), (N,), (P * 0.1,)], kind="2",
+         input_spec="batch"),
     case(return_pair, [(BIG,), (P,)], kind="2"),
     case(return_nested_tuple, [(P,), (N,)], kind="2"),
     case(return_dict_with_flag, [(P,), (N,)], kind="2"),

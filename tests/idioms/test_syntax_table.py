@@ -18,6 +18,7 @@ ROWS = {
     "`while` / `while … else`": ["while_with_tensor_counter", "while_else_without_break"],
     "`return` anywhere": [
         "return_pair", "return_nested_dict", "return_row_in_for_range", "return_in_while_true",
+        "return_in_finally_under_tensor_if",
     ],
     "`break` / `continue`": ["continue_then_break", "continue_and_break_in_while"],
     "calls of your functions": ["sublayers_with_tensor_if", "callable_object_with_tensor_if"],
@@ -37,12 +38,23 @@ ROWS = {
     "a loop variable started by a Python number": [
         "digits_into_int32_number", "python_zero_accumulates_floats", "none_start_then_tensor",
     ],
+    "loop-carried dtypes": [
+        "enumerate_counter_into_int32", "python_counter_added_to_int32_rows",
+        "python_float_start_becomes_int", "int32_widened_by_int64_counter",
+    ],
     "dataclasses and small objects": [
         "dataclass_carried_by_tensor_for", "dataclass_returned_from_branching_helper",
     ],
     "`raise` in a branch": [
         "tests/compiler/test_symbolic_path.py::"
         "test_a_branch_that_raises_raises_when_the_program_takes_it",
+        "tests/compiler/test_symbolic_path.py::"
+        "test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message",
+    ],
+    "`d[k] = v`, `d[k] += v`, `d[k].append(v)`, `obj.attr = v`": [
+        "dict_entry_counts_in_tensor_while", "dict_entry_first_set_in_tensor_while",
+        "attribute_first_set_in_tensor_for", "list_in_dict_appended_in_one_branch",
+        "dict_entry_in_one_tensor_branch",
     ],
     "`x.numpy()` in a condition": ["numpy_read_in_condition"],
     "`if mode in (...)`, `if x is None`": [

@@ -572,3 +572,15 @@ def test_partials_and_callable_objects():
     np.testing.assert_allclose(c(-x).numpy(), [-1.0, -1.0])
     assert "cond" in str(c.concrete_program.main_program)
     assert p.__name__ == "partial" and repr(c).startswith("<StaticFunction Shift")
+
+
+def test_an_argument_changed_in_place_keeps_its_feed():
+    def fill(t, n):
+        for k in range(n):
+            t[k] = k * 3  # moves the Python object `t` to the new value, not the input
+        return t + 1
+
+    sf = autostatic.to_static(fill)
+    got = sf(rt.zeros([4], "int32"), 3)
+    np.testing.assert_array_equal(got.numpy(), [1, 4, 7, 1])
+    np.testing.assert_array_equal(sf(rt.ones([4], "int32"), 3).numpy(), [1, 4, 7, 2])

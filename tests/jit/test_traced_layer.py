@@ -119,3 +119,25 @@ def test_traces_recurrent_models_and_beam_search():
         flat = list(outs) if isinstance(outs, (list, tuple)) else [outs]
         for g, w in zip(traced(inputs), flat):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_autostatic_save_and_onnx_export_take_a_traced_layer(tmp_path):
+    from autostatic import InputSpec
+    from autostatic.jit.program_cache import ToStaticError
+
+    net = Net()
+    net.eval()
+    inputs = _inputs()
+    outs, traced = autostatic.TracedLayer.trace(net, inputs=inputs)
+    autostatic.save(traced, tmp_path / "traced")  # the recorded shapes: no input_spec needed
+    loaded = autostatic.load(str(tmp_path / "traced"))
+    assert [list(s.shape) for s in loaded.input_spec] == [[2, 3], [2]]
+    for got, want in zip(_flat(loaded(*inputs)), _flat(outs)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    autostatic.save(traced, tmp_path / "same", input_spec=[InputSpec([2, 3]), InputSpec([2])])
+    with pytest.raises(ToStaticError, match=r"holds the shapes it was traced with \(\[2, 3\]"):
+        autostatic.save(traced, tmp_path / "other", input_spec=[InputSpec([None, 3]),
+                                                                InputSpec([None])])  # fmt: skip
+    onnx = pytest.importorskip("onnx")
+    model = autostatic.onnx.export(traced, str(tmp_path / "traced.onnx"))
+    assert isinstance(model, onnx.ModelProto) and len(model.graph.input) == 2

@@ -56,6 +56,35 @@ def test_python_scalars_take_the_tensor_dtype():
     np.testing.assert_allclose((i + 0.5).numpy(), [1.5, 2.5])
 
 
+@pytest.mark.parametrize(
+    "strong, weak, want",
+    [
+        ("int32", "int64", "int32"),  # y_int32 + i: i is a Python int eagerly
+        ("int16", "int64", "int16"),
+        ("float16", "float32", "float16"),
+        ("int32", "float32", "float32"),  # a Python float meeting ints: the default float
+        ("bool", "int64", "int64"),
+        ("float64", "int64", "float64"),
+    ],
+)
+def test_a_weak_symbolic_value_promotes_like_the_python_number_it_stands_for(strong, weak, want):
+    from autostatic_runtime import static
+
+    assert dtypes.weak_result(dtypes.convert_dtype(strong), dtypes.convert_dtype(weak)) == want
+    rt.enable_static()
+    try:
+        with static.program_guard(static.Program()):
+            x = static.data("x", [2], strong)
+            i = rt.full([], 1, weak)
+            i._weak = True
+            assert (x + i).dtype == want and (i * x).dtype == want
+            assert not (x + i)._weak  # a tensor's result is a tensor
+            assert (i + 1)._weak and (-i)._weak and (i - i)._weak  # numbers' results are numbers
+            assert (i + rt.full([], 1, weak)).dtype == weak  # two tensors: the usual rules
+    finally:
+        rt.disable_static()
+
+
 def test_true_division_of_ints_gives_float32():
     out = rt.to_tensor([3, 4]) / rt.to_tensor([2, 2])
     assert out.dtype == rt.float32

@@ -160,10 +160,11 @@ def test_cond_errors_name_both_branches():
     rt.enable_static()
     with static.program_guard(static.Program()):
         p = static.data("p", [], "bool")
+        two_typed = cond(p, t_branch, f_branch)  # can be returned (Paddle allows it) ...
         with pytest.raises(StaticBuildError) as info:
-            cond(p, t_branch, f_branch)
+            two_typed + 1  # ... but not computed with
         msg = str(info.value)
-        assert "float32" in msg and "int64" in msg
+        assert "float32[2]" in msg and "int64[2]" in msg and "same rank and dtype" in msg
         assert f"{__file__}:" in msg and msg.count("test_control_flow.py:") >= 2
         with pytest.raises(StaticBuildError, match="same structure"):
             cond(p, lambda: (rt.ones([1]), rt.ones([1])), lambda: rt.ones([1]))
@@ -185,9 +186,38 @@ def test_while_loop_shape_change_becomes_unknown_dim():
     assert main.global_block().ops[-1].outputs[1].shape == [-1]
 
 
-def test_while_loop_dtype_change_is_an_error_with_the_body_line():
-    def body(i, v):
-        return i + 1, rt.cast(v, "float64")
+def test_while_loop_variable_widened_by_its_body_takes_the_wider_dtype():
+    def fn(x):
+        def body(i, v):
+            return i + 1, rt.cast(v, "float64") * 2
+
+        return while_loop(lambda i, v: i < 2, body, [rt.full([], 0, "int64"), x])[1]
+
+    (got,), _ = run_static(fn, np.array([1.5, 2.0], np.float32))
+    assert got.dtype == np.float64  # as eager: float64 from the first iteration on
+    np.testing.assert_array_equal(got, [6.0, 8.0])
+
+
+def test_while_loop_variable_narrowed_by_its_body_runs_its_first_iteration_as_a_cond():
+    def fn(x, n):
+        def body(i, v):  # reads the float before making it an int: 0.75 * 2 + 1 -> 2
+            return i + 1, rt.cast(v * 2 + 1, "int64")
+
+        return while_loop(lambda i, v: i < n, body, [rt.full([], 0, "int64"), x])[1]
+
+    x = np.array([0.75, 1.25], np.float32)
+    for n in (1, 3):
+        n = np.array(n, "int64")
+        (got,), main = run_static(fn, x, n)
+        want = fn(rt.to_tensor(x), rt.to_tensor(n)).numpy()  # eager: the same loop in Python
+        assert got.dtype == want.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+        assert "cond" in {op.type for op in main.global_block().ops}
+
+
+def test_while_loop_dtype_change_after_the_first_iteration_is_an_error_with_the_body_line():
+    def body(i, v):  # float32 -> int64 -> float32 ...: no dtype holds from iteration two on
+        return i + 1, v.astype("int64") if v.dtype == rt.float32 else v.astype("float32")
 
     rt.enable_static()
     with static.program_guard(static.Program()):
@@ -196,7 +226,8 @@ def test_while_loop_dtype_change_is_an_error_with_the_body_line():
             while_loop(lambda i, v: i < 2, body, [rt.full([], 0, "int64"), x])
     rt.disable_static()
     msg = str(info.value)
-    assert "dtype float32 before the loop, but float64 after one iteration" in msg
+    assert "before an iteration, but int64 after it" in msg
+    assert "may change its dtype in the first iteration only" in msg
     assert f"{__file__}:{body.__code__.co_firstlineno}" in msg
 
 
