@@ -72,4 +72,7 @@ def data_parallel(make_net, **options):
     return lambda: rt.DataParallel(make_net(), **options)
 
 
-__all__ = ["ConvBN", "DEVICES", "DropoutMLP", "conv_batches", "data_parallel", "replica_step", "statistics"]
+__all__ = [
+    "ConvBN", "DEVICES", "DropoutMLP", "conv_batches", "data_parallel", "replica_step",
+    "statistics",
+]  # fmt: skip

@@ -72,9 +72,7 @@ def main() -> dict:
     except DistributedError as exc:
         report["odd_batch"] = str(exc)
     eager_net = rt.DataParallel(BranchMLP())  # eagerly: the layer itself
-    report["eager_same"] = bool(
-        np.array_equal(eager_net(x).numpy(), eager_net._layers(x).numpy())
-    )
+    report["eager_same"] = bool(np.array_equal(eager_net(x).numpy(), eager_net._layers(x).numpy()))
     return report
 
 
