@@ -90,3 +90,21 @@ def test_a_single_process_is_a_job_of_one(monkeypatch, tmp_path):
     monkeypatch.setenv("PADDLE_TRAINER_ID", "0")
     rt.save({"w": rt.ones([2])}, tmp_path / "rank0.pd")
     assert (tmp_path / "rank0.pd").exists()
+
+
+def test_what_a_job_of_several_processes_cannot_train_is_a_clear_error(monkeypatch):
+    """Only a whole step compiled by XLA averages the gradients over the processes."""
+    from autostatic_runtime.distributed import parallel
+
+    monkeypatch.setattr(parallel, "get_world_size", lambda: 2)
+    monkeypatch.setattr(parallel, "is_initialized", lambda: True)
+    monkeypatch.setattr(parallel, "_sync_from_rank_zero", lambda layer: None)
+    adam = OPTIMIZERS["Adam"]
+    with pytest.raises(DistributedError, match="2 processes a model trains only inside"):
+        train(False, data_parallel(BranchMLP), adam, steps=1)
+    with pytest.raises(DistributedError, match="traced for the default executor"):
+        train(True, data_parallel(BranchMLP), adam, steps=1)
+    model = rt.DataParallel(BranchMLP())
+    model.eval()  # evaluating is each process's own business
+    with rt.no_grad():
+        model(rt.ones([2, 6]))
