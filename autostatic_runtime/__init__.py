@@ -46,6 +46,7 @@ from autostatic_runtime.creation import *  # noqa: E402,F401,F403
 from autostatic_runtime.errors import (  # noqa: E402
     AutostaticError,
     DeviceError,
+    DistributedError,
     DTypeError,
     OpError,
     ShapeError,

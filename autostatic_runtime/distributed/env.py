@@ -56,8 +56,10 @@ def is_initialized() -> bool:
 
 
 def get_rank() -> int:
-    """This process's rank in the job (Paddle's ``paddle.distributed.get_rank``): 0 in a
-    single process."""
+    """This process's rank in the job (``paddle.distributed.get_rank``); 0 alone.
+
+    Before ``init_parallel_env`` it is read from the environment (``PADDLE_TRAINER_ID`` or
+    ``RANK``)."""
     if is_initialized():
         import jax
 
@@ -66,9 +68,10 @@ def get_rank() -> int:
 
 
 def get_world_size() -> int:
-    """The number of processes of the job (``paddle.distributed.get_world_size``): 1 in a
-    single process. ``DataParallel`` splits a batch over every *device* of the job, which
-    can be more (``device_count()``)."""
+    """The number of processes of the job (``paddle.distributed.get_world_size``); 1 alone.
+
+    ``DataParallel`` splits a batch over every *device* of the job, which can be more
+    (``device_count()``)."""
     if is_initialized():
         import jax
 
@@ -86,8 +89,9 @@ def coordinator() -> str | None:
 
 
 def init_parallel_env() -> None:
-    """Join the job (Paddle's ``paddle.distributed.init_parallel_env``): with a world size
-    above one in the environment, connect to the coordinator through
+    """Join the job of several processes (``paddle.distributed.init_parallel_env``).
+
+    With a world size above one in the environment, connect to the coordinator through
     ``jax.distributed.initialize`` (CPU collectives over Gloo), so that ``jax.devices()``
     holds every process's devices. Call it first, before any JAX computation (before the
     first compiled step). In a single process, or when already joined, it does nothing."""
@@ -119,8 +123,9 @@ def init_parallel_env() -> None:
 
 
 def barrier(name: str = "barrier") -> None:
-    """Wait until every process of the job reaches this call (``paddle.distributed.barrier``);
-    nothing in a single process."""
+    """Wait until every process of the job reaches here (``paddle.distributed.barrier``).
+
+    Nothing to wait for in a single process."""
     if not is_initialized():
         return
     from jax.experimental import multihost_utils

@@ -41,15 +41,16 @@ __all__ = ["DataParallel", "device_count"]
 
 
 def device_count() -> int:
-    """The number of devices a data-parallel step splits its batch over: every device of
-    the job (``jax.devices()``, all processes' together)."""
+    """The number of devices a data-parallel step splits its batch over (the whole job's).
+
+    ``jax.devices()``: every process's devices together."""
     import jax
 
     return jax.device_count()
 
 
 class DataParallel(Layer):
-    """Paddle's ``paddle.DataParallel``: ``layer`` trained on every device of the job.
+    """Paddle's ``paddle.DataParallel``: ``layers`` trained on every device of the job.
 
     Args:
         layers: the model.
