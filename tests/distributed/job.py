@@ -5,8 +5,10 @@
 
 Each rank trains ``BranchMLP`` with Adam (its optimizer state split over the processes) on
 its part of each batch of ``train_cases.batches`` and prints one JSON line per step; with
-``--save`` every rank calls ``rt.save`` (rank 0 writes); ``--resume`` loads such a file and
-trains on the next batch; ``--die-after N`` makes rank 1 kill itself after step N.
+``--save`` every rank calls ``rt.save`` (rank 0 writes), then rank 0 alone calls it again,
+which must fail within a second (the split state needs every rank) and prints why;
+``--resume`` loads such a file and trains on the next batch; ``--die-after N`` makes rank 1
+kill itself after step N.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import signal
 
 import autostatic
 import autostatic_runtime as rt
+from autostatic_runtime.distributed import checkpoint
 from tests.jit.train_cases import OPTIMIZERS, BranchMLP, batches, train_step
 
 STEPS = 3
@@ -52,6 +55,13 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
     if args.save:
         rt.save({"model": model.state_dict(), "opt": opt.state_dict()}, args.save)
+        if rank == 0 and world > 1:
+            checkpoint.GATHER_TIMEOUT = 1
+            try:
+                rt.save(opt.state_dict(), args.save + ".alone")
+            except rt.DistributedError as exc:
+                print(json.dumps({"rank": rank, "alone": str(exc)}), flush=True)
+        rt.distributed.barrier()
 
 
 if __name__ == "__main__":

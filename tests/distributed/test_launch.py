@@ -5,8 +5,6 @@ its status and a line saying so."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -19,7 +17,7 @@ JOB = ["-m", "tests.distributed.job"]
 
 
 def losses_of(lines: list[dict], rank: int) -> list[float]:
-    return [d["loss"] for d in lines if d["rank"] == rank]
+    return [d["loss"] for d in lines if d["rank"] == rank and "loss" in d]
 
 
 def test_two_processes_train_as_one_device_and_their_checkpoint_loads_in_one(tmp_path):
@@ -30,6 +28,9 @@ def test_two_processes_train_as_one_device_and_their_checkpoint_loads_in_one(tmp
     for rank, log in enumerate(logs):
         np.testing.assert_allclose(losses_of(json_lines(log), rank), reference[:3], rtol=1e-5)
     assert losses_of(json_lines(done.stdout), 0)  # rank 0's output is printed too
+    (alone,) = [d["alone"] for d in json_lines(logs[0]) if "alone" in d]
+    assert "needs every rank, but not all called rt.save within 1 s" in alone
+    assert not (tmp_path / "ckpt.pd.alone").exists()
     resumed = run([*JOB, "--resume", "ckpt.pd"], tmp_path)  # a job of one process
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     np.testing.assert_allclose(losses_of(json_lines(resumed.stdout), 0), reference[3:], rtol=1e-5)
@@ -56,4 +57,3 @@ def test_launch_options():
             launch.parse(bad)
     assert launch.exit_status(-9) == 137 and launch.exit_status(3) == 3
     assert launch.main(["--nproc_per_node", "x", "t.py"]) == 2
-    assert os.environ.get("RANK") is None
