@@ -281,5 +281,8 @@ def main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         job.stop(signal.SIGINT)
         return 130
+    except BaseException:  # the launcher itself failed: leave no rank behind
+        job.stop()
+        raise
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -322,7 +322,7 @@ def _scaled_key(key: tuple, batch: int, factor: int) -> tuple:
     def scale(part: Any) -> Any:
         if isinstance(part, InputSpec):
             shape = part.shape
-            if shape and (shape[0] if shape[0] is not None else -1) == batch and batch > 0:
+            if shape and batch > 0 and shape[0] == batch:
                 shape = (shape[0] * factor, *shape[1:])
             return InputSpec(shape, part.dtype, part.name, part.stop_gradient)
         if isinstance(part, tuple) and len(part) == 2 and part[0] in (list, tuple, dict):
