@@ -46,6 +46,7 @@ from autostatic_runtime.creation import *  # noqa: E402,F401,F403
 from autostatic_runtime.errors import (  # noqa: E402
     AutostaticError,
     DeviceError,
+    DistributedError,
     DTypeError,
     OpError,
     ShapeError,
@@ -77,6 +78,7 @@ for _name in _tensor_array.__all__:  # Paddle's paddle.tensor.create_array & co.
     setattr(_tensor_module, _name, getattr(_tensor_array, _name))
 
 from autostatic_runtime import (  # noqa: E402,F401
+    distributed,  # noqa: E402,F401  (paddle.distributed)
     jit,  # noqa: E402,F401  (run_program, load)
     metric,
     nn,
@@ -84,5 +86,6 @@ from autostatic_runtime import (  # noqa: E402,F401
     regularizer,
     static,  # noqa: E402,F401
 )
+from autostatic_runtime.distributed import DataParallel  # noqa: E402,F401
 from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
 from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401

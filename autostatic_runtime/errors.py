@@ -290,3 +290,15 @@ def symbolic_value_error(name: str, asked: str, value: bool = False) -> Symbolic
             "rt.static.nn.cond / while_loop"
         )
     return SymbolicValueError(f"{what}; {fix}", location)
+
+
+class DistributedError(AutostaticError, RuntimeError):
+    """A job of several devices or processes cannot run as asked; says what and what to do.
+
+    For example a batch that does not divide by the device count, or a rank that did not
+    take part in a collective."""
+
+    def __init__(self, message: str, location: tuple[str, int, str] | None = None):
+        self.detail = message
+        self.location = location
+        super().__init__(f"{message}{format_location(location)}")

@@ -31,15 +31,22 @@ _MAX_DEPTH = 100
 
 def save(obj: Any, path: str | os.PathLike, protocol: int = 4, **configs: Any) -> None:
     """Write ``obj`` (a state dict, or nested dicts/lists/tuples of tensors, NumPy arrays,
-    numbers, strings and ``None``) to ``path`` (Paddle's ``paddle.save``)."""
+    numbers, strings and ``None``) to ``path`` (Paddle's ``paddle.save``).
+
+    In a job of several processes only rank 0 writes; every rank may call it (and must,
+    when the state is split over the processes: see ``distributed/checkpoint.py``)."""
+    from autostatic_runtime.distributed.checkpoint import host_arrays, writes_here
     from autostatic_runtime.jit import params_file
     from autostatic_runtime.jit.model_file import _write_atomic
 
     path = os.fspath(path)
     if not path or path.endswith(os.sep):
         raise ValueError(f"save: {path!r} is a directory; give a file name like 'model.pdparams'")
-    arrays: dict[str, np.ndarray] = {}
-    structure = _encode(obj, arrays, 0)
+    values: dict[str, Any] = {}
+    structure = _encode(obj, values, 0)
+    arrays = host_arrays(values)
+    if not writes_here():
+        return
     data = params_file.dumps(arrays, {"structure": json.dumps(structure)})
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
@@ -85,7 +92,7 @@ def _encode(obj: Any, arrays: dict, depth: int) -> Any:
         raise ValueError("save: the object is nested too deep (or refers to itself)")
     if isinstance(obj, Tensor):
         key = str(len(arrays))
-        arrays[key] = obj.numpy()
+        arrays[key] = obj  # made a host array by ``save`` (gathered where it is split)
         return {"tensor": key}
     if isinstance(obj, np.ndarray):
         key = str(len(arrays))

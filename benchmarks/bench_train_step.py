@@ -1,6 +1,6 @@
 """Whole training steps compiled by ``to_static``, against NumPy, eager autostatic and JAX.
 
-    python benchmarks/bench_train_step.py [--json out.json] [--quick]
+    python benchmarks/bench_train_step.py [--json out.json] [--quick] [--device gpu]
 
 Two workloads, each a step ``loss = f(net(x), y); loss.backward(); opt.step();
 opt.clear_grad()`` run through the documented API in this process:
@@ -18,6 +18,12 @@ PyTorch eager and PaddlePaddle's ``to_static`` step when they are installed (eac
 process of its own, against eager's time of the same run). The whole XLA
 step is also timed against the ``jax.jit`` step in alternating rounds (the goal's ratio),
 and first calls (trace + compile + run) are medians of three fresh processes.
+
+``--device gpu`` builds the models on CuPy (``rt.set_device("gpu")``): eager and the default
+executor run CuPy kernels, each call waiting for its loss; the XLA runners then take CuPy
+arrays through host memory. Without it, on a machine with JAX's CUDA build, the XLA runners
+(and ``jax.jit``) run on the GPU with the parameters kept there (``tools/gpu_check.sh`` runs
+both).
 """
 
 from __future__ import annotations
@@ -108,13 +114,21 @@ def setup(workload: str, runner: str):
         step, loss_of = cnn_step, lambda n, x, y: F.cross_entropy(n(x), y)
     x, y = rt.to_tensor(xb), rt.to_tensor(yb)
     if runner == "eager":
-        return lambda: step(net, x, y, opt)
+        return _synced(lambda: step(net, x, y, opt))
     if runner.startswith("forward"):
         backend = "xla" if runner.endswith("xla") else None
         fwd = forward_only(autostatic.to_static(net, backend=backend), loss_of, opt)
-        return lambda: fwd(x, y)
+        return _synced(lambda: fwd(x, y))
     compiled = autostatic.to_static(step, backend="xla" if runner.endswith("xla") else None)
-    return lambda: compiled(net, x, y, opt)
+    return _synced(lambda: compiled(net, x, y, opt))
+
+
+def _synced(call):
+    """On a GPU, the call waiting for its loss (CuPy's kernels run asynchronously), as the
+    ``jax.jit`` runner waits for its own."""
+    if rt.get_device() == "cpu":
+        return call
+    return lambda: float(call())
 
 
 # ---- JAX's own jitted step -----------------------------------------------------------------
@@ -296,11 +310,12 @@ def other_framework_seconds(name: str, steps: int) -> float | None:
 # ---- measuring -----------------------------------------------------------------------------
 
 
-def first_call_here(workload: str, runner: str) -> float:
+def first_call_here(workload: str, runner: str, device: str = "cpu") -> float:
     """Seconds of the first call (trace + compile + run) in this process, after JAX has
     compiled one unrelated function (its start-up is not the workload's)."""
     import jax
 
+    rt.set_device(device)
     jax.block_until_ready(jax.jit(lambda a: a + 1)(np.ones(3, np.float32)))
     call = jax_setup(workload) if runner == "jax.jit" else setup(workload, runner)
     t0 = time.perf_counter()
@@ -311,7 +326,7 @@ def first_call_here(workload: str, runner: str) -> float:
 def first_call(workload: str, runner: str, repeats: int = 3) -> float:
     """Median over fresh processes (in one process XLA's compilation cache would answer)."""
     return median_in_fresh_processes(
-        "bench_train_step", "first_call_here", (workload, runner), repeats
+        "bench_train_step", "first_call_here", (workload, runner, rt.get_device()), repeats
     )
 
 
@@ -341,7 +356,7 @@ def measure_workload(workload: str, rounds: int, quick: bool) -> tuple[list, dic
         if not quick and (runner.startswith("whole") or runner == "jax.jit"):
             first = first_call(workload, runner)
         rows.append((workload, runner, ref_name, ref, meas, ratio, first))
-    if workload == "CNN":  # each in a process of its own: against eager's time of this run
+    if workload == "CNN" and rt.get_device() == "cpu":  # each in a process of its own
         eager = next(r for r in rows if r[1] == "eager")[4]
         for name, label in (("torch", "PyTorch eager"), ("paddle", "Paddle to_static")):
             seconds = other_framework_seconds(name, 5 if quick else 15)
@@ -365,7 +380,9 @@ def main() -> None:
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--quick", action="store_true", help="fewer rounds, no first calls")
     parser.add_argument("--workload", choices=["W2t", "CNN"], action="append")
+    parser.add_argument("--device", default="cpu", help="rt.set_device: cpu or gpu (CuPy)")
     args = parser.parse_args()
+    rt.set_device(args.device)
     rounds = 3 if args.quick else 9
     rows, paired = [], {}
     for workload in args.workload or ["W2t", "CNN"]:

@@ -5,6 +5,7 @@
     autostatic show TARGET [--diff] [--level N]     # TARGET: file.py, module, module:qualname
     autostatic explain TARGET
     autostatic export MODEL OUT.onnx [--opset N]     # MODEL: a saved model's prefix or .pdmodel
+    autostatic launch [--nproc_per_node N] [--log_dir DIR] script.py [args...]   # see launch.py
     autostatic --version | --help
 
 User mistakes (a missing file, an unknown module or function) print one line and exit non-zero
@@ -24,6 +25,7 @@ usage: autostatic run [--include PKG] [--exclude PKG] [--strict] [--no-cache] sc
        autostatic show TARGET [--diff] [--level N]
        autostatic explain TARGET
        autostatic export MODEL OUT.onnx [--opset N]
+       autostatic launch [--nproc_per_node N] [--log_dir DIR] [run options] script.py [args...]
        autostatic --version
 
 Convert eager model code into static programs.
@@ -38,6 +40,10 @@ commands:
   export   convert a model saved by autostatic.save (its path prefix or .pdmodel file) into
            an ONNX file for ONNX Runtime, TensorRT, OpenVINO or Triton (--opset N, default
            17; needs the onnx extra)
+  launch   start N processes of one training job on this host (each 'autostatic run
+           script.py args...', joined by rt.distributed.init_parallel_env()); each rank's
+           output goes to DIR/workerlog.RANK (default ./log); a failed rank stops the job
+           with its exit status (see 'autostatic launch --help')
 
 options of run:
   --include PKG   convert modules matching PKG ('pkg' = the package and everything in it,
@@ -166,4 +172,10 @@ def main(argv: list[str] | None = None) -> int:
         return _report(command, rest)
     if command == "export":
         return _export(rest)
-    return _error(f"unknown command {command!r} (commands: run, show, explain, export; see --help)")
+    if command == "launch":
+        from autostatic.hook import launch
+
+        return launch.main(rest)
+    return _error(
+        f"unknown command {command!r} (commands: run, show, explain, export, launch; see --help)"
+    )

@@ -301,9 +301,58 @@ def trace(
     max_loop_iterations: int | None = None,
 ) -> ConcreteProgram:
     """Call ``converted`` in static mode on data variables built from ``key``'s specs;
-    ``max_loop_iterations`` bounds the program's loops (``to_static``'s)."""
+    ``max_loop_iterations`` bounds the program's loops (``to_static``'s). A program in which
+    a ``DataParallel`` layer ran goes to ``distributed.parallel.finish_step``."""
+    again = partial(_trace_program, converted, args, kwargs)
+    program = again(key, names, compiler, max_loop_iterations)
+    if "data_parallel" not in program.main_program.__dict__:
+        return program
+    from autostatic_runtime.distributed.parallel import finish_step
+
+    def retrace(batch: int, factor: int) -> ConcreteProgram:  # for the whole batch of a job
+        whole = _scaled_key(key, batch, factor)
+        return again(whole, names, compiler, max_loop_iterations, global_batch=True)
+
+    return finish_step(program, retrace)
+
+
+def _scaled_key(key: tuple, batch: int, factor: int) -> tuple:
+    """``key`` with the first dimension of every spec of ``batch`` rows times ``factor``."""
+
+    def scale(part: Any) -> Any:
+        if isinstance(part, InputSpec):
+            shape = part.shape
+            if shape and batch > 0 and shape[0] == batch:
+                shape = (shape[0] * factor, *shape[1:])
+            return InputSpec(shape, part.dtype, part.name, part.stop_gradient)
+        if isinstance(part, tuple) and len(part) == 2 and part[0] in (list, tuple, dict):
+            if part[0] is dict:
+                return (dict, tuple((k, scale(p)) for k, p in part[1]))
+            return (part[0], tuple(scale(p) for p in part[1]))
+        return part
+
+    arg_parts, kw_parts, training = key
+    return (
+        tuple(scale(p) for p in arg_parts),
+        tuple((k, scale(p)) for k, p in kw_parts),
+        training,
+    )
+
+
+def _trace_program(
+    converted: Callable,
+    args: tuple,
+    kwargs: dict,
+    key: tuple,
+    names: list[str],
+    compiler: Any = None,
+    max_loop_iterations: int | None = None,
+    global_batch: bool = False,
+) -> ConcreteProgram:
     main, startup = Program(), Program()
     main.max_loop_iterations = max_loop_iterations
+    main.block_compiler = compiler  # what DataParallel asks while tracing
+    main.global_batch = global_batch
     inputs: list[Variable] = []
     used: set[str] = set()
 
@@ -378,6 +427,7 @@ class GuardMiss:
 
     def __init__(self, why: str | None):
         self.why = why
+
 
 #: Defaults of ``to_static(max_programs=..., warn_retraces=...)``.
 MAX_PROGRAMS = 64

@@ -360,9 +360,12 @@ class StaticFunction:
                     f"{head}: backend='xla' fell back to the default executor: {r}" for r in reasons
                 ]
             elif compiled and program.is_step:
+                plan = getattr(program.compiler, "plan", None)  # a DataParallel step's
+                where = f" ({plan.describe()})" if plan is not None else ""
                 lines.append(
-                    f"{head}: compiled by XLA as one computation; its parameters, buffers and "
-                    "optimizer state stay on the device between calls, donated to the next"
+                    f"{head}: compiled by XLA as one computation{where}; its parameters, "
+                    "buffers and optimizer state stay on the device between calls, donated to "
+                    "the next"
                 )
             elif compiled:
                 lines.append(f"{head}: compiled by XLA (one jax.jit computation per block)")

@@ -7,13 +7,16 @@ are right too. Per-channel vectors meet ``x`` through ``broadcast_reduced``, whi
 
 ``batch_norm`` in training mode updates ``running_mean``/``running_var`` in place the way
 Paddle does: ``running = momentum * running + (1 - momentum) * batch_stat``, where the batch
-variance is the biased one (divided by N*H*W, as Paddle's kernel does).
+variance is the biased one (divided by N*H*W, as Paddle's kernel does). While a
+``DataParallel`` layer is traced over several devices, the statistics are each device's
+own (``distributed/batch_norm.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from autostatic_runtime.distributed import batch_norm as _per_device
 from autostatic_runtime.nn.functional._utils import channel_last, op_error, shape_error
 from autostatic_runtime.ops import elementwise as E
 from autostatic_runtime.ops import reduce as R
@@ -159,6 +162,12 @@ def batch_norm(
             "running_mean and running_var are needed when not "
             "training (or with use_global_stats=True)",
         )
+    groups = _per_device.device_groups()
+    if batch_stats and groups > 1:  # a DataParallel step: each device's own statistics
+        return _per_device.grouped_batch_norm(
+            x, running_mean, running_var, weight, bias, float(momentum), float(epsilon), axis,
+            groups,
+        )  # fmt: skip
     y, bmean, bvar = BatchNorm(
         x,
         weight,

@@ -1,0 +1,29 @@
+"""Training on several devices and processes (Paddle's ``paddle.distributed``).
+
+    rt.distributed.init_parallel_env()        # join the job (``autostatic launch``)
+    rank, world = rt.distributed.get_rank(), rt.distributed.get_world_size()
+    model = rt.DataParallel(model)            # compiled steps split the batch over devices
+
+A data-parallel step is one XLA computation sharded over every device of the job by XLA's
+own partitioner (``jax.sharding``; ``jax.distributed`` joins the processes): see
+``parallel.py`` and ``sharding.py``. Importing this package imports no JAX.
+"""
+
+from autostatic_runtime.distributed.env import (
+    barrier,
+    get_rank,
+    get_world_size,
+    init_parallel_env,
+    is_initialized,
+)
+from autostatic_runtime.distributed.parallel import DataParallel, device_count
+
+__all__ = [
+    "init_parallel_env",
+    "get_rank",
+    "get_world_size",
+    "is_initialized",
+    "barrier",
+    "device_count",
+    "DataParallel",
+]
