@@ -80,7 +80,6 @@ class Lowering:
         self.random = jax.random
         # XLA's CPU dots: a transposed matmul operand is faster as its own array
         # (``lower_matmul``); other platforms' dots take transposes as they are
-        self.transpose_first = jax.default_backend() == "cpu"
         self.call_key = call_key  # a legacy uint32[2] key, new at every call (None: no key)
         self.random_ops = 0  # random ops lowered so far (each folds its number into the key)
         self.in_loop = False  # inside a lax.while_loop body
@@ -654,28 +653,15 @@ def _unrolled_grad(low: Lowering, op, env: dict, history: Unrolled) -> None:
 
 
 def lower_matmul(low: Lowering, op, env: dict) -> None:
-    """``matmul_v2`` by its own kernel, except that a transposed 2-D ``x`` (a weight
-    gradient ``x^T @ g`` from ``matmul``'s grad, or ``transpose_x=True``) is transposed into
-    its own array first, behind ``lax.optimization_barrier`` so that XLA does not fold the
-    transpose back into the dot: XLA's CPU dot contracting ``x``'s first dimension is slower
-    than a transpose and a plain dot (W2's ``[64,784]^T @ [64,256]`` 0.84x of the time,
-    ``[64,256]^T @ [64,10]`` 0.78x, ``[512,512]`` 0.94x, small ones equal; the W2 training
-    step 0.84-0.97x, paired rounds). Same values up to the order of the dot's sums. On CPU
-    only (``Lowering.transpose_first``): a GPU's dots take transposed operands as they are."""
+    """``matmul_v2`` by its own kernel; on a grown value by ``bounded._matmul``. (A weight
+    gradient ``x^T @ g`` used to get ``x^T`` as an array of its own first, which XLA's
+    Eigen CPU dots ran faster; with the YNNPACK dots of jaxlib 0.10 that copy made W2's
+    training step 1.07-1.09x slower, paired rounds: the dot takes the transposed operand.)"""
     x = read(env, op.inputs[0])
     if type(x) is Bounded or type(read(env, op.inputs[1])) is Bounded:
         low._kernel(op, env)  # (``bounded._matmul``)
         return
-    if not (
-        low.transpose_first and op.attrs.get("trans_x") and type(x) in low.traced and x.ndim == 2
-    ):
-        low._kernel(op, env)
-        return
-    y = read(env, op.inputs[1])
-    attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
-    attrs["trans_x"] = False
-    x = low.lax.optimization_barrier(low.jnp.matrix_transpose(x))
-    env[op.outputs[0].name] = OPS[op.type].kernel(low.xp, x, y, **attrs)
+    low._kernel(op, env)
 
 
 LOWERINGS: dict[str, Callable] = {
