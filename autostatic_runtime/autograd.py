@@ -21,7 +21,7 @@ from typing import Any
 
 from autostatic_runtime import mode as _mode
 from autostatic_runtime.errors import AutostaticError
-from autostatic_runtime.tensor import CONST, STATIC_HOOKS, Tensor
+from autostatic_runtime.tensor import CONST, STATIC_HOOKS, Tensor, is_zeros_grad
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
 
@@ -280,8 +280,11 @@ def _rebuild_input(data, edge, create_graph):
 def _seed_grad(t, g):
     from autostatic_runtime import creation
 
-    if g is None:
-        return creation.ones_like(t)
+    if g is None:  # ones, straight from the backend (no op dispatch)
+        from autostatic_runtime.backends import backend_of
+
+        data = t._data
+        return Tensor._rebuild(backend_of(data).ns.ones(data.shape, dtype=data.dtype), None, 0)
     return creation.to_tensor(g, dtype=t.dtype) if not hasattr(g, "_data") else g
 
 
@@ -305,10 +308,18 @@ def backward(tensors, grad_tensors=None, retain_graph: bool = False) -> None:
             continue
         if leaf._hooks:
             g = _apply_hooks(leaf._hooks, _owned(g))
-        if leaf.grad is None:
-            leaf.grad = _owned(g.detach())
+        old = leaf.grad
+        if old is None or (is_zeros_grad(old) and _same_array_kind(old, g)):
+            leaf.grad = _owned(g.detach())  # (zeros + g is g: no pass over the zeros)
         else:
-            leaf.grad = _accumulate(leaf.grad, g)
+            leaf.grad = _accumulate(old, g)
+
+
+def _same_array_kind(a: Tensor, b: Tensor) -> bool:
+    """Whether ``b`` can stand for ``a + b`` when ``a`` is zeros: the same array type, dtype
+    and shape (adding zeros would not promote or broadcast)."""
+    x, y = a._data, b._data
+    return type(x) is type(y) and x.dtype == y.dtype and x.shape == y.shape
 
 
 def _owned(g: Tensor) -> Tensor:

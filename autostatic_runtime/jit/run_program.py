@@ -397,18 +397,9 @@ class _TrainProgram:
         return self._gradients(self._backward_fn(backend)(scope, *saved, *seeds))
 
     def _handout(self, pre: _Precomputed) -> tuple:
-        """The fused step's gradients as host arrays: the caller's own copies for inputs,
-        read-only views of the computed arrays for parameters (leaves: autograd adds them
-        into ``.grad``, or copies a read-only one before the user gets it), so a step
-        copies no parameter gradient only to add it to the zeros ``clear_grad`` left."""
-        params = self.runner.param_tensors
-        n_in = len(self.runner.inputs)
-        copy = [
-            i < n_in or params[i - n_in]._node is not None
-            for i, n in enumerate(self.grad_names)
-            if n is not None
-        ]
-        return pre.fn.to_host(pre.grads, copy)
+        """The fused step's gradients as the caller's own host arrays (one copy each:
+        autograd takes a gradient arriving at the zeros ``clear_grad`` left as it is)."""
+        return pre.fn.to_host(pre.grads)
 
     def _gradients(self, results: tuple) -> tuple:
         """One Tensor (or None) per input and parameter, from the computed gradients."""
