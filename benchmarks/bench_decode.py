@@ -22,8 +22,10 @@ Workloads (issue 28), all with the same parameters in every version:
 
 Per-call times are medians of alternating batches against the hand-written JAX call in the
 same run (``_timing.compare``); the machine is shared, so read the ratios, not the times.
-Goals: GRU decode on XLA <= 1.2x JAX with no fallback (and the default executor <= PyTorch
-eager's time: there is no PyTorch row, PyTorch is not installed here); the transformer
+Goals: GRU decode on XLA <= 1.2x JAX with no fallback, and the default executor <= PyTorch
+eager's time (the row "default executor / PyTorch eager": its reference column is PyTorch's
+time, measured in a process of its own with one thread and no autograd, when PyTorch is
+installed); the transformer
 decode on XLA <= 1.3x JAX; the encoder-layer step compiled whole on XLA <= 1.1x JAX's jitted
 step. Both decodes run all 40 steps with these weights (the buffers' worst case).
 """
@@ -118,6 +120,61 @@ def gru_case():
                   cell.bias_hh, model.out.weight, model.out.bias)
     )  # fmt: skip
     return model, (h,), jax.jit(gru_jax), (params, jnp.asarray(h.numpy()))
+
+
+TORCH_GRU = """
+import sys, time, numpy as np, torch
+torch.manual_seed(0)
+torch.set_num_threads(1)
+STEPS, BATCH, VOCAB = {steps}, {batch}, {vocab}
+emb, cell, out = torch.nn.Embedding(VOCAB, 64), torch.nn.GRUCell(64, 64), torch.nn.Linear(64, VOCAB)
+h0 = torch.randn(BATCH, 64) * 3.0
+
+
+@torch.no_grad()
+def decode(h):
+    tok = torch.zeros(BATCH, dtype=torch.long)
+    finished = torch.zeros(BATCH, dtype=torch.bool)
+    toks = []
+    i = 0
+    while i < STEPS and bool(torch.any(~finished)):
+        h = cell(emb(tok), h)
+        tok = torch.argmax(out(h), dim=-1)
+        toks.append(tok)
+        finished = finished | (tok == 0)
+        i += 1
+    return torch.stack(toks, dim=1)
+
+
+for _ in range(5):
+    decode(h0)
+times = []
+for _ in range(int(sys.argv[1])):
+    t0 = time.perf_counter()
+    for _ in range(20):
+        decode(h0)
+    times.append((time.perf_counter() - t0) / 20)
+print(sorted(times)[len(times) // 2], len(decode(h0)[0]))
+"""
+
+
+def torch_gru_seconds(rounds: int) -> tuple | None:
+    """PyTorch eager's GRU decode (its own process, one thread, no autograd), median seconds
+    and its step count (its random weights decode their own number of steps); None when
+    PyTorch is not installed."""
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("torch") is None:
+        return None
+    code = TORCH_GRU.format(steps=STEPS, batch=BATCH, vocab=VOCAB)
+    done = subprocess.run([sys.executable, "-c", code, str(rounds)], capture_output=True,
+                          text=True)  # fmt: skip
+    if done.returncode != 0:
+        print(f"PyTorch: failed: {done.stderr.strip().splitlines()[-1:]}")
+        return None
+    seconds, steps = done.stdout.split()
+    return float(seconds), int(steps)
 
 
 # ---- the transformer decode -------------------------------------------------------------------
@@ -373,6 +430,12 @@ def main() -> None:
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     rows = decode_rows("GRU decode", gru_case, args.rounds)
+    found = torch_gru_seconds(args.rounds)
+    if found is not None:  # the default executor of this run against PyTorch's time
+        seconds, steps = found
+        default = next(r for r in rows if r[1] == "default executor")[3] * steps / STEPS
+        rows.append(("GRU decode", "default executor / PyTorch eager (1 thread)", seconds,
+                     default, default / seconds))  # fmt: skip
     rows += decode_rows("transformer decode", lm_case, args.rounds)
     rows += step_rows(args.rounds)
     print(f"{'workload':20s} {'version':48s} {'jax.jit':>10s} {'autostatic':>11s} {'ratio':>7s}")
