@@ -11,15 +11,22 @@ corrupt a ``.pyc`` Python itself reads::
 Layout: ``MAGIC_NUMBER`` (4 bytes) ``b"ASTC"`` (``b"ASTF"`` for modules converted whole,
 ``b"ASTT"`` for tracing factories) (4) compiler fingerprint (8) source hash (8) payload length
 (4, little endian) payload CRC-32 (4, little endian) source key: ``st_mtime_ns``, ``st_size``,
-``st_ctime_ns`` (8 + 8 + 8; zero: none) payload word sum (8, see ``word_sum``) payload
-(``marshal`` of ``(warnings, code, enabled)`` - ``enabled``: the source has ``# autostatic:
-enable``, so a warm import need not read it -, with the functions' equal local-name tuples
-written once (``shared_names``); or of ``{key: (reason, factory code)}``).
+``st_ctime_ns`` (8 + 8 + 8; zero: none) payload word sum (8, see ``word_sum``) the
+modification time given to the entry's file (8, ns) payload (``marshal`` of ``(warnings,
+code, enabled)`` - ``enabled``: the source has ``# autostatic: enable``, so a warm import
+need not read it -, with the functions' equal local-name tuples written once
+(``shared_names``); or of ``{key: (reason, factory code)}``).
 
 Both checksums change with any single-bit flip, so a damaged payload is a miss, never
-different code. A read checks the CRC-32 (~2 GB/s here) until the bytes checked so far in the
-process would have paid NumPy's first reduction (~80 us), then the word sum when NumPy is
-loaded (~10 GB/s); the hook never imports NumPy.
+different code. They are checked when the entry's file has changed since it was written: the
+writer gives the file the modification time its header records (whole microseconds), and any
+later write of the file gives it another, so a file still carrying it holds the bytes written
+(as Python trusts a ``.pyc`` it wrote; checking costs a warm import of a fresh process a tenth
+of its time). A file whose time differs - rewritten, damaged in place through a write,
+restored by a tool, or on a file system that cannot keep the time - is checked: with the
+CRC-32 (~2 GB/s here) until the bytes checked so far in the process would have paid NumPy's
+first reduction (~80 us), then with the word sum when NumPy is loaded (~10 GB/s); the hook
+never imports NumPy.
 
 An entry is used only when every field matches: the interpreter's magic number, this
 compiler (version and the files that wrote the entry: see ``fingerprint``), and the module's
@@ -42,6 +49,7 @@ import array
 import importlib.util
 import marshal
 import os
+import struct
 import sys
 import time
 import types
@@ -53,7 +61,7 @@ from autostatic.hook.shared_names import share_local_names
 MARK = b"ASTC"  # a module entry: (warnings, module code, enabled)
 FORCED_MARK = b"ASTF"  # a module converted whole (AUTOSTATIC_FORCE_CONVERTED=1)
 TRACING_MARK = b"ASTT"  # a module's tracing factories: {key: (reason, code)}
-_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 24 + 8
+_HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 24 + 8 + 8
 _WORDS = (1 << 64) - 1
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 #: a source changed less than this before it was read gets no source key: file systems keep
@@ -196,55 +204,69 @@ def _read(path: str, mark: bytes, digest: bytes | None, key=None, source: str | 
     """``(source hash, unmarshalled payload)`` of a valid entry, or ``None``. The entry must
     be for the source hash ``digest`` or, with ``digest=None``, for a source file whose
     ``source_key`` is ``key`` (with ``source``: the file at that path, stated only when the
-    entry exists)."""
+    entry exists). Written for the warm import, which runs it once per module: C calls, one
+    read, one comparison per header field."""
     try:  # os-level calls: a third cheaper than open().read() (a short read is a miss below)
-        fd = os.open(path, os.O_RDONLY | _BINARY)
+        fd = os.open(path, _READ)
     except OSError:
         return None
     try:
-        blob = os.read(fd, os.fstat(fd).st_size + 1)
+        st = os.fstat(fd)
+        blob = os.read(fd, st.st_size + 1)
+        written = st.st_mtime_ns
         if source is not None:
-            key = source_key(source)
+            st = os.stat(source)
+            key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns)
     except OSError:
         return None
     finally:
         os.close(fd)
-    if len(blob) < _HEADER:
-        return None
-    if blob[:4] != _MAGIC or blob[4:8] != mark or blob[8:16] != fingerprint(mark):
+    prefix = _prefixes.get(mark) or _prefix(mark)
+    if len(blob) < _HEADER or not blob.startswith(prefix):
         return None
     if digest is not None:
         if blob[16:24] != digest:
             return None
     elif key is None or blob[32:56] != _key_bytes(key) or blob[32:56] == _NO_KEY:
         return None
-    size = int.from_bytes(blob[24:28], "little")
+    size, crc = _SIZE_CRC.unpack_from(blob, 24)
     if len(blob) != _HEADER + size:
         return None
     payload = memoryview(blob)[_HEADER:]
-    if not _intact(payload, blob):
-        return None
+    if written != _WRITTEN.unpack_from(blob, 64)[0] and not _intact(payload, crc, blob):
+        return None  # (checked only when the file changed since it was written: see above)
     try:
         return blob[16:24], marshal.loads(payload)
     except Exception:  # ValueError, EOFError, TypeError, SystemError...: not our entry
         return None
 
 
+def _prefix(mark: bytes) -> bytes:
+    """The first 16 bytes of every entry of kind ``mark`` this compiler writes."""
+    found = _prefixes[mark] = _MAGIC + mark + fingerprint(mark)
+    return found
+
+
 _MAGIC = importlib.util.MAGIC_NUMBER
+_READ = os.O_RDONLY | _BINARY
+_SIZE_CRC = struct.Struct("<II")  # payload length, payload CRC-32
+_KEY = struct.Struct("<QQQ")  # the source key
+_WRITTEN = struct.Struct("<q")  # the modification time the entry's file was given
 _NO_KEY = bytes(24)
+_prefixes: dict = {}
 #: bytes left to check with the CRC-32 before the word sum pays: NumPy's first reduction in a
 #: process costs what the CRC of ~160 KB costs (~80 us), later ones a fifth of the CRC's
 crc_left = 160 * 1024
 
 
-def _intact(payload: memoryview, blob: bytes) -> bool:
+def _intact(payload: memoryview, crc: int, blob: bytes) -> bool:
     """Whether ``payload`` has the checksums of its header: the CRC-32 until the bytes
     checked so far would have paid NumPy's setup (as renting until the rent paid the price),
     then the word sum when NumPy is loaded (faster per byte)."""
     global crc_left
     if crc_left > 0 or sys.modules.get("numpy") is None:
         crc_left -= len(payload)
-        return zlib.crc32(payload) == int.from_bytes(blob[28:32], "little")
+        return zlib.crc32(payload) == crc
     return word_sum(payload) == int.from_bytes(blob[56:64], "little")
 
 
@@ -264,10 +286,19 @@ def word_sum(payload) -> int:
     return (sum(words) + total) & _WORDS
 
 
+def _set_written(fd: int, path: str, written: int) -> None:
+    """Give the entry's file the modification time its header records (a file system that
+    cannot keep it leaves the entry checked by its checksums at every read)."""
+    try:
+        os.utime(fd if os.utime in os.supports_fd else path, ns=(written, written))
+    except OSError:
+        pass
+
+
 def _key_bytes(key: tuple[int, int, int] | None) -> bytes:
     if key is None:
         return _NO_KEY
-    return b"".join((n & _WORDS).to_bytes(8, "little") for n in key)
+    return _KEY.pack(key[0] & _WORDS, key[1] & _WORDS, key[2] & _WORDS)
 
 
 def read_by_stat(path: str, key=None, source: str | None = None, forced: bool = False):
@@ -354,6 +385,7 @@ def write_tracing(path: str, digest: bytes, entries: dict) -> bool:
 def _write(path: str, mark: bytes, digest: bytes, payload: bytes, key=None) -> bool:
     if sys.dont_write_bytecode:
         return False
+    written = time.time_ns() // 1000 * 1000  # (whole microseconds: kept by every file system)
     blob = b"".join(
         (
             _MAGIC,
@@ -364,6 +396,7 @@ def _write(path: str, mark: bytes, digest: bytes, payload: bytes, key=None) -> b
             zlib.crc32(payload).to_bytes(4, "little"),
             _key_bytes(key),
             word_sum(payload).to_bytes(8, "little"),
+            _WRITTEN.pack(written),
             payload,
         )
     )
@@ -377,6 +410,8 @@ def _write(path: str, mark: bytes, digest: bytes, payload: bytes, key=None) -> b
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(blob)
+            f.flush()
+            _set_written(f.fileno(), tmp, written)
         os.replace(tmp, path)
     except OSError:
         try:

@@ -165,12 +165,15 @@ def _pyproject_settings(start: str) -> dict:
     while True:
         candidate = os.path.join(directory, "pyproject.toml")
         if os.path.isfile(candidate):
-            import tomllib
-
             try:
                 with open(candidate, "rb") as f:
-                    table = tomllib.load(f).get("tool", {}).get("autostatic", {})
-            except (OSError, tomllib.TOMLDecodeError) as exc:
+                    data = f.read()
+                if not _may_configure(data):
+                    return {}
+                import tomllib
+
+                table = tomllib.loads(data.decode()).get("tool", {}).get("autostatic", {})
+            except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError
                 warnings.warn(f"autostatic: cannot read {candidate}: {exc}", stacklevel=3)
                 return {}
             return table if isinstance(table, dict) else {}
@@ -178,6 +181,18 @@ def _pyproject_settings(start: str) -> dict:
         if parent == directory:
             return {}
         directory = parent
+
+
+def _may_configure(data: bytes) -> bool:
+    """Whether a ``pyproject.toml`` can hold ``[tool.autostatic]``: ``autostatic`` in a table
+    header (a line starting with ``[``) or as a key (``autostatic =``, ``autostatic.include
+    =``, quoted or not), or a key spelled with escapes. Most files (a project that merely
+    depends on autostatic) are not parsed: importing ``tomllib`` and parsing at ``install()``
+    costs more than the warm imports that follow."""
+    return _CONFIGURES.search(data) is not None or b"\\u" in data or b"\\U" in data
+
+
+_CONFIGURES = re.compile(rb"(?m)^[ \t]*\[[^\]\n]*autostatic|autostatic['\"]?[ \t]*[.=]")
 
 
 def _as_tuple(value) -> tuple[str, ...]:
@@ -309,18 +324,23 @@ class AutostaticLoader(SourceFileLoader):
         super().__init__(fullname, path)
         self.settings = settings
         self._cached: tuple | None = None  # ((path, tag), cache path) found with the spec
-        self._entry: tuple | None = None  # ((path, tag), cache entry) read to find the spec
+        self._entry: tuple | None = None  # (cache path, tag, entry) read to find the spec
 
     def get_code(self, fullname: str):
         path = self.get_filename(fullname)
+        found = self._entry
+        if found is not None:  # read to find the spec: a warm import
+            self._entry = None  # once: a reload reads the cache again
+            if found[1] == self.cache_tag + ("-forced" if _switch.FORCE_CONVERTED else ""):
+                notes, code = found[2][:2]
+                if notes:
+                    _warn_or_raise(self.settings, fullname, path, notes)
+                return hook_cache.relocate(code, path)  # the project may have moved
         forced = _switch.FORCE_CONVERTED
         tag = self.cache_tag + ("-forced" if forced else "")
         where = key = entry = now = None
-        known, found = self._cached, self._entry
-        self._entry = None  # once: a reload reads the cache again
-        if found and found[0] == (path, tag):
-            entry = found[1]
-        elif self.settings.cache:
+        known = self._cached
+        if self.settings.cache:
             where = (
                 known[1] if known and known[0] == (path, tag) else hook_cache.cache_path(path, tag)
             )
@@ -439,18 +459,22 @@ class AutostaticFinder:
             hook = loader
         else:
             return spec
+        origin = spec.origin
         try:
-            entry = self._warm_entry(fullname, spec.origin, hook)
-            if entry is None and not self.marked(fullname, spec.origin):
+            found = self._warm_entry(fullname, origin, hook)
+            if found is None and not self.marked(fullname, origin):
                 return spec
             if hook is None:
-                new = AutostaticLoader(fullname, spec.origin, self.settings)
+                new = AutostaticLoader(fullname, origin, self.settings)
             else:
-                new = _AssertRewritingLoader(fullname, spec.origin, self.settings, hook)
-            cached = hook_cache.cache_path(spec.origin, new.cache_tag)
-            new._cached = ((spec.origin, new.cache_tag), cached)
-            if entry is not None:
-                new._entry = entry
+                new = _AssertRewritingLoader(fullname, origin, self.settings, hook)
+            if found is not None:
+                new._entry = found
+            if found is not None and found[1] == new.cache_tag:
+                cached = found[0]  # (not forced)
+            else:
+                cached = hook_cache.cache_path(origin, new.cache_tag)
+            new._cached = ((origin, new.cache_tag), cached)
         except Exception:  # finding must never fail because of autostatic
             return spec
         spec.loader = new
@@ -459,7 +483,7 @@ class AutostaticFinder:
         return spec
 
     def _warm_entry(self, fullname: str, origin: str, hook) -> tuple | None:
-        """``((origin, tag), entry)`` when the module's cache entry is current and says the
+        """``(cache path, tag, entry)`` when the module's cache entry is current and says the
         module is converted (it enables itself, or the settings include it): a warm import
         then reads neither the source nor the cache again. ``None`` otherwise (and at once
         when there is no entry: one failed ``open``)."""
@@ -471,12 +495,15 @@ class AutostaticFinder:
         forced = _switch.FORCE_CONVERTED
         tag = ("" if hook is None else _pytest_tag()) + ("-forced" if forced else "")
         where = hook_cache.cache_path(origin, tag)
-        entry = _guarded(hook_cache.read_by_stat, where, None, origin, forced) if where else None
+        try:
+            entry = hook_cache.read_by_stat(where, None, origin, forced) if where else None
+        except Exception:  # any failure is a miss (the cache never breaks an import)
+            return None
         if entry is None:
             return None
         if not entry[3] and not (settings.include and matches(fullname, settings.include)):
             return None  # converted by settings that no longer include it
-        return (origin, tag), entry
+        return where, tag, entry
 
     def marked(self, fullname: str, origin: str) -> bool:
         """Whether the module ``fullname`` at ``origin`` is converted."""

@@ -91,6 +91,50 @@ def test_damaged_or_foreign_entries_miss(entry, damage):
     assert hook_cache.read(path, SOURCE) is None
 
 
+def _checks(monkeypatch) -> list:
+    """The payload checks a read makes (recorded, then made as usual)."""
+    made, intact = [], hook_cache._intact
+    monkeypatch.setattr(hook_cache, "_intact", lambda *a: made.append(1) or intact(*a))
+    return made
+
+
+def test_an_entry_as_written_is_read_without_its_checksums(entry, monkeypatch):
+    path, code = entry
+    header = open(path, "rb").read()[: hook_cache._HEADER]
+    assert os.stat(path).st_mtime_ns == int.from_bytes(header[64:72], "little")
+    made = _checks(monkeypatch)
+    assert hook_cache.read(path, SOURCE) == (((3, "a note"),), code)
+    assert made == []
+
+
+@pytest.mark.parametrize("change", ["rewritten", "given_another_time"])
+def test_a_file_changed_since_it_was_written_is_checked(entry, monkeypatch, change):
+    path, code = entry
+    blob = bytearray(open(path, "rb").read())
+    written = os.stat(path).st_mtime_ns
+    if change == "rewritten":  # the same bytes written again: a new modification time
+        with open(path, "wb") as f:
+            f.write(blob)
+        os.utime(path, ns=(written + 1000, written + 1000))
+    else:  # a copy or a tool gave the file another time
+        os.utime(path, ns=(written - 10**9, written - 10**9))
+    made = _checks(monkeypatch)
+    assert hook_cache.read(path, SOURCE) == (((3, "a note"),), code)
+    assert made == [1]
+    blob[-3] ^= 0x04  # and damage in such a file is a miss
+    with open(path, "wb") as f:
+        f.write(blob)
+    assert hook_cache.read(path, SOURCE) is None
+
+
+def test_a_file_system_that_cannot_keep_the_time_leaves_entries_checked(entry, monkeypatch):
+    path, code = entry
+    monkeypatch.setattr(os, "utime", lambda *a, **k: (_ for _ in ()).throw(OSError("no")))
+    assert hook_cache.write(path, SOURCE, (), code)  # written all the same
+    made = _checks(monkeypatch)
+    assert hook_cache.read(path, SOURCE) == ((), code) and made == [1]
+
+
 def test_a_missing_entry_misses(tmp_path):
     assert hook_cache.read(str(tmp_path / "nope.pyc"), SOURCE) is None
 

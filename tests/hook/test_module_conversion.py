@@ -194,6 +194,40 @@ def test_settings_merge_pyproject_arguments_and_environment(tmp_path, monkeypatc
     assert import_hook.Settings.from_env(s.to_env()) == s
 
 
+@pytest.mark.parametrize(
+    "text, settings",
+    [
+        ('[project]\nname = "app"\ndependencies = ["autostatic>=0.1"]\n', None),
+        ("[tool.black]\nline-length = 99\n", None),
+        ('[tool.autostatic]\ninclude = ["app"]\n', ("app",)),
+        ('[tool]\nautostatic.include = ["app"]\n', ("app",)),
+        ('tool = { autostatic = { include = ["app"] } }\n', ("app",)),
+        ('[tool."autost\\u0061tic"]\ninclude = ["app"]\n', ("app",)),
+        ('[ tool . "autostatic" ]\ninclude = "app"\n', ("app",)),
+    ],
+)
+def test_a_pyproject_is_parsed_only_when_it_can_configure_autostatic(
+    tmp_path, monkeypatch, text, settings
+):
+    import sys
+    import tomllib
+
+    (tmp_path / "pyproject.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    parsed = []
+    monkeypatch.setattr(tomllib, "loads", lambda t, _l=tomllib.loads: parsed.append(1) or _l(t))
+    monkeypatch.setitem(sys.modules, "tomllib", tomllib)
+    assert import_hook.resolve_settings().include == (settings or ())
+    assert bool(parsed) is (settings is not None)
+
+
+def test_a_broken_pyproject_that_configures_autostatic_warns(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[tool.autostatic\ninclude = [\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning, match="cannot read"):
+        assert import_hook.resolve_settings().include == ()
+
+
 def test_install_is_idempotent_a_context_manager_and_uninstall_removes_it(monkeypatch, tmp_path):
     import sys
 
