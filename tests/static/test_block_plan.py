@@ -10,6 +10,7 @@ import pytest
 
 import autostatic_runtime as rt
 from autostatic_runtime import static
+from tests.jit.train_cases import train_step
 
 
 def build(fn, *shapes):
@@ -119,19 +120,11 @@ def test_a_parameter_updated_between_two_equal_reads_is_read_again():
 @pytest.mark.parametrize("backend", [None])
 def test_a_compiled_training_step_deletes_dead_values_and_reuses_arrays(backend):
     import autostatic
-    import autostatic_runtime.nn.functional as F
-
-    def step(net, x, y, opt):
-        loss = F.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
 
     net = rt.nn.Sequential(rt.nn.Linear(4, 8), rt.nn.BatchNorm1D(8), rt.nn.ReLU(),
                            rt.nn.Linear(8, 3))  # fmt: skip
     opt = rt.optimizer.Momentum(0.1, parameters=net.parameters())
-    compiled = autostatic.to_static(step, backend=backend)
+    compiled = autostatic.to_static(train_step, backend=backend)
     compiled(net, rt.to_tensor(A[:, :4].copy()), rt.to_tensor(np.array([0, 1, 2])), opt)
     source = compiled.concrete_program.runner._infer["numpy"].__source__
     assert "\n        del " in source  # liveness
@@ -158,18 +151,11 @@ def test_a_convolutions_columns_shared_with_its_filter_gradient(monkeypatch, bud
         def forward(self, x):
             return self.fc(rt.flatten(F.relu(self.conv(x)), 1))
 
-    def step(net, x, y, opt):
-        loss = F.cross_entropy(net(x), y)
-        loss.backward()
-        opt.step()
-        opt.clear_grad()
-        return loss
-
     def run(compiled):
         rt.seed(4)
         net = Net()
         opt = rt.optimizer.SGD(0.1, parameters=net.parameters())
-        fn = autostatic.to_static(step) if compiled else step
+        fn = autostatic.to_static(train_step) if compiled else train_step
         shape = (2, 3, 5, 5) if layout == "NCHW" else (2, 5, 5, 3)
         x = rt.to_tensor(np.random.default_rng(0).standard_normal(shape).astype("float32"))
         losses = [float(fn(net, x, rt.to_tensor(np.array([0, 1])), opt)) for _ in range(3)]
