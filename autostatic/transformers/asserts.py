@@ -30,7 +30,7 @@ import gast
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import constant, name
-from autostatic.transformers.base import _BLOCKS, Transformer, clone
+from autostatic.transformers.base import _BLOCKS, Transformer, _node, clone
 
 
 class AssertTransformer(Transformer):
@@ -64,14 +64,16 @@ class AssertTransformer(Transformer):
     def visit_Assert(self, node: gast.Assert) -> list:
         tmp = self.ctx.namer.new("assert")
         args = [name(tmp), clone(node.msg) if node.msg is not None else constant(None)]
-        call = gast.Call(
+        call = _node(gast.Call,
             func=self.jst("convert_assert"),
             args=args + [constant(self._source(node))],
             keywords=[],
         )
-        bind = gast.NamedExpr(target=name(tmp, store=True), value=node.test)
-        test = gast.IfExp(test=self.is_symbolic(bind, negate=True), body=name(tmp), orelse=call)
-        return [copy_location_deep(gast.Assert(test=test, msg=node.msg), node)]
+        bind = _node(gast.NamedExpr, target=name(tmp, store=True), value=node.test)
+        test = _node(
+            gast.IfExp, test=self.is_symbolic(bind, negate=True), body=name(tmp), orelse=call
+        )
+        return [copy_location_deep(_node(gast.Assert, test=test, msg=node.msg), node)]
 
     def _source(self, node: gast.Assert) -> str:
         """The asserted expression as the user wrote it (from the file), or ''."""

@@ -285,13 +285,13 @@ class Transformer(gast.NodeTransformer):
         info = self.ctx.info
         if info is not None and symbol in info.globals:
             return None
-        snapshot = gast.Call(
-            func=gast.Attribute(value=self.jst("builtins"), attr="locals", ctx=LOAD),
+        snapshot = _node(gast.Call,
+            func=_node(gast.Attribute, value=self.jst("builtins"), attr="locals", ctx=LOAD),
             args=[],
             keywords=[],
         )
-        get = gast.Attribute(value=snapshot, attr="get", ctx=LOAD)
-        return gast.Call(func=get, args=[constant(symbol), default], keywords=[])
+        get = _node(gast.Attribute, value=snapshot, attr="get", ctx=LOAD)
+        return _node(gast.Call, func=get, args=[constant(symbol), default], keywords=[])
 
     def is_local(self, symbol: str) -> bool:
         info = self.ctx.info

@@ -37,8 +37,8 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
-from autostatic.pyct.templates import constant, name, replace
-from autostatic.transformers.base import _SCOPES, Transformer, blocks_of
+from autostatic.pyct.templates import constant, copy_location, name, replace
+from autostatic.transformers.base import _SCOPES, Transformer, _node, blocks_of
 
 
 def _flags_of(test: gast.expr) -> set:
@@ -88,10 +88,11 @@ def _jumps_as_else(stmts: list) -> list:
                     break
                 stmt.orelse = rest
             elif len(stmt.body) == 1 and not stmt.orelse and rest:
-                test = gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=stmt.test), stmt)
-                stmt = gast.copy_location(gast.If(test=test, body=rest, orelse=[]), stmt)
+                test = _node(gast.UnaryOp, op=_node(gast.Not), operand=stmt.test)
+                test = copy_location(test, stmt)
+                stmt = copy_location(_node(gast.If, test=test, body=rest, orelse=[]), stmt)
             else:
-                pass_ = gast.copy_location(gast.Pass(), stmt.body[-1])
+                pass_ = copy_location(_node(gast.Pass), stmt.body[-1])
                 stmt.body, stmt.orelse = stmt.body[:-1] or [pass_], rest
             return stmts[:i] + [stmt]
     last = stmts[-1] if stmts else None
@@ -152,10 +153,11 @@ def _test_in_body(node: gast.While) -> gast.While:
     """``while (v := f()) > c: body else: orelse`` as ``while True: if not ((v := f()) > c):
     orelse; break`` then ``body``: the test runs in the body, where its bindings are loop
     variables like any other assignment."""
-    test = gast.UnaryOp(op=gast.Not(), operand=node.test)
+    test = _node(gast.UnaryOp, op=_node(gast.Not), operand=node.test)
     leave = replace("if test:\n    orelse\n    break", node, test=test, orelse=node.orelse)
-    loop = gast.While(test=gast.Constant(value=True, kind=None), body=leave + node.body, orelse=[])
-    return gast.copy_location(loop, node)
+    true = constant(True)
+    loop = _node(gast.While, test=true, body=leave + node.body, orelse=[])
+    return copy_location(loop, node)
 
 
 class BreakContinueTransformer(Transformer):
@@ -271,18 +273,18 @@ class BreakContinueTransformer(Transformer):
             flags <= _flags_of(stmts[at - 1].test)
         ):
             at -= 1
-        guarded = gast.If(test=test, body=stmts[:at], orelse=[])
+        guarded = _node(gast.If, test=test, body=stmts[:at], orelse=[])
         anno.set(guarded, anno.JUMP_GUARD, True)
-        return [gast.copy_location(guarded, origin)] + stmts[at:]
+        return [copy_location(guarded, origin)] + stmts[at:]
 
     def _not_jumped(self, kinds: set, origin: gast.AST) -> gast.expr:
         flags = [f for f, k in zip(self.flags, (gast.Break, gast.Continue)) if k in kinds and f]
         test = (
             name(flags[0])
             if len(flags) == 1
-            else gast.BoolOp(op=gast.Or(), values=[name(f) for f in flags])
+            else _node(gast.BoolOp, op=_node(gast.Or), values=[name(f) for f in flags])
         )
-        return gast.copy_location(gast.UnaryOp(op=gast.Not(), operand=test), origin)
+        return copy_location(_node(gast.UnaryOp, op=_node(gast.Not), operand=test), origin)
 
     def _lower(self, stmt: gast.stmt) -> gast.stmt:
         if isinstance(stmt, (gast.While, gast.For, gast.AsyncFor)):

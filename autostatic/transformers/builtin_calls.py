@@ -28,7 +28,7 @@ import gast
 
 from autostatic.pyct.origin import copy_location_deep
 from autostatic.pyct.templates import LOAD, name
-from autostatic.transformers.base import Transformer
+from autostatic.transformers.base import Transformer, _node
 
 #: builtin name -> the convert_ops function that stands for it while tracing
 CONVERTED = {
@@ -50,12 +50,12 @@ def route(self: Transformer, node: gast.Call) -> None:
     builtin = _builtin_of(self, node.func)
     if builtin is None or builtin in self.ctx.census.bound:
         return
-    test = gast.Compare(
+    test = _node(gast.Compare,
         left=name(builtin),
-        ops=[gast.Is()],
-        comparators=[gast.Attribute(value=self.jst("builtins"), attr=builtin, ctx=LOAD)],
+        ops=[_node(gast.Is)],
+        comparators=[_node(gast.Attribute, value=self.jst("builtins"), attr=builtin, ctx=LOAD)],
     )
-    select = gast.IfExp(test=test, body=self.jst(CONVERTED[builtin]), orelse=node.func)
+    select = _node(gast.IfExp, test=test, body=self.jst(CONVERTED[builtin]), orelse=node.func)
     node.func = copy_location_deep(select, node.func)
 
 

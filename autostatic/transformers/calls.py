@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import gast
 
-from autostatic.transformers.base import Transformer
+from autostatic.pyct.templates import copy_location
+from autostatic.transformers.base import Transformer, _node
 from autostatic.transformers.builtin_calls import route
 
 #: Builtins that must run in the caller's own frame.
@@ -47,7 +48,7 @@ class CallTransformer(Transformer):
             and func.value.id == self.ctx.jst
         ):
             return node
-        wrapped = gast.Call(func=self.jst("convert_call"), args=[func], keywords=[])
-        node.func = gast.copy_location(wrapped, func)
+        wrapped = _node(gast.Call, func=self.jst("convert_call"), args=[func], keywords=[])
+        node.func = copy_location(wrapped, func)
         route(self, node)
         return node

@@ -23,8 +23,8 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import LOAD, name
-from autostatic.transformers.base import Transformer
+from autostatic.pyct.templates import LOAD, constant, name
+from autostatic.transformers.base import Transformer, _node
 
 
 class ComparisonTransformer(Transformer):
@@ -76,19 +76,19 @@ class ComparisonTransformer(Transformer):
         last = len(node.ops) - 1
         for i, (op, right) in enumerate(zip(node.ops, node.comparators)):
             if i < last and self._stable(right):  # a constant or local: reading it twice
-                links.append(gast.Compare(left=left, ops=[op], comparators=[right]))
+                links.append(_node(gast.Compare, left=left, ops=[op], comparators=[right]))
                 left = _copy(right)
             elif i < last:  # a middle operand: evaluate once, reuse in the next link
                 tmp = self.temporary("cmp")
                 target = name(tmp, store=True)
-                right_expr = gast.NamedExpr(target=target, value=right)
-                links.append(gast.Compare(left=left, ops=[op], comparators=[right_expr]))
+                right_expr = _node(gast.NamedExpr, target=target, value=right)
+                links.append(_node(gast.Compare, left=left, ops=[op], comparators=[right_expr]))
                 left = name(tmp)
             else:
-                links.append(gast.Compare(left=left, ops=[op], comparators=[right]))
+                links.append(_node(gast.Compare, left=left, ops=[op], comparators=[right]))
         chain = links[0]
         for link in links[1:]:  # left-nested: the logical pass copies only one link each
-            chain = gast.BoolOp(op=gast.And(), values=[chain, link])
+            chain = _node(gast.BoolOp, op=_node(gast.And), values=[chain, link])
         return copy_location_deep(chain, node)
 
     def _stable(self, node: gast.expr) -> bool:
@@ -105,7 +105,7 @@ class ComparisonTransformer(Transformer):
 
 def _copy(node: gast.expr) -> gast.expr:
     return (
-        gast.Name(id=node.id, ctx=LOAD, annotation=None, type_comment=None)
+        _node(gast.Name, id=node.id, ctx=LOAD, annotation=None, type_comment=None)
         if isinstance(node, gast.Name)
-        else gast.Constant(value=node.value, kind=None)
+        else constant(node.value)
     )

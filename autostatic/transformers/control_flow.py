@@ -36,6 +36,7 @@ from autostatic.transformers.base import (
     _BLOCKS,
     Transformer,
     _block_fields,
+    _node,
     docstring,
     shallow,
 )
@@ -169,4 +170,4 @@ class ControlFlowTransformer(Transformer):
 
 def _pass(stmts: list) -> list:
     """``[pass]`` at the first statement's line (a block whose statements all went away)."""
-    return [copy_location(gast.Pass(), stmts[0])]
+    return [copy_location(_node(gast.Pass), stmts[0])]

@@ -39,8 +39,8 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct import anno
-from autostatic.pyct.templates import name, replace
-from autostatic.transformers.base import _SCOPES, Transformer, blocks_of
+from autostatic.pyct.templates import constant, copy_location, name, replace
+from autostatic.transformers.base import _SCOPES, Transformer, _node, blocks_of
 
 RETURN_FLAG = "do_return"
 RETURN_VALUE = "retval"  # generated names start with "__retval" (see convert_ops.RETURN_VALUE)
@@ -185,7 +185,7 @@ class ReturnTransformer(Transformer):
         self.flag = self.ctx.namer.new(RETURN_FLAG)
         self.ctx.jump_flags.add(self.flag)
         self.value = self.ctx.namer.new(RETURN_VALUE)
-        implicit = gast.copy_location(gast.Return(value=None), node.body[-1])
+        implicit = copy_location(_node(gast.Return, value=None), node.body[-1])
         ends = [] if _never_ends(node.body[-1]) else [implicit]
         self._returns = _returns_in(node.body + ends)  # asked before each is lowered
         self._exit_memo = {}  # (an if is asked about only before it changes)
@@ -198,7 +198,7 @@ class ReturnTransformer(Transformer):
             value=self.value,
             jst=self.ctx.jst,
         )
-        tail = gast.copy_location(gast.Return(value=name(self.value)), node.body[-1])
+        tail = copy_location(_node(gast.Return, value=name(self.value)), node.body[-1])
         node.body = head + body + [tail]
         return node
 
@@ -266,14 +266,16 @@ class ReturnTransformer(Transformer):
     _outer_flags: tuple = ()  # in a finally block: the flags of the returns around it
 
     def _return(self, node: gast.Return, in_loop: bool) -> list:
-        value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
+        value = node.value
+        if value is None:
+            value = constant(None)
         stmts = replace(  # the value first: if it raises, the function has not returned
             "retval = value\nflag = True", node, flag=self.flag, retval=self.value, value=value
         )
         for outer in self._outer_flags:  # (a return in a finally block)
             stmts += replace("flag = True", node, flag=outer)
         if in_loop:
-            leave = gast.copy_location(gast.Break(), node)
+            leave = copy_location(_node(gast.Break), node)
             # the function's flag is set: the loop can break on it too
             anno.set(leave, anno.RETURN_BREAK, (*self._outer_flags, self.flag)[0])
             stmts.append(leave)

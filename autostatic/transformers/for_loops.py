@@ -69,8 +69,8 @@ from autostatic import pyct
 from autostatic.pyct import anno
 from autostatic.pyct.nodes import walk
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import constant, name, replace, replace_expr
-from autostatic.transformers.base import blocks_of, clone, shallow
+from autostatic.pyct.templates import constant, copy_location, name, replace, replace_expr
+from autostatic.transformers.base import _node, blocks_of, clone, shallow
 from autostatic.transformers.containers import callee, calls_in
 
 #: Builtins whose result a ``for`` may step symbolically -> the runtime function routing them.
@@ -119,9 +119,9 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
         body_f = [rest if anno.get(s, anno.BREAK_CHECK, None) else s for s in body_f]
         own = node.iter if python_only else name(it)  # a loop never symbolic: its own
         iterator = replace_expr("(it := iter(own))", node, it=it, own=own)
-        node.iter = func_for.iter = gast.copy_location(iterator, node.iter)
+        node.iter = func_for.iter = copy_location(iterator, node.iter)
     else:
-        node.iter = func_for.iter = gast.copy_location(name(it), node.iter)
+        node.iter = func_for.iter = copy_location(name(it), node.iter)
     node.body, node.orelse = body_d, orelse_d
     func_for.body, func_for.orelse = body_f, orelse_f
     if one_call:  # convert_for_loop also steps Python iterables, calling the body function
@@ -134,10 +134,10 @@ def build_for(self, node: gast.For) -> tuple[list, list]:
     is_symbolic = replace_expr(  # the iterable evaluated once, as the statement does
         "jst.is_symbolic_iterable(it := iterable)", node, jst=self.ctx.jst, it=it, iterable=iterable
     )
-    dual = gast.If(test=is_symbolic, body=symbolic + tail, orelse=[node])
+    dual = _node(gast.If, test=is_symbolic, body=symbolic + tail, orelse=[node])
     if not one_call:
-        functional = [gast.If(test=is_symbolic, body=symbolic + tail, orelse=[func_for])]
-    return [gast.copy_location(dual, node)], [gast.copy_location(s, node) for s in functional]
+        functional = [_node(gast.If, test=is_symbolic, body=symbolic + tail, orelse=[func_for])]
+    return [copy_location(dual, node)], [copy_location(s, node) for s in functional]
 
 
 def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple, iterable, source):
@@ -170,12 +170,12 @@ def _handed_over(self, node: gast.For, body: list, call: gast.stmt, names: tuple
     node.body = body
     items = "jst.python_items(iterable, True)" if stops else "jst.python_items(iterable)"
     items = replace_expr(items, node.iter, jst=self.ctx.jst, iterable=iterable)
-    node.iter = gast.NamedExpr(target=name(it, store=True), value=items)
+    node.iter = _node(gast.NamedExpr, target=name(it, store=True), value=items)
     template = "jst.hand_over(it, flag)" if flag else "jst.hand_over(it)"
     hand_over = replace_expr(template, node, jst=self.ctx.jst, it=it, flag=flag)
-    test = gast.Compare(
-        left=gast.NamedExpr(target=name(it, store=True), value=hand_over),
-        ops=[gast.IsNot()],
+    test = _node(gast.Compare,
+        left=_node(gast.NamedExpr, target=name(it, store=True), value=hand_over),
+        ops=[_node(gast.IsNot)],
         comparators=[constant(None)],
     )
     after = assign_if(test, _statement_copy(call), node)
@@ -202,7 +202,7 @@ def assign_if(test: gast.expr, call: gast.stmt, loop: gast.stmt) -> gast.stmt:
     """``targets = <call> if test else targets`` when the call's outputs are its plain loop
     variables and bound before ``loop`` on every path (and not deleted in it: the else reads
     them as they are), else ``if test: <call>``."""
-    statement = gast.If(test=test, body=[call], orelse=[])
+    statement = _node(gast.If, test=test, body=[call], orelse=[])
     if type(call) is not gast.Assign:  # a loop with no outputs: an expression statement
         return statement
     targets, loop_vars = call.targets[0], call.value.args[2]
@@ -220,7 +220,7 @@ def assign_if(test: gast.expr, call: gast.stmt, loop: gast.stmt) -> gast.stmt:
             and out.id not in deleted
         ):
             return statement
-    call.value = gast.IfExp(test=test, body=call.value, orelse=clone(loop_vars))
+    call.value = _node(gast.IfExp, test=test, body=call.value, orelse=clone(loop_vars))
     return call
 
 
@@ -296,15 +296,15 @@ def _rest_of_loop(self, node: gast.For, call: list, flag: str, ok: bool) -> gast
     slots = [_target_slot(stmt) for stmt in call]
     # only a tensor flag hands items over: on a Python break the call would still assign its
     # outputs, binding a variable the loop left unbound to UNDEFINED (not ok: it raises why)
-    call = [gast.If(test=self.is_symbolic(name(flag)), body=call, orelse=[])]
+    call = [_node(gast.If, test=self.is_symbolic(name(flag)), body=call, orelse=[])]
     for slot in slots:
         if slot:
             target = node.target.id
             read = self.bound_value(target, self.jst("UNDEFINED")) if target in deleted else None
             slot[0][slot[1]] = read if read is not None else name(target)
     test = replace_expr("flag is not False", node, flag=flag)
-    leave = gast.copy_location(gast.Break(), node)
-    return copy_location_deep(gast.If(test=test, body=call + [leave], orelse=[]), node)
+    leave = copy_location(_node(gast.Break), node)
+    return copy_location_deep(_node(gast.If, test=test, body=call + [leave], orelse=[]), node)
 
 
 def _read_if_bound(self, stmt: gast.stmt, deleted: set) -> None:
@@ -320,7 +320,7 @@ def _read_if_bound(self, stmt: gast.stmt, deleted: set) -> None:
             if type(elt) is gast.Name and elt.id in deleted:
                 read = self.bound_value(elt.id, self.jst("UNDEFINED"))
                 if read is not None:
-                    elts[i] = gast.copy_location(read, elt)
+                    elts[i] = copy_location(read, elt)
 
 
 def _unwrap(expr: gast.expr) -> gast.expr:
@@ -335,8 +335,8 @@ def _unwrap(expr: gast.expr) -> gast.expr:
         and isinstance(func.args[0], gast.Name)
         and func.args[0].id in ROUTED
     ):
-        return gast.copy_location(
-            gast.Call(func=func.args[0], args=expr.args, keywords=expr.keywords), expr
+        return copy_location(
+            _node(gast.Call, func=func.args[0], args=expr.args, keywords=expr.keywords), expr
         )
     return expr
 
@@ -357,8 +357,9 @@ def _route(self, expr: gast.expr) -> gast.expr:
         args = [_route(self, a) for a in args]
     elif kind == "enumerate" and args and not isinstance(args[0], gast.Starred):
         args[0] = _route(self, args[0])
-    call = gast.Call(func=self.jst(ROUTED[kind]), args=[expr.func] + args, keywords=expr.keywords)
-    return gast.copy_location(call, expr)
+    func = self.jst(ROUTED[kind])
+    call = _node(gast.Call, func=func, args=[expr.func] + args, keywords=expr.keywords)
+    return copy_location(call, expr)
 
 
 def _bound_here(self, symbol: str) -> bool:
@@ -536,10 +537,10 @@ class _RenameTargets(gast.NodeTransformer):
         self.temps, self.unused = temps, unused
 
     def visit_Name(self, node: gast.Name):
-        return gast.copy_location(name(self.temps.get(node.id, self.unused), store=True), node)
+        return copy_location(name(self.temps.get(node.id, self.unused), store=True), node)
 
     def visit_Attribute(self, node):
-        return gast.copy_location(name(self.unused, store=True), node)
+        return copy_location(name(self.unused, store=True), node)
 
     visit_Subscript = visit_Attribute
 

@@ -76,7 +76,7 @@ def function_def(
     declared = [p for p in shared if declared is None or p in declared or p in bound]
     declared += [c for c in cells if c not in declared]
     if declared:
-        prologue.append(gast.Nonlocal(names=declared))
+        prologue.append(_node(gast.Nonlocal, names=declared))
     if shared:
         if len(bound) == 1:
             prologue.append(_assign(name(bound[0], store=True), name(renamed[bound[0]])))
@@ -88,7 +88,7 @@ def function_def(
         gast.FunctionDef,
         name=fn_name,
         args=_arguments(params, origin),
-        body=prologue + (body or [gast.Pass()]),
+        body=prologue + (body or [_node(gast.Pass)]),
         decorator_list=[],
         returns=None,
         type_comment=None,
@@ -346,7 +346,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         if simple is not None:  # nothing runs: pass the inputs on, with these constants
             fns.append(_passthrough(self, outputs, inputs, unset, *simple))
             if attrs:  # and the attributes as they are
-                value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=LOAD)
+                value = _node(gast.Tuple, elts=[_owner(a) for a in attrs], ctx=LOAD)
                 fns[-1].keywords.append(gast.keyword(arg="attributes", value=value))
             continue
         values = None
@@ -401,7 +401,7 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     if pairs:
         call.value.keywords.append(gast.keyword(arg="containers", value=constant(tuple(pairs))))
     if attrs:
-        value = gast.Tuple(elts=[_owner(a) for a in attrs], ctx=LOAD)
+        value = _node(gast.Tuple, elts=[_owner(a) for a in attrs], ctx=LOAD)
         call.value.keywords.append(gast.keyword(arg="attributes", value=value))
     call = assign_results(call, outputs, attrs, node)
     release = release_copies(args, inputs, defined, node)
@@ -421,12 +421,12 @@ def _passthrough(
     )
     call = _node(gast.Call, func=self.jst("passthrough"), args=[constant(positions)], keywords=[])
     pairs = [
-        gast.Tuple(elts=[constant(j), values[o]], ctx=LOAD)
+        _node(gast.Tuple, elts=[constant(j), values[o]], ctx=LOAD)
         for j, o in enumerate(outputs)
         if o in values
     ]
     if pairs:
-        value = gast.Tuple(elts=pairs, ctx=LOAD)
+        value = _node(gast.Tuple, elts=pairs, ctx=LOAD)
         call.keywords.append(gast.keyword(arg="values", value=value))
     return call
 
@@ -566,10 +566,11 @@ def single_result(body: list, results: list, passed=frozenset()) -> gast.expr | 
     if skip:
         if not all(type(t) is gast.Name for t in target.elts[:skip]):
             return None
-        rest = gast.Slice(lower=constant(skip), upper=None, step=None)
-        value = gast.Subscript(value=value, slice=rest, ctx=LOAD)
+        rest = _node(gast.Slice, lower=constant(skip), upper=None, step=None)
+        value = _node(gast.Subscript, value=value, slice=rest, ctx=LOAD)
     if ahead:
-        value = gast.Tuple(elts=ahead + [gast.Starred(value=value, ctx=LOAD)], ctx=LOAD)
+        starred = _node(gast.Starred, value=value, ctx=LOAD)
+        value = _node(gast.Tuple, elts=ahead + [starred], ctx=LOAD)
     return value
 
 
@@ -600,7 +601,7 @@ def _constant_start(body: list) -> list:
         return body
     call = shallow(call)
     call.args = list(call.args)
-    loop_vars = gast.Tuple(elts=list(call.args[2].elts), ctx=LOAD)
+    loop_vars = _node(gast.Tuple, elts=list(call.args[2].elts), ctx=LOAD)
     loop_vars.elts[at[0]] = clone(first.value)
     call.args[2] = loop_vars
     folded = shallow(second)
@@ -645,15 +646,15 @@ def _attribute(dotted: str, store: bool = False) -> gast.expr:
     node: gast.expr = name(parts[0])
     for i, part in enumerate(parts[1:], start=1):
         last = i == len(parts) - 1
-        ctx = gast.Store() if store and last else gast.Load()
-        node = gast.Attribute(value=node, attr=part, ctx=ctx)
+        ctx = _node(gast.Store) if store and last else _node(gast.Load)
+        node = _node(gast.Attribute, value=node, attr=part, ctx=ctx)
     return node
 
 
 def _owner(dotted: str) -> gast.Tuple:
     """``(a.b, 'c')`` for ``a.b.c``: the object and the attribute a branch sets."""
     head, _, attr = dotted.rpartition(".")
-    return gast.Tuple(elts=[_attribute(head), constant(attr)], ctx=LOAD)
+    return _node(gast.Tuple, elts=[_attribute(head), constant(attr)], ctx=LOAD)
 
 
 def assign_results(call: gast.Expr, names: list, attrs: list, origin: gast.AST) -> gast.stmt:
@@ -681,5 +682,8 @@ def release_copies(args: list, names: list, defined: set, origin: gast.AST) -> l
 
 
 def _delete(names: list[str], origin: gast.AST) -> gast.Delete:
-    targets = [gast.Name(id=n, ctx=gast.Del(), annotation=None, type_comment=None) for n in names]
-    return copy_location(gast.Delete(targets=targets), origin)
+    targets = [
+        _node(gast.Name, id=n, ctx=_node(gast.Del), annotation=None, type_comment=None)
+        for n in names
+    ]
+    return copy_location(_node(gast.Delete, targets=targets), origin)

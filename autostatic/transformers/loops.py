@@ -44,8 +44,8 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import LOAD, constant, name, replace
-from autostatic.transformers.base import bare, clone, names_in, stored_names
+from autostatic.pyct.templates import LOAD, constant, copy_location, name, replace
+from autostatic.transformers.base import _node, bare, clone, names_in, stored_names
 from autostatic.transformers.for_loops import (
     _statement_copy,
     _store_names,
@@ -87,13 +87,14 @@ def _python_loop(self, node: gast.While, pred: str, symbolic: list, body: list, 
     """``while (pred := test).__class__ is not Variable and pred: body``, then ``if
     pred.__class__ is Variable: symbolic`` (in the loop's ``else`` when it has one: both run
     when the test fails)."""
-    bind = gast.NamedExpr(target=name(pred, store=True), value=node.test)
-    test = gast.BoolOp(op=gast.And(), values=[self.is_symbolic(bind, negate=True), name(pred)])
+    bind = _node(gast.NamedExpr, target=name(pred, store=True), value=node.test)
+    values = [self.is_symbolic(bind, negate=True), name(pred)]
+    test = _node(gast.BoolOp, op=_node(gast.And), values=values)
     if len(symbolic) == 1:  # one assignment when it can be: `outs = <call> if ... else outs`
         switch = assign_if(self.is_symbolic(name(pred)), _statement_copy(symbolic[0]), node)
     else:
-        switch = gast.If(test=self.is_symbolic(name(pred)), body=symbolic, orelse=[])
-    loop = gast.While(test=test, body=body, orelse=[])
+        switch = _node(gast.If, test=self.is_symbolic(name(pred)), body=symbolic, orelse=[])
+    loop = _node(gast.While, test=test, body=body, orelse=[])
     if orelse:
         loop.orelse = [switch] + orelse
         return [copy_location_deep(loop, node)]
@@ -118,7 +119,7 @@ def _item_params(self, node: gast.For, params: list, body: list) -> tuple[list[s
         if len(names) == len(target.elts) == len(set(names)) and not set(names) & set(params):
             return names, len(names)
     item = self.ctx.namer.new("item")
-    unpack = gast.Assign(targets=[clone(target)], value=name(item), type_comment=None)
+    unpack = _node(gast.Assign, targets=[clone(target)], value=name(item), type_comment=None)
     body.insert(0, copy_location_deep(unpack, node))
     return [item], 0
 
@@ -191,13 +192,13 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     attr_params = [self.ctx.namer.new("attr") for _ in attrs]
     params = loop_vars + attr_params + consts
     set_attrs = [
-        gast.Assign(targets=[_attribute(a, store=True)], value=name(p), type_comment=None)
+        _node(gast.Assign, targets=[_attribute(a, store=True)], value=name(p), type_comment=None)
         for a, p in zip(attrs, attr_params)
     ]
     set_attrs = copy_location_deep_all(set_attrs, node)
     results = [name(v) for v in loop_vars] + [_attribute(a) for a in attrs]
-    ret = gast.Return(value=gast.Tuple(elts=results, ctx=LOAD))
-    body = set_attrs + list(body_f) + [gast.copy_location(ret, node)]
+    ret = _node(gast.Return, value=_node(gast.Tuple, elts=results, ctx=LOAD))
+    body = set_attrs + list(body_f) + [copy_location(ret, node)]
     carried = for_loop and isinstance(node.target, gast.Name) and node.target.id in loop_vars
     body_params, unpack = params, 0  # a carried target: each item goes to its place
     if for_loop and not carried:  # the item comes first: as the target, or unpacked into it
@@ -212,7 +213,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     if for_loop:
         head = name(it)
     elif set_attrs or walrus:
-        test_body = set_attrs + [gast.copy_location(gast.Return(value=test), node)]
+        test_body = set_attrs + [copy_location(_node(gast.Return, value=test), node)]
         head = name(self.hoist(function_def(self.ctx.namer.new("loop_cond"), params, test_body,
                                             node, shared, walrus, ())))  # fmt: skip
     else:  # only the test: a lambda, one line
@@ -221,16 +222,17 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     if not (shared or set_attrs or self.rebound_by_calls(body_f)):
         values = assignments(self, body[:-1], loop_vars, augmented=True)
         if values is not None:  # assignments only: a tuple of the new values
-            value = gast.Tuple(elts=[values.get(v, name(v)) for v in loop_vars], ctx=LOAD)
+            value = _node(gast.Tuple, elts=[values.get(v, name(v)) for v in loop_vars], ctx=LOAD)
         else:
             value = single_result(body[:-1], results)
     if value is not None:  # one statement computes the loop variables: a lambda of one line
         body_name = self.hoist(lambda_def(self.ctx.namer.new("loop_body"), body_params, value,
                                           node))  # fmt: skip
     else:
-        gone = stored_names(body) & cells_of(self)  # (inner functional forms too)
+        cell_vars = cells_of(self)
+        gone = stored_names(body) & cell_vars if cell_vars else frozenset()  # (inner forms too)
         cells = sorted(c for c in gone if c not in body_params)
-        body = returned(body[:-1], body[-1], cells_of(self))
+        body = returned(body[:-1], body[-1], cell_vars)
         body_fn = function_def(self.ctx.namer.new("loop_body"), body_params, body, node, shared,
                                gone, items, cells)  # fmt: skip
         body_name = self.hoist(body_fn)
@@ -250,8 +252,8 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         jst=self.ctx.jst,
         head=head,
         body=body_name,
-        args=gast.Tuple(elts=args, ctx=LOAD),
-        consts=gast.Tuple(
+        args=_node(gast.Tuple, elts=args, ctx=LOAD),
+        consts=_node(gast.Tuple,
             elts=[self.jst("UNDEFINED") if c in dead else name(c) for c in consts], ctx=LOAD
         ),
         names=constant(tuple(loop_vars + attrs)),
@@ -261,9 +263,9 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         value = constant(tuple(sorted(arrays)))
         call.value.keywords.append(gast.keyword(arg="arrays", value=value))
     if entries:  # (the dict or list, the key, its text): held lists become tensor arrays
-        value = gast.Tuple(
+        value = _node(gast.Tuple,
             elts=[
-                gast.Tuple(
+                _node(gast.Tuple,
                     elts=[name(n), clone(key), constant(f"{n}[{key.value!r}]")], ctx=LOAD
                 )
                 for n, key in entries
@@ -288,6 +290,6 @@ def _attribute_or_undefined(self, dotted: str) -> gast.Call:
     """``_jst.builtins.getattr(a.b, 'c', _jst.UNDEFINED)`` for an attribute the loop carries:
     one the body creates (``obj.c = ...`` on an object without it) starts unbound."""
     head, _, attr = dotted.rpartition(".")
-    getter = gast.Attribute(value=self.jst("builtins"), attr="getattr", ctx=LOAD)
+    getter = _node(gast.Attribute, value=self.jst("builtins"), attr="getattr", ctx=LOAD)
     args = [_attribute(head), constant(attr), self.jst("UNDEFINED")]
-    return gast.Call(func=getter, args=args, keywords=[])
+    return _node(gast.Call, func=getter, args=args, keywords=[])

@@ -89,7 +89,7 @@ class NestedFunctionTransformer(Transformer):
         args = node.args
         positional = [name(a.id, at=node) for a in args.posonlyargs + args.args]
         if args.vararg is not None:
-            star = _node(gast.Starred, value=name(args.vararg.id, at=node), ctx=gast.Load())
+            star = _node(gast.Starred, value=name(args.vararg.id, at=node), ctx=_node(gast.Load))
             positional.append(star)
         keywords = [gast.keyword(arg=a.id, value=name(a.id, at=node)) for a in args.kwonlyargs]
         if args.kwarg is not None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import gast
 
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.transformers.base import Transformer
+from autostatic.transformers.base import Transformer, _node
 
 
 class ShapeTransformer(Transformer):
@@ -44,5 +44,5 @@ class ShapeTransformer(Transformer):
         self.generic_visit(node)
         if node.attr != "shape" or not isinstance(node.ctx, gast.Load):
             return node
-        call = gast.Call(func=self.jst("convert_shape"), args=[node.value], keywords=[])
+        call = _node(gast.Call, func=self.jst("convert_shape"), args=[node.value], keywords=[])
         return copy_location_deep(call, node)
