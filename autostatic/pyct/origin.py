@@ -12,11 +12,25 @@ def copy_location_deep(node: Any, origin: Any) -> Any:
     ``origin``. Expressions are not walked: one without a location takes its parent's when
     the tree is compiled (``to_gast.as_ast``, or ``ast.fix_missing_locations``), the same
     location as here for a node made under a statement located at ``origin``."""
-    if origin is None or getattr(origin, "lineno", None) is None:
+    values = node.__dict__
+    if values.get("lineno") is not None or origin is None:
+        return node
+    at = origin.__dict__
+    line = at.get("lineno")
+    if line is None:
         return node
     # Generated code spans the origin's first line only: tracebacks, f_lineno and error
     # locations show the statement's line, not the end of a multi-line statement.
-    line, col = origin.lineno, getattr(origin, "col_offset", 0)
+    col = at.get("col_offset", 0)
+    kind = node.__class__
+    fields = _BLOCKS.get(kind)
+    if fields is None:
+        fields = _BLOCKS[kind] = tuple(f for f in _BLOCK_NAMES if f in kind._fields)
+    if not fields:  # an expression, or a simple statement: nothing under it to walk
+        if "lineno" in kind._attributes:
+            values["lineno"] = values["end_lineno"] = line
+            values["col_offset"] = values["end_col_offset"] = col
+        return node
     stack = [node]
     while stack:  # a located node is the user's (or located already): its subtree is done
         sub = stack.pop()

@@ -497,11 +497,14 @@ def assignments(
         values[target] = value
         if value is None:
             augmenting.append((target, stmt))
-    for target, stmt in augmenting:
-        op = _node(gast.Attribute, value=self.jst("operator"), attr=_IN_PLACE[type(stmt.op)],
-                   ctx=LOAD)  # fmt: skip
-        call = _node(gast.Call, func=op, args=[name(target), stmt.value], keywords=[])
-        values[target] = copy_location_all(call, stmt)  # an error names the statement's line
+    for target, stmt in augmenting:  # located at the statement: an error names its line
+        at = {"lineno": stmt.lineno, "col_offset": stmt.col_offset}
+        at["end_lineno"], at["end_col_offset"] = at["lineno"], at["col_offset"]
+        jst = name(self.ctx.jst, at=stmt)
+        module = _node(gast.Attribute, value=jst, attr="operator", ctx=LOAD, **at)
+        op = _node(gast.Attribute, value=module, attr=_IN_PLACE[type(stmt.op)], ctx=LOAD, **at)
+        args = [name(target, at=stmt), stmt.value]
+        values[target] = _node(gast.Call, func=op, args=args, keywords=[], **at)
     return values
 
 
