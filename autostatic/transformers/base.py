@@ -11,7 +11,7 @@ from autostatic.pyct import anno
 from autostatic.pyct.naming import Namer
 from autostatic.pyct.nodes import _fields as _FIELDS
 from autostatic.pyct.nodes import child_nodes, node_fields, walk
-from autostatic.pyct.templates import LOAD, constant, name, replace
+from autostatic.pyct.templates import LOAD, _at, constant, name, replace
 
 
 @dataclass
@@ -199,6 +199,19 @@ class Transformer(gast.NodeTransformer):
     def jst(self, attr: str) -> gast.Attribute:
         return _node(gast.Attribute, value=name(self.ctx.jst), attr=attr, ctx=LOAD)
 
+    def jst_call(self, function: str, args: list, origin: gast.AST) -> gast.Expr:
+        """``_jst.function(args...)`` as a statement at ``origin``'s first line: what the
+        template ``jst.function(...)`` makes, without copying ``args`` (fresh nodes, or names
+        given as ``str``)."""
+        if getattr(origin, "lineno", None) is None:
+            origin = None
+        at = _at(origin)
+        args = [name(a, at=origin) if type(a) is str else _located(a, at) for a in args]
+        jst = name(self.ctx.jst, at=origin)
+        func = _node(gast.Attribute, value=jst, attr=function, ctx=LOAD, **at)
+        return _node(gast.Expr, value=_node(gast.Call, func=func, args=args, keywords=[], **at),
+                     **at)  # fmt: skip
+
     def is_symbolic(self, value: gast.expr, negate: bool = False) -> gast.Compare:
         """``value.__class__ is <Variable>``: the ~20 ns test that picks the path."""
         cls = _node(gast.Attribute, value=value, attr="__class__", ctx=LOAD)
@@ -311,6 +324,14 @@ def _node(kind: type, **fields) -> gast.AST:
     node's dict)."""
     node = kind.__new__(kind)
     node.__dict__ = fields
+    return node
+
+
+def _located(node: gast.AST, at: dict) -> gast.AST:
+    """``node``, given the location ``at`` when it has none."""
+    values = node.__dict__
+    if at and values.get("lineno") is None and "lineno" in node._attributes:
+        values.update(at)
     return node
 
 

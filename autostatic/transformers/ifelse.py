@@ -382,17 +382,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
         fns.append(self.hoist(fn))
     dead = unread(node, passed_on - set(outputs) - tested)
     reads_before, args = guarded_inputs(self, inputs, defined, node, dead)
-    call = replace(
-        "jst.convert_ifelse(pred, true_fn, false_fn, args, names, where)",
-        node,
-        jst=self.ctx.jst,
-        pred=pred,
-        true_fn=fns[0],
-        false_fn=fns[1],
-        args=_node(gast.Tuple, elts=args, ctx=LOAD),
-        names=constant(tuple(outputs + attrs)),
-        where=self.location(node),
-    )[0]
+    inputs_ = _node(gast.Tuple, elts=args, ctx=LOAD)
+    names = constant(tuple(outputs + attrs))
+    call = self.jst_call(
+        "convert_ifelse", [pred, fns[0], fns[1], inputs_, names, self.location(node)], node
+    )
     pairs = [
         (inputs.index(c), outputs.index(c) if c in outputs else -1)
         for c in containers

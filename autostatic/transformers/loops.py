@@ -44,7 +44,7 @@ import gast
 
 from autostatic.pyct import anno
 from autostatic.pyct.origin import copy_location_deep
-from autostatic.pyct.templates import LOAD, constant, copy_location, name, replace
+from autostatic.pyct.templates import LOAD, constant, copy_location, name
 from autostatic.transformers.base import _node, bare, clone, names_in, stored_names
 from autostatic.transformers.for_loops import (
     _statement_copy,
@@ -245,20 +245,15 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
             value = self.jst("UNDEFINED")
         args[loop_vars.index(node.target.id)] = value
     args += [_attribute_or_undefined(self, a) for a in attrs]
-    call = replace(
-        f"jst.{'convert_for_loop' if for_loop else 'convert_while_loop'}"
-        "(head, body, args, consts, names, where)",
+    inits = _node(gast.Tuple, elts=args, ctx=LOAD)
+    fixed = [self.jst("UNDEFINED") if c in dead else name(c) for c in consts]
+    fixed = _node(gast.Tuple, elts=fixed, ctx=LOAD)
+    names = constant(tuple(loop_vars + attrs))
+    call = self.jst_call(
+        "convert_for_loop" if for_loop else "convert_while_loop",
+        [head, body_name, inits, fixed, names, self.location(node)],
         node,
-        jst=self.ctx.jst,
-        head=head,
-        body=body_name,
-        args=_node(gast.Tuple, elts=args, ctx=LOAD),
-        consts=_node(gast.Tuple,
-            elts=[self.jst("UNDEFINED") if c in dead else name(c) for c in consts], ctx=LOAD
-        ),
-        names=constant(tuple(loop_vars + attrs)),
-        where=self.location(node),
-    )[0]
+    )
     if arrays:
         value = constant(tuple(sorted(arrays)))
         call.value.keywords.append(gast.keyword(arg="arrays", value=value))
