@@ -40,6 +40,9 @@ from autostatic.transformers.base import (
     docstring,
     shallow,
 )
+from autostatic.transformers.for_loops import build_for
+from autostatic.transformers.ifelse import build_if
+from autostatic.transformers.loops import build_while
 
 
 class ControlFlowTransformer(Transformer):
@@ -92,16 +95,10 @@ class ControlFlowTransformer(Transformer):
         if kind is gast.If and not (
             anno.get(stmt, anno.PYTHON_IF, False) or anno.get(stmt, anno.BREAK_CHECK, None)
         ):
-            from autostatic.transformers.ifelse import build_if
-
             return build_if(self, stmt)
         if kind is gast.While:
-            from autostatic.transformers.loops import build_while
-
             return build_while(self, stmt)
         if kind is gast.For:
-            from autostatic.transformers.for_loops import build_for
-
             return build_for(self, stmt)
         blocks = _BLOCK_FIELDS.get(kind)
         if blocks is None:
