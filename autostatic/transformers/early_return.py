@@ -85,13 +85,17 @@ def _returns_in(stmts: list) -> dict:
     stack = [s for s in stmts if not isinstance(s, _SCOPES)]
     while stack:
         node = stack.pop()
-        order.append(node)
-        stack.extend(s for s in blocks_of(node) if not isinstance(s, _SCOPES))
+        inner = [s for s in blocks_of(node) if not isinstance(s, _SCOPES)]
+        order.append((node, inner))
+        stack += inner
     facts: dict = {}
-    for node in reversed(order):  # (a parent comes before its children in ``order``)
-        found = type(node) is gast.Return or any(
-            facts[id(s)][1] for s in blocks_of(node) if not isinstance(s, _SCOPES)
-        )
+    for node, inner in reversed(order):  # (a parent comes before its children in ``order``)
+        found = type(node) is gast.Return
+        if not found:
+            for s in inner:
+                if facts[id(s)][1]:
+                    found = True
+                    break
         facts[id(node)] = (node, found)
     return facts
 
@@ -180,14 +184,25 @@ class ReturnTransformer(Transformer):
         census = self.ctx.census
         if census is None or census.closures:
             self.generic_visit(node)  # nested functions first, each on its own
-        if not _needs_lowering(node, census is None or census.yields):
-            return node
+        if census is None or census.yields or isinstance(node, gast.AsyncFunctionDef):
+            if not _needs_lowering(node, census is None or census.yields):
+                return node
+            returns = _returns_in(node.body)
+        else:  # statements only: one walk answers both
+            returns = _returns_in(node.body)
+            if not any(
+                returns[id(s)][1]
+                for s in node.body
+                if type(s) is not gast.Return and not isinstance(s, _SCOPES)
+            ):
+                return node  # no return below the top level
         self.flag = self.ctx.namer.new(RETURN_FLAG)
         self.ctx.jump_flags.add(self.flag)
         self.value = self.ctx.namer.new(RETURN_VALUE)
         implicit = copy_location(_node(gast.Return, value=None), node.body[-1])
         ends = [] if _never_ends(node.body[-1]) else [implicit]
-        self._returns = _returns_in(node.body + ends)  # asked before each is lowered
+        returns[id(implicit)] = (implicit, True)
+        self._returns = returns  # asked before each is lowered
         self._exit_memo = {}  # (an if is asked about only before it changes)
         body = self._block(node.body + ends, in_loop=False)
         self._returns, self._exit_memo = {}, {}
