@@ -75,8 +75,11 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, (Tensor, np.ndarray))
 
 
-def check_fits(spec: InputSpec, value: Any, where: str) -> None:
-    """Raise a ToStaticError unless tensor ``value`` matches ``spec`` (rank, dtype, fixed dims)."""
+def check_fits(spec: InputSpec, value: Any, where: str) -> InputSpec:
+    """The spec tensor ``value`` is traced with: ``spec``, with the tensor's own dtype when
+    the two differ (as Paddle's ``to_static`` takes an argument's dtype over its InputSpec's:
+    ``InputSpec([None, 4])`` declares float32 by default). A ToStaticError unless the rank
+    and the fixed dims match."""
     shape = tuple(value.shape)
     dtype = rt.dtypes.convert_dtype(value.dtype)
     if len(shape) != len(spec.shape):
@@ -84,14 +87,15 @@ def check_fits(spec: InputSpec, value: Any, where: str) -> None:
             f"{where}: expected a {len(spec.shape)}-D tensor of shape {list(spec.shape)} "
             f"(None = any size), got shape {list(shape)}"
         )
-    if dtype != spec.dtype:
-        raise ToStaticError(f"{where}: expected dtype {spec.dtype}, got {dtype}; cast it first")
     for i, (want, got) in enumerate(zip(spec.shape, shape)):
         if want is not None and want != got:
             raise ToStaticError(
                 f"{where}: dimension {i} must be {want} (spec shape {list(spec.shape)}), "
                 f"got shape {list(shape)}"
             )
+    if dtype != spec.dtype:
+        return InputSpec(spec.shape, dtype, spec.name, spec.stop_gradient)
+    return spec
 
 
 def _key_part(value: Any, spec: Any, where: str, notes: list) -> Any:
@@ -104,8 +108,7 @@ def _key_part(value: Any, spec: Any, where: str, notes: list) -> Any:
                 f"{where}: input_spec says {spec} but the argument is a "
                 f"{type(value).__name__}, not a tensor"
             )
-        check_fits(spec, value, where)
-        return spec
+        return check_fits(spec, value, where)
     if isinstance(value, InputSpec):
         return value
     if _is_tensor(value):
