@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import textwrap
 import types
 from typing import Any
 
@@ -56,9 +57,12 @@ def convert(fn: Any) -> Any:
 
 
 def to_code(fn: Any) -> str:
-    """The source of ``fn``'s tracing function (its converted body) as a string."""
+    """The source of ``fn``'s tracing function (its converted body) as a string; for a
+    function marked ``@not_to_static``, which is traced as written, its own source."""
     if isinstance(fn, (staticmethod, classmethod)):
         fn = fn.__func__
     if inspect.ismethod(fn):
         fn = fn.__func__
+    if getattr(fn, "__autostatic_not_to_static__", False):
+        return textwrap.dedent(inspect.getsource(fn))
     return lazy.tracing_source(fn)

@@ -75,8 +75,11 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, (Tensor, np.ndarray))
 
 
-def check_fits(spec: InputSpec, value: Any, where: str) -> None:
-    """Raise a ToStaticError unless tensor ``value`` matches ``spec`` (rank, dtype, fixed dims)."""
+def check_fits(spec: InputSpec, value: Any, where: str) -> InputSpec:
+    """The spec tensor ``value`` is traced with: ``spec``, with the tensor's own dtype when
+    the two differ (as Paddle's ``to_static`` takes an argument's dtype over its InputSpec's:
+    ``InputSpec([None, 4])`` declares float32 by default). A ToStaticError unless the rank
+    and the fixed dims match."""
     shape = tuple(value.shape)
     dtype = rt.dtypes.convert_dtype(value.dtype)
     if len(shape) != len(spec.shape):
@@ -84,14 +87,15 @@ def check_fits(spec: InputSpec, value: Any, where: str) -> None:
             f"{where}: expected a {len(spec.shape)}-D tensor of shape {list(spec.shape)} "
             f"(None = any size), got shape {list(shape)}"
         )
-    if dtype != spec.dtype:
-        raise ToStaticError(f"{where}: expected dtype {spec.dtype}, got {dtype}; cast it first")
     for i, (want, got) in enumerate(zip(spec.shape, shape)):
         if want is not None and want != got:
             raise ToStaticError(
                 f"{where}: dimension {i} must be {want} (spec shape {list(spec.shape)}), "
                 f"got shape {list(shape)}"
             )
+    if dtype != spec.dtype:
+        return InputSpec(spec.shape, dtype, spec.name, spec.stop_gradient)
+    return spec
 
 
 def _key_part(value: Any, spec: Any, where: str, notes: list) -> Any:
@@ -104,8 +108,7 @@ def _key_part(value: Any, spec: Any, where: str, notes: list) -> Any:
                 f"{where}: input_spec says {spec} but the argument is a "
                 f"{type(value).__name__}, not a tensor"
             )
-        check_fits(spec, value, where)
-        return spec
+        return check_fits(spec, value, where)
     if isinstance(value, InputSpec):
         return value
     if _is_tensor(value):
@@ -374,7 +377,7 @@ def _trace_program(
                 symbolic(v, p, f"{base}_{i}") for i, (v, p) in enumerate(zip(value, part[1]))
             )
         if isinstance(value, dict):
-            return {k: symbolic(value[k], p, f"{base}_{k}") for k, p in part[1]}
+            return {k: symbolic(value[k], p, str(k)) for k, p in part[1]}  # Paddle: the key
         return value
 
     arg_parts, kw_parts, _ = key
@@ -461,7 +464,6 @@ class ProgramCache:
         self.hits = 0
         self.misses = 0
         self.evictions = 0
-        self.last: ConcreteProgram | None = None
         self.retraces: collections.deque = collections.deque(maxlen=256)  # the latest
         self._recent: collections.deque = collections.deque(maxlen=32)  # keys traced lately
 
@@ -507,18 +509,16 @@ class ProgramCache:
         self._programs[key] = value
         self._used[key] = next(_ticks)
         self._recent.append(key)
-        if isinstance(value, ConcreteProgram):
-            self.last = value
         if self.max_programs is not None and len(self._programs) > self.max_programs:
             self._evict()
 
+    def _recency(self, key: tuple) -> int:
+        """When ``key``'s program was last traced or used (fast-path hits count as uses)."""
+        return max(self._used.get(key, 0), getattr(self._programs[key], "_tick", 0))
+
     def _evict(self) -> None:
-        """Drop the least recently used program (fast-path hits count as uses)."""
-
-        def used(k: tuple) -> int:
-            return max(self._used.get(k, 0), getattr(self._programs[k], "_tick", 0))
-
-        oldest = min(self._programs, key=used)
+        """Drop the least recently used program."""
+        oldest = min(self._programs, key=self._recency)
         dropped = self._programs.pop(oldest)
         self._used.pop(oldest, None)
         self._variants.pop(oldest, None)
@@ -527,8 +527,6 @@ class ProgramCache:
             del self.fast[sig]
         if self.tensor_call is not None and self.tensor_call[0] is dropped:
             self.tensor_call = None
-        if self.last is dropped:
-            self.last = None
 
     def explain(self, key: tuple, names: list[str]) -> str | None:
         """Why ``key`` needs a new trace, compared with the closest key traced before it
@@ -547,6 +545,12 @@ class ProgramCache:
             )
         return "; ".join(best)
 
+    def last(self) -> ConcreteProgram | None:
+        """The program traced or run most recently (None when there is none), as Paddle's
+        ``program_cache.last()``."""
+        programs = [k for k, p in self._programs.items() if isinstance(p, ConcreteProgram)]
+        return self._programs[max(programs, key=self._recency)] if programs else None
+
     def concrete_programs(self) -> list[ConcreteProgram]:
         return [p for p in self._programs.values() if isinstance(p, ConcreteProgram)]
 
@@ -559,7 +563,6 @@ class ProgramCache:
         self._used.clear()
         self.fast.clear()
         self.tensor_call = None
-        self.last = None
 
     def __repr__(self) -> str:
         return f"<ProgramCache {len(self)} programs, {self.hits} hits, {self.misses} misses>"

@@ -219,6 +219,7 @@ class StaticFunction:
                     return result
         else:
             sig = None
+        args, kwargs = self._normalized(args, kwargs)
         key, notes = self._key(args, kwargs)
         found = self.program_cache.get(key)
         if found is None:
@@ -269,6 +270,50 @@ class StaticFunction:
         if self._instance is not None:
             return fn(self._instance, *args, **kwargs)
         return fn(*args, **kwargs)
+
+    def _normalized(self, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """``(args, kwargs)`` of one call in one form, so that equal calls share a key (as
+        Paddle's ``FunctionSpec`` unifies them): a keyword for a positional parameter is passed
+        by position, trailing arguments equal to their defaults are left out; arguments the
+        function does not take, or fewer than its ``input_spec`` entries, are a ToStaticError
+        (a TypeError and a ValueError, as Paddle raises)."""
+        signature = self._parameters()
+        if signature is None:
+            return args, kwargs
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ToStaticError(f"{self.__qualname__}(): {exc}") from None
+        args, kwargs = list(bound.args), bound.kwargs
+        positional = [
+            p for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]  # fmt: skip
+        keep = len(self._input_spec or ())
+        while keep < len(args) <= len(positional):
+            if not _is_default(args[-1], positional[len(args) - 1].default):
+                break
+            args.pop()
+        if len(args) < keep:
+            raise ToStaticError(
+                f"{self.__qualname__}: input_spec has {keep} entries but the call passes "
+                f"{len(args)} positional arguments; give at most one InputSpec per argument"
+            )
+        return tuple(args), kwargs
+
+    def _parameters(self) -> inspect.Signature | None:
+        """The function's signature without its bound instance (None when it has none)."""
+        found = self.__dict__.get("_signature_of_call", False)
+        if found is False:
+            try:
+                found = inspect.signature(self._function)
+                if self._instance is not None:
+                    params = list(found.parameters.values())[1:]
+                    found = found.replace(parameters=params)
+            except (TypeError, ValueError):
+                found = None
+            self.__dict__["_signature_of_call"] = found
+        return found
 
     def _key(self, args: tuple, kwargs: dict) -> tuple:
         training = None if self._layer is None else self._layer.training
@@ -379,12 +424,14 @@ class StaticFunction:
         Without arguments, uses the ``input_spec`` the function was declared with.
         """
         if not args and not kwargs:
-            if self._input_spec is None:
+            if self._input_spec is not None:
+                args = tuple(self._input_spec)
+            elif not _takes_no_arguments(self._parameters()):
                 raise ToStaticError(
                     f"get_concrete_program({self.__name__}) needs InputSpecs or tensors, or "
                     "an input_spec given to to_static"
                 )
-            args = tuple(self._input_spec)
+        args, kwargs = self._normalized(args, kwargs)
         key, notes = self._key(args, kwargs)
         with _LOCK:
             found = self.program_cache.get(key)
@@ -403,7 +450,7 @@ class StaticFunction:
         """The program of the declared ``input_spec``, else of the most recent trace."""
         if self._input_spec is not None:
             return self.get_concrete_program()
-        last = self.program_cache.last
+        last = self.program_cache.last()
         if last is None:
             raise ToStaticError(
                 f"{self.__name__} has not been traced yet: call it once, or give to_static "
@@ -414,6 +461,16 @@ class StaticFunction:
     @property
     def main_program(self):
         return self.concrete_program.main_program
+
+    @property
+    def inputs(self) -> list:
+        """The data variables of ``concrete_program`` (Paddle's ``StaticFunction.inputs``)."""
+        return self.concrete_program.inputs
+
+    @property
+    def outputs(self) -> list:
+        """The output variables of ``concrete_program``."""
+        return self.concrete_program.outputs
 
     def rollback(self) -> Callable:
         """Undo ``to_static``: return the original function; a layer's ``forward`` is
@@ -468,6 +525,24 @@ def _reject_generators(function: Any) -> None:
         "return its results (collect yielded values in a list), or call it without to_static",
         (code.co_filename, code.co_firstlineno, code.co_name),
     )
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether an argument is its parameter's default (the object, or an equal plain value)."""
+    if value is default:
+        return True
+    kind = type(value)
+    return kind is type(default) and kind in _BY_VALUE and value == default
+
+
+def _takes_no_arguments(signature: inspect.Signature | None) -> bool:
+    if signature is None:
+        return False
+    try:
+        signature.bind()
+    except TypeError:
+        return False
+    return True
 
 
 def _check_specs(input_spec: Any) -> list | None:

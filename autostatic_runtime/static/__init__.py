@@ -35,6 +35,19 @@ def _set_value_from_variable(tensor, value) -> None:
     capture(default_main_program(), tensor).set_value(value)
 
 
+def create_global_var(
+    shape, value, dtype, persistable=False, force_cpu=False, name=None
+):  # fmt: skip
+    """A tensor of ``shape`` filled with ``value`` (Paddle's ``paddle.static.create_global_var``):
+    an eager tensor, or in a program being built a variable its ops write (``rt.assign(v,
+    var)``) like any other. ``force_cpu`` is accepted and ignored (one device per program)."""
+    from autostatic_runtime.creation import full
+
+    out = full(shape, value, dtype)
+    out.persistable = bool(persistable)
+    return out
+
+
 # The core (tensor, autograd, dispatch, backends) never imports this package; it reaches
 # static mode through these hooks (dispatch's slot is set by builder.py).
 _HOOKS["set_value"] = _set_value_from_variable
@@ -44,5 +57,5 @@ __all__ = [
     "Program", "Block", "Operator", "Variable", "Parameter", "program_guard", "data",
     "default_main_program", "default_startup_program", "name_scope", "Executor", "Scope",
     "global_scope", "scope_guard", "InputSpec", "append_backward", "gradients", "nn", "Print",
-    "accuracy", "save_inference_model", "load_inference_model",
+    "accuracy", "save_inference_model", "load_inference_model", "create_global_var",
 ]  # fmt: skip

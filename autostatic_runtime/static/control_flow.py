@@ -454,14 +454,17 @@ def cond(
             )
             tv = _cast_in(tblock, program, tv, wide)
             fv = _cast_in(fblock, program, fv, wide)
-        if tv.dtype != fv.dtype or not same_rank:
+        earlier = program._two_typed.get(tv.name) or program._two_typed.get(fv.name)
+        if tv.dtype != fv.dtype or not same_rank or earlier:
             # one value of two types (Paddle's cond allows it): it holds the taken branch's
             # value when the program runs; returning it is fine, an op reading it is an error
+            # (a value that was one already stays one when a later cond passes it on)
             two_typed.append(len(touts))
             shape = [-1] * len(tv._shape)
             results.append(("var", shape, tv.dtype, tv.stop_gradient and fv.stop_gradient, False))
             described.append(
-                f"a value that is {tv.dtype}{tv.shape} when the condition holds (true branch "
+                earlier
+                or f"a value that is {tv.dtype}{tv.shape} when the condition holds (true branch "
                 f"at {_where(tloc)}) and {fv.dtype}{fv.shape} when it does not ({_where(floc)})"
             )
             touts.append(tv.name)

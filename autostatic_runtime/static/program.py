@@ -377,7 +377,9 @@ class Block:
             dict(attrs or {}),
             location if location is not None else user_location(),
         )
-        two_typed = self.program._two_typed
+        # a cond carries a two-typed value through (an op in a branch that reads it is
+        # checked when appended)
+        two_typed = type != "cond" and self.program._two_typed
         for v in op.inputs:
             if v.__class__ is not Literal and v.block is not self and not self._sees(v):
                 raise _out_of_scope(v, op)

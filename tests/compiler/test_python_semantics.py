@@ -121,6 +121,20 @@ def test_not_to_static_and_builtins_are_returned_as_they_are():
     assert autostatic.convert(len) is len
 
 
+def test_the_code_of_a_not_to_static_function_is_its_own():
+    class Helper:
+        def total(self, x):
+            if x.shape[0] > 1:
+                x = x + 1
+            return x
+
+    helper = Helper()
+    autostatic.not_to_static(helper.total)  # as Paddle's jit.not_to_static(net.sum)
+    code = autostatic.to_static(helper.total).code  # it is traced as written
+    assert "if x.shape[0] > 1:" in code and "convert_ifelse" not in code
+    assert code.startswith("def total(self, x):")
+
+
 def test_to_code_shows_the_tracing_body_and_the_functional_form():
     code = autostatic.to_code(programs.if_elif_else)
     assert "_jst.tracing" not in code and "convert_ifelse" in code

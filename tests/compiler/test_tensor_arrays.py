@@ -531,6 +531,19 @@ def ranks_differ_per_branch(x):
     return picked[0]
 
 
+def ranks_differ_then_replaced_under_another_if(x):
+    picked = []
+    if rt.sum(x) > 0:
+        picked.append(x)
+    else:
+        picked.append(rt.full([1, 2], 9, "int64"))
+    if rt.sum(x) > 1:
+        picked[0] = x * 2  # the other branch passes the two-typed value on
+    kept = picked[0]
+    picked[0] = x + 1
+    return picked[0], kept
+
+
 F3 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.1, 0.2, 0.3], [-2.0, 1.0, 0.5]], "f4")
 
 
@@ -543,13 +556,34 @@ F3 = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5], [0.1, 0.2, 0.3], [-2.0, 1.0,
         (list_in_dict_read_two_back, [(F3,), (F3[:3],)]),
         (reversed_and_reverse, [(F3,), (F3[:2],)]),
         (ranks_differ_per_branch, [(F3[0],), (-F3[0],)]),
+        (ranks_differ_then_replaced_under_another_if, [(F3[0],), (F3[2],), (-F3[0],)]),
     ],
 )
 def test_paddle_array_idioms_match_eager(fn, inputs):
     from tests.idioms.harness import check
 
-    spec = None if fn in (counters_of_shape_one, ranks_differ_per_branch) else "batch"
+    exact = (
+        counters_of_shape_one,
+        ranks_differ_per_branch,
+        ranks_differ_then_replaced_under_another_if,
+    )
+    spec = None if fn in exact else "batch"
     check(fn, inputs, input_spec=spec)
+
+
+def test_a_two_typed_value_passed_on_by_a_later_if_is_still_an_error_for_an_op():
+    def add_after_second_if(x):
+        picked = [x]
+        if rt.sum(x) > 0:
+            picked[0] = rt.full([1, 2], 9, "int64")
+        if rt.sum(x) > 1:
+            picked[0] = x
+        return picked[0] + 1
+
+    with pytest.raises(
+        StaticBuildError, match=r"reads a value that is int64\[1, 2\] when the condition holds"
+    ):
+        autostatic.to_static(add_after_second_if)(rt.to_tensor(F3[0]))
 
 
 def test_an_array_index_of_many_elements_is_a_clear_error():

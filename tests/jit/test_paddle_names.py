@@ -98,3 +98,36 @@ def test_eager_values():
         rt.index_sample(x, rt.zeros([2, 1], "int64"))
     with pytest.raises(rt.ShapeError, match="stride"):
         rt.strided_slice(x, [0], [0], [2], [0])
+
+
+def _global_mask(x):
+    mask = rt.static.create_global_var(shape=[2, 4], value=0, dtype="float32", persistable=True)
+    rt.assign(np.tril(np.ones([2, 4], "float32")), mask)
+    mask.stop_gradient = True
+    return x * mask
+
+
+def test_create_global_var_written_by_assign_eagerly_and_static():
+    x = rt.ones([2, 4])
+    want = _global_mask(x)
+    got = autostatic.to_static(_global_mask)(x)
+    np.testing.assert_array_equal(got.numpy(), np.tril(np.ones([2, 4])))
+    np.testing.assert_array_equal(want.numpy(), got.numpy())
+    assert rt.static.create_global_var([1], 3, "int64", persistable=True).persistable
+
+
+def _video_block(x):
+    conv = rt.nn.Conv3D(2, 3, (2, 1, 1), stride=(2, 1, 1))
+    conv.weight.set_value(np.linspace(-1, 1, 12).reshape(3, 2, 2, 1, 1).astype("float32"))
+    shifted = rt.nn.functional.temporal_shift(x.reshape([-1, 2, 3, 3]), 2, 0.25)
+    one_d = rt.nn.functional.conv1d(x[:, :, 0], rt.ones([3, 2, 3]) / 6, padding=1)
+    return conv(x.reshape([2, 2, 2, 3, 3])), shifted, one_d
+
+
+def test_conv1d_conv3d_temporal_shift_with_an_unknown_batch():
+    x = rt.to_tensor(np.random.default_rng(1).normal(size=(4, 2, 3, 3)).astype("float32"))
+    want = _video_block(x)
+    got = autostatic.to_static(_video_block, input_spec=[InputSpec([None, 2, 3, 3])])(x)
+    for w, g in zip(want, got):
+        assert w.shape == g.shape and w.dtype == g.dtype
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-6)

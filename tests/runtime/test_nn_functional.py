@@ -293,6 +293,78 @@ def test_conv2d_errors_name_op_and_shapes():
         F.conv2d(T(randn(1, 3, 5, 5)), w, T(randn(3)))
 
 
+def conv3d_ref(x, w, stride, pads, dil, groups=1):
+    """conv2d_ref's loops over one more spatial dim (``pads``: one (before, after) per dim)."""
+    n, c, d, h, wd = x.shape
+    o, cg, kd, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), *pads))
+    size = [
+        (s + p0 + p1 - q * (k - 1) - 1) // st + 1
+        for s, (p0, p1), q, k, st in zip((d, h, wd), pads, dil, (kd, kh, kw), stride)
+    ]
+    out = np.zeros((n, o, *size))
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for idx in np.ndindex(*size):
+            window = tuple(
+                slice(i * st, i * st + q * (k - 1) + 1, q)
+                for i, st, q, k in zip(idx, stride, dil, (kd, kh, kw))
+            )
+            patch = xp[(slice(None), slice(g * cg, (g + 1) * cg), *window)]
+            out[(slice(None), oc, *idx)] = (patch * w[oc]).sum(axis=(1, 2, 3, 4))
+    return out
+
+
+def test_conv3d_and_conv1d_match_reference():
+    x, w, b = randn(2, 4, 5, 6, 5), randn(6, 2, 3, 2, 3), randn(6)
+    out = F.conv3d(T(x), T(w), T(b), stride=(2, 1, 2), padding=(1, 0, 1), dilation=(1, 2, 1),
+                   groups=2)  # fmt: skip
+    ref = conv3d_ref(x, w, (2, 1, 2), ((1, 1), (0, 0), (1, 1)), (1, 2, 1), 2)
+    close(out, ref + b[None, :, None, None, None], rtol=1e-10, atol=1e-10)
+    last = F.conv3d(T(x.transpose(0, 2, 3, 4, 1)), T(w), padding="SAME", groups=2,
+                    data_format="NDHWC")  # fmt: skip
+    ref = conv3d_ref(x, w, (1, 1, 1), ((1, 1), (0, 1), (1, 1)), (1, 1, 1), 2)
+    close(last, ref.transpose(0, 2, 3, 4, 1), rtol=1e-10, atol=1e-10)
+    x1, w1 = randn(2, 4, 9), randn(6, 4, 3)
+    ref1 = conv3d_ref(x1[:, :, None, None], w1[:, :, None, None], (1, 1, 2),
+                      ((0, 0), (0, 0), (1, 2)), (1, 1, 2))[:, :, 0, 0]  # fmt: skip
+    close(F.conv1d(T(x1), T(w1), stride=2, padding=[1, 2], dilation=2), ref1, rtol=1e-10)
+    nlc = F.conv1d(T(x1.transpose(0, 2, 1)), T(w1), stride=2, padding=[1, 2], dilation=2,
+                   data_format="NLC")  # fmt: skip
+    close(nlc, ref1.transpose(0, 2, 1), rtol=1e-10)
+
+
+def test_conv_layers_of_one_and_three_dims():
+    conv1 = rt.nn.Conv1D(4, 6, 3, padding=1, groups=2)
+    conv3 = rt.nn.Conv3D(4, 6, (3, 1, 1), stride=(2, 1, 1), bias_attr=False)
+    assert conv1.weight.shape == [6, 2, 3] and conv3.weight.shape == [6, 4, 3, 1, 1]
+    assert conv3.bias is None and "stride=[2, 1, 1]" in repr(conv3)
+    assert conv1(rt.randn([2, 4, 7])).shape == [2, 6, 7]
+    assert conv3(rt.randn([2, 4, 5, 3, 3])).shape == [2, 6, 2, 3, 3]
+    with pytest.raises(ValueError, match="Conv3D: kernel_size must be an int or 3 ints"):
+        rt.nn.Conv3D(4, 6, (3, 3))
+
+
+def temporal_shift_ref(x, seg_num, ratio):
+    """Each clip of ``seg_num`` frames padded with a zero frame at both ends, then channel
+    group 1 read one frame back, group 2 one frame ahead."""
+    n, c, h, w = x.shape
+    clips = np.pad(x.reshape(-1, seg_num, c, h, w), ((0, 0), (1, 1), (0, 0), (0, 0), (0, 0)))
+    c1, c2 = int(c * ratio), int(c * 2 * ratio)
+    out = clips[:, 1:-1].copy()
+    out[:, :, :c1] = clips[:, :-2, :c1]
+    out[:, :, c1:c2] = clips[:, 2:, c1:c2]
+    return out.reshape(n, c, h, w)
+
+
+def test_temporal_shift_matches_reference_in_both_layouts():
+    x = randn(6, 8, 2, 3)
+    close(F.temporal_shift(T(x), 3, 0.25), temporal_shift_ref(x, 3, 0.25))
+    last = F.temporal_shift(T(x.transpose(0, 2, 3, 1)), 2, 1 / 8, data_format="NHWC")
+    close(last, temporal_shift_ref(x, 2, 1 / 8).transpose(0, 2, 3, 1))
+
+
 def test_conv2d_small_cnn_is_vectorized():
     x = rt.randn([32, 1, 28, 28])
     w = rt.randn([8, 1, 3, 3])

@@ -1,7 +1,8 @@
-"""Convolution layers (Paddle 2.x ``paddle.nn.Conv2D``).
+"""Convolution layers (Paddle 2.x ``paddle.nn.Conv1D``, ``Conv2D``, ``Conv3D``).
 
-The weight has shape ``[out_channels, in_channels // groups, kh, kw]``; Paddle's default
-initialization is ``Normal(0, sqrt(2 / (kh * kw * in_channels)))`` for it and zeros for the bias.
+The weight has shape ``[out_channels, in_channels // groups, *kernel]``; Paddle's default
+initialization is ``Normal(0, sqrt(2 / (prod(kernel) * in_channels)))`` for it and zeros for
+the bias.
 """
 
 from __future__ import annotations
@@ -14,32 +15,35 @@ from autostatic_runtime.nn import functional as F
 from autostatic_runtime.nn.initializer import Normal
 from autostatic_runtime.nn.layer.layers import Layer
 
-__all__ = ["Conv2D"]
+__all__ = ["Conv1D", "Conv2D", "Conv3D"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _pair(value: Any, what: str) -> list[int]:
+def _pair(value: Any, what: str, n: int = 2, layer: str = "Conv2D") -> list[int]:
     if isinstance(value, int):
-        return [value, value]
+        return [value] * n
     out = [int(v) for v in value]
-    if len(out) != 2:
-        raise ValueError(f"Conv2D: {what} must be an int or 2 ints, got {value!r}")
+    if len(out) != n:
+        raise ValueError(f"{layer}: {what} must be an int or {n} ints, got {value!r}")
     return out
 
 
-class Conv2D(Layer):
-    """2-D convolution over NCHW (or NHWC) input.
+class _ConvNd(Layer):
+    """N-D convolution over channel-first (or channel-last) input; subclasses say N.
 
     Args:
         in_channels, out_channels: channel counts.
-        kernel_size, stride, dilation: an int or (h, w).
-        padding: an int, (h, w), 4 ints, pairs, 'SAME' or 'VALID' (as ``F.conv2d``).
+        kernel_size, stride, dilation: an int or one per spatial dim.
+        padding: an int, one per dim, a (before, after) pair per dim, 'SAME' or 'VALID'.
         groups: split the channels into groups (``in_channels`` divisible by it).
         padding_mode: 'zeros', or 'reflect'/'replicate'/'circular' (then ``padding`` is an int).
         weight_attr, bias_attr: ParamAttr; ``bias_attr=False`` means no bias.
-        data_format: 'NCHW' or 'NHWC'.
+        data_format: channels first ('NCL', 'NCHW', 'NCDHW') or last.
     """
+
+    _DIMS = 2
+    _FORMATS = ("NCHW", "NHWC")
 
     def __init__(
         self,
@@ -53,28 +57,34 @@ class Conv2D(Layer):
         padding_mode: str = "zeros",
         weight_attr: Any = None,
         bias_attr: Any = None,
-        data_format: str = "NCHW",
+        data_format: str | None = None,
     ):
         super().__init__(dtype=dtypes.get_default_dtype())
+        name, dims = type(self).__name__, self._DIMS
+        data_format = data_format or self._FORMATS[0]
         if weight_attr is False:
-            raise ValueError("Conv2D: weight_attr cannot be False")
+            raise ValueError(f"{name}: weight_attr cannot be False")
         if padding_mode not in _PADDING_MODES:
             raise ValueError(
-                f"Conv2D: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}"
+                f"{name}: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}"
             )
         if padding_mode != "zeros" and not isinstance(padding, int):
-            raise TypeError(f"Conv2D: padding must be an int when padding_mode is {padding_mode!r}")
+            raise TypeError(f"{name}: padding must be an int when padding_mode is {padding_mode!r}")
         if in_channels % groups:
             raise ValueError(
-                f"Conv2D: in_channels ({in_channels}) must be divisible by groups ({groups})"
+                f"{name}: in_channels ({in_channels}) must be divisible by groups ({groups})"
             )
-        if data_format not in ("NCHW", "NHWC"):
-            raise ValueError(f"Conv2D: data_format must be 'NCHW' or 'NHWC', got {data_format!r}")
+        if data_format not in self._FORMATS:
+            raise ValueError(
+                f"{name}: data_format must be {' or '.join(map(repr, self._FORMATS))}, "
+                f"got {data_format!r}"
+            )
         self._in_channels, self._out_channels, self._groups = in_channels, out_channels, groups
-        self._kernel_size = _pair(kernel_size, "kernel_size")
-        self._stride, self._dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+        self._kernel_size = _pair(kernel_size, "kernel_size", dims, name)
+        self._stride = _pair(stride, "stride", dims, name)
+        self._dilation = _pair(dilation, "dilation", dims, name)
         self._padding, self._padding_mode, self._data_format = padding, padding_mode, data_format
-        std = math.sqrt(2.0 / (self._kernel_size[0] * self._kernel_size[1] * in_channels))
+        std = math.sqrt(2.0 / (math.prod(self._kernel_size) * in_channels))
         self.weight = self.create_parameter(
             [out_channels, in_channels // groups, *self._kernel_size],
             attr=weight_attr,
@@ -82,12 +92,42 @@ class Conv2D(Layer):
         )
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
+    def _convolve(self, x: Any, padding: Any) -> Any:
+        raise NotImplementedError
+
     def forward(self, x: Any) -> Any:
         padding = self._padding
         if self._padding_mode != "zeros":
             p = self._padding
-            x = F.pad(x, [p, p, p, p], mode=self._padding_mode, data_format=self._data_format)
+            x = F.pad(x, [p] * (2 * self._DIMS), mode=self._padding_mode,
+                      data_format=self._data_format)  # fmt: skip
             padding = 0
+        return self._convolve(x, padding)
+
+    def extra_repr(self) -> str:
+        out = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"
+        if self._stride != [1] * self._DIMS:
+            out += f", stride={self._stride}"
+        if self._padding != 0:
+            out += f", padding={self._padding}"
+        if self._padding_mode != "zeros":
+            out += f", padding_mode={self._padding_mode}"
+        if self._dilation != [1] * self._DIMS:
+            out += f", dilation={self._dilation}"
+        if self._groups != 1:
+            out += f", groups={self._groups}"
+        return out + f", data_format={self._data_format}"
+
+
+class Conv2D(_ConvNd):
+    """2-D convolution over NCHW (or NHWC) input (``padding`` as ``F.conv2d`` takes it).
+
+    Args: in/out channels, ``kernel_size``/``stride``/``dilation`` (an int or one per spatial
+    dim), ``padding``, ``groups``, ``padding_mode`` ('zeros', 'reflect', 'replicate',
+    'circular'), ``weight_attr``/``bias_attr`` (``bias_attr=False``: no bias), ``data_format``.
+    """
+
+    def _convolve(self, x: Any, padding: Any) -> Any:
         return F.conv2d(
             x,
             self.weight,
@@ -99,16 +139,24 @@ class Conv2D(Layer):
             data_format=self._data_format,
         )
 
-    def extra_repr(self) -> str:
-        out = f"{self._in_channels}, {self._out_channels}, kernel_size={self._kernel_size}"
-        if self._stride != [1, 1]:
-            out += f", stride={self._stride}"
-        if self._padding != 0:
-            out += f", padding={self._padding}"
-        if self._padding_mode != "zeros":
-            out += f", padding_mode={self._padding_mode}"
-        if self._dilation != [1, 1]:
-            out += f", dilation={self._dilation}"
-        if self._groups != 1:
-            out += f", groups={self._groups}"
-        return out + f", data_format={self._data_format}"
+
+class Conv1D(_ConvNd):
+    """1-D convolution over NCL (or NLC) input; arguments as Conv2D's, one per dim."""
+
+    _DIMS = 1
+    _FORMATS = ("NCL", "NLC")
+
+    def _convolve(self, x: Any, padding: Any) -> Any:
+        return F.conv1d(x, self.weight, self.bias, self._stride, padding, self._dilation,
+                        self._groups, self._data_format)  # fmt: skip
+
+
+class Conv3D(_ConvNd):
+    """3-D convolution over NCDHW (or NDHWC) input; arguments as Conv2D's, one per dim."""
+
+    _DIMS = 3
+    _FORMATS = ("NCDHW", "NDHWC")
+
+    def _convolve(self, x: Any, padding: Any) -> Any:
+        return F.conv3d(x, self.weight, self.bias, self._stride, padding, self._dilation,
+                        self._groups, self._data_format)  # fmt: skip

@@ -160,6 +160,24 @@ _CONV = [
         [F(1, 3, 3, 2), F(2, 2, 2, 2), F(1, 4, 4, 2, grad=False)],
         name="conv2d_grad_nhwc",
     ),
+    S(  # conv1d, conv3d and temporal_shift are made of conv2d and tensor ops
+        "conv2d",
+        lambda x, w, b: Fn.conv1d(x, w, b, stride=2, padding=[1, 0], dilation=2),
+        [F(2, 2, 7), F(3, 2, 2), F(3)],
+        name="conv1d_stride_dilation_bias",
+    ),
+    S(
+        "conv2d",
+        lambda x, w, b: Fn.conv3d(x, w, b, stride=(2, 1, 1), padding=1, groups=2),
+        [F(1, 4, 4, 3, 3), F(2, 2, 2, 2, 2), F(2)],
+        name="conv3d_stride_groups_bias",
+    ),
+    S(
+        "concat",
+        lambda x: Fn.temporal_shift(x, 2, 0.25),
+        [F(4, 4, 2, 1)],
+        name="temporal_shift",
+    ),
 ]
 
 _POOL = [
