@@ -128,7 +128,8 @@ _COPY_LIMIT = 40  # nodes of both arms: copied for an inline Python path up to t
 
 
 def _size(node: gast.AST) -> int:
-    return sum(1 for _ in gast.walk(node))
+    """The nodes of ``node`` as ``ast.walk`` counts them (context nodes too)."""
+    return sum(2 if isinstance(sub.__dict__.get("ctx"), gast.AST) else 1 for sub in walk(node))
 
 
 def _binds(node: gast.AST, temporaries: set) -> bool:
