@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.errors import AutostaticError, StaticBuildError
 from autostatic_runtime.static.program import Variable
 
 
@@ -169,8 +169,10 @@ def initialize_from_body(
     if isinstance(out, Exception):
         if not unset:
             return tuple(values), []  # the loop's own trace reports it
-        if isinstance(out, StaticBuildError):
-            raise out
+        if isinstance(out, StaticBuildError) or (
+            isinstance(out, AutostaticError) and "undefined" not in str(out).lower()
+        ):
+            raise out  # an error of the body itself (an op's, at its line), not of 'v'
         raise StaticBuildError(
             f"loop must iterate at least once to initialize '{names[unset[0]]}' (this "
             f"tensor-dependent loop uses it before it is set: {type(out).__name__}: {out}); "
