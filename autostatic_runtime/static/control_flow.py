@@ -72,15 +72,27 @@ def flatten(value: Any) -> tuple[list, Any]:
 
 
 def _is_record(value: Any) -> bool:
-    """A dataclass instance, or a plain object whose attributes hold tensors (not a layer,
-    tensor, module or class): control flow carries it attribute by attribute."""
+    """A dataclass instance, or a plain object whose attributes hold tensors (or lists,
+    tuples and dicts of them; not a layer, tensor, module or class): control flow carries it
+    attribute by attribute."""
     if isinstance(value, (TensorLike, type)) or not hasattr(value, "__dict__"):
         return False
     if type(value).__module__ in ("builtins", "types") or callable(value):
         return False
     if dataclasses.is_dataclass(value):
         return True
-    return any(isinstance(v, TensorLike) for v in vars(value).values())
+    return any(_holds_tensor(v) for v in vars(value).values())
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, TensorLike):
+        return True
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return any(isinstance(v, TensorLike) for v in value)
+    if kind is dict:
+        return any(isinstance(v, TensorLike) for v in value.values())
+    return False
 
 
 def unflatten(structure: Any, leaves: list) -> Any:
