@@ -20,6 +20,7 @@ from typing import Any
 
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import StaticBuildError, user_location
+from autostatic_runtime.mode import in_dynamic_mode
 from autostatic_runtime.static.program import Parameter, Variable
 from autostatic_runtime.static.tensor_array import TensorArray
 from autostatic_runtime.tensor import Tensor, TensorLike
@@ -56,10 +57,13 @@ def convert_assert(cond: Any, message: Any = _NO_MESSAGE, source: str = "") -> b
 
 
 def convert_print(*args: Any, **kwargs: Any) -> None:
-    """``print(*args, sep=..., end=..., file=..., flush=...)``; when an argument is symbolic,
-    a ``print`` op that prints the line each time the program runs (tensors show their values
-    then, everything else is formatted now). ``file`` must then be stdout or stderr."""
-    if not any(isinstance(a, Variable) for a in args) or not _PRINT_KEYWORDS.issuperset(kwargs):
+    """``print(*args, sep=..., end=..., file=..., flush=...)``; while a program is being
+    built, a ``print`` op that prints the line each time the program runs (tensors show their
+    values then, everything else is formatted now), so lines keep eager order, a tensor
+    branch prints only when taken and a loop body at each iteration. ``file`` must then be
+    stdout or stderr (a line of Python values to another file prints now)."""
+    symbolic = any(isinstance(a, Variable) for a in args)
+    if not (symbolic or not in_dynamic_mode()) or not _PRINT_KEYWORDS.issuperset(kwargs):
         builtins.print(*args, **kwargs)
         return
     sep, end = kwargs.get("sep"), kwargs.get("end")
@@ -71,6 +75,9 @@ def convert_print(*args: Any, **kwargs: Any) -> None:
         stream = "stdout"
     elif target is sys.stderr:
         stream = "stderr"
+    elif not symbolic:
+        builtins.print(*args, **kwargs)
+        return
     else:
         raise StaticBuildError(
             "print() of a symbolic tensor prints when the program runs, so it can only print "

@@ -271,7 +271,7 @@ def convert_ifelse(
     attrs_seen: dict = {}  # label -> the held attributes' values a branch left: {k: value}
     try:
         try:
-            outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+            outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"), None, names)
         except StaticBuildError:
             _check_entries(seen, location)
             pads.update(_one_sided_entries(attrs_seen))
@@ -293,7 +293,7 @@ def convert_ifelse(
             shared += lists
             copied = [c for c in copied if c not in lists and c not in unread]
             try:
-                outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"))
+                outs = cond(pred, branch(true_fn, "true"), branch(false_fn, "else"), None, names)
             except StaticBuildError:
                 _check_entries(seen, location)
                 raise

@@ -29,11 +29,14 @@ def _dtype(dtype: Any, default: dtypes.DType | None = None) -> dtypes.DType:
 def _known_dim(d: Any) -> int:
     """An int dim; a traced ``shape(x)[i]`` whose value is known while building counts."""
     if isinstance(d, TensorLike) and not isinstance(d, Tensor):
-        from autostatic_runtime.ops.manipulation import _static_dim
+        from autostatic_runtime.ops.manipulation import _int, _static_dim
 
-        dim = _static_dim(getattr(d, "op", None))
+        const = getattr(d, "op", None)
+        dim = _static_dim(const)
         if dim is not None and dim >= 0:
             return dim
+        if const is not None and const.type in ("assign_value", "fill_constant"):
+            return _int(d)  # a traced constant (a loop's start value): its recorded value
     return int(d)
 
 

@@ -28,7 +28,8 @@ class Census:
     chained: bool  # a chained comparison (``a < b < c``)
     closures: bool  # a nested function, lambda, class or generator expression
     yields: bool  # a ``yield``, ``yield from`` or ``await`` (in it or a nested scope)
-    item_stores: bool = True  # a subscript stored or deleted (``d[k] = v``, ``del x[i]``)
+    item_stores: bool = True  # a subscript stored or deleted (``d[k] = v``, ``del x[i]``,
+    #   ``d[k].a = v``)
     asserts: bool = True  # an ``assert`` statement
 
     @classmethod
@@ -58,6 +59,8 @@ class Census:
                 pass
             elif role is _ATTRIBUTE:
                 attrs.add(values["attr"])
+                if values["ctx"].__class__ is not gast.Load and not item_stores:
+                    item_stores = _on_item(values["value"])  # d[k].a = v changes d
             elif role is _SUBSCRIPT:
                 item_stores = item_stores or values["ctx"].__class__ is not gast.Load
             elif role is _COMPARE:
@@ -94,6 +97,12 @@ class Census:
                 elif isinstance(value, _AST):
                     push(value)
         return cls(names, attrs, bound, chained, closures, yields, item_stores, asserts)
+
+
+def _on_item(node: gast.expr) -> bool:
+    while node.__class__ is gast.Attribute:
+        node = node.value
+    return node.__class__ is gast.Subscript
 
 
 _AST = gast.AST

@@ -109,6 +109,8 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
                 target = func.value
         elif kind is gast.AugAssign and values["target"].__class__ is gast.Subscript:
             target = values["target"].value
+        elif role is _ATTRIBUTE and values["ctx"].__class__ is not gast.Load:
+            target = _held_object(values["value"])  # d["k"].x = v changes what d holds
         while target.__class__ is gast.Subscript:  # d["k"].append(v), d["a"]["b"] = v: d
             target = target.value
         if target is not None:
@@ -129,6 +131,14 @@ def _walk(stmt: gast.AST) -> tuple[tuple, tuple]:
     return result
 
 
+def _held_object(node: gast.expr) -> gast.expr | None:
+    """The subscript in ``node``'s chain of attributes (``d["k"]`` of ``d["k"].a``), else
+    None: an attribute set on an object held in a container changes the container."""
+    while node.__class__ is gast.Attribute:
+        node = node.value
+    return node if node.__class__ is gast.Subscript else None
+
+
 def _dotted(node: gast.expr) -> str | None:
     """``a.b.c`` for a chain of attributes on a name, else None."""
     parts = []
@@ -141,6 +151,7 @@ def _dotted(node: gast.expr) -> str | None:
 
 
 _OTHER, _SCOPE, _STATEMENT, _SUBSCRIPT, _CALL = "other", "scope", "statement", "subscript", "call"
+_ATTRIBUTE = "attribute"
 _how: dict = {}  # node class -> (its role in the walk, its node fields reversed)
 _LEAVES = {gast.Name, gast.Constant}  # nothing under them to find (a parameter's annotation
 #   is in a signature: a scope, not walked)
@@ -155,6 +166,8 @@ def _kind(kind: type) -> tuple:
         role = _SUBSCRIPT
     elif kind is gast.Call:
         role = _CALL
+    elif kind is gast.Attribute:
+        role = _ATTRIBUTE
     else:
         role = _OTHER
     return role, tuple(reversed(node_fields(kind)))

@@ -193,6 +193,10 @@ def print_values(
     parts = tuple(None if isinstance(a, TensorLike) else str(a) for a in args)
     if stream not in _STREAMS:
         raise ValueError(f"stream must be one of {_STREAMS}, got {stream!r}")
+    if not tensors:  # a line of Python values: the op passes a constant through
+        from autostatic_runtime.creation import full
+
+        tensors = [full([], False, "bool")]
     return PrintOp(
         *tensors, parts=parts, sep=sep, end=end, file=stream, flush=bool(flush), side_effect=True
     )

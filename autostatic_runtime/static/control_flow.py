@@ -72,15 +72,27 @@ def flatten(value: Any) -> tuple[list, Any]:
 
 
 def _is_record(value: Any) -> bool:
-    """A dataclass instance, or a plain object whose attributes hold tensors (not a layer,
-    tensor, module or class): control flow carries it attribute by attribute."""
+    """A dataclass instance, or a plain object whose attributes hold tensors (or lists,
+    tuples and dicts of them; not a layer, tensor, module or class): control flow carries it
+    attribute by attribute."""
     if isinstance(value, (TensorLike, type)) or not hasattr(value, "__dict__"):
         return False
     if type(value).__module__ in ("builtins", "types") or callable(value):
         return False
     if dataclasses.is_dataclass(value):
         return True
-    return any(isinstance(v, TensorLike) for v in vars(value).values())
+    return any(_holds_tensor(v) for v in vars(value).values())
+
+
+def _holds_tensor(value: Any) -> bool:
+    if isinstance(value, TensorLike):
+        return True
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return any(isinstance(v, TensorLike) for v in value)
+    if kind is dict:
+        return any(isinstance(v, TensorLike) for v in value.values())
+    return False
 
 
 def unflatten(structure: Any, leaves: list) -> Any:
@@ -171,6 +183,32 @@ def _kind(value: Any) -> str:
         kind = "class" if isinstance(value, type) else "function"
         return f"the {kind} {value.__name__!r}"
     return f"{type(value).__name__} {repr(value)[:40]}"
+
+
+def _leaf_name(structure: Any, names: Any, index: int) -> str | None:
+    """The name (of ``names``, one per part of a tuple ``structure``) whose value holds leaf
+    ``index``: ``'y'``, or "the return value" for the early-return lowering's value."""
+    if not names or not structure or structure[0] is not tuple:
+        return None
+    parts = structure[1]
+    if len(parts) != len(names):
+        return None
+    first = 0
+    for name, part in zip(names, parts):
+        first += _count_leaves(part)
+        if index < first:
+            return "the return value" if name.startswith("__retval") else f"{name!r}"
+    return None
+
+
+def _count_leaves(structure: Any) -> int:
+    if structure is None:
+        return 1
+    if structure[0] is dict or structure[0] == "object":
+        return sum(_count_leaves(p) for _, p in structure[-1])
+    if structure[0] == "tensor_array":
+        return 1
+    return sum(_count_leaves(p) for p in structure[-1])
 
 
 def _where(loc: tuple | None) -> str:
@@ -429,12 +467,14 @@ def cond(
             if t is f or (type(t) is type(f) and t == f):
                 results.append(("const", t))
                 continue
-        for value, other in ((t, f), (f, t)):
+        for value in (t, f):
             if not isinstance(value, (TensorLike, bool, int, float)):
+                what = _leaf_name(tstruct, return_names, i) or f"output {i}"
+                sides = f"{_kind(t)} in the true branch and {_kind(f)} in the false branch"
+                if tloc or floc:
+                    sides += f" (true branch: {_where(tloc)}, false branch: {_where(floc)})"
                 raise StaticBuildError(
-                    f"cond: output {i} is {_kind(value)} in one branch but {_kind(other)} in "
-                    f"the other (true branch: {_where(tloc)}, "
-                    f"false branch: {_where(floc)}); a tensor-dependent branch must give "
+                    f"cond: {what} is {sides}; a tensor-dependent branch must give "
                     "tensors or numbers on both sides (and a function must return a tensor "
                     "on every path)",
                     user_location(),

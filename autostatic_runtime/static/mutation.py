@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.errors import AutostaticError, StaticBuildError
 from autostatic_runtime.static.program import Variable
 
 
@@ -26,8 +26,9 @@ def copyable(value: Any) -> bool:
 
 
 def copy_container(value: Any, depth: int = 0) -> Any:
-    """A copy of a list or dict (and of the lists and dicts in it, so a branch that appends
-    to ``d["k"]`` changes its own copy), an alias of a (non-persistable) Variable."""
+    """A copy of a list or dict (and of the lists, dicts and records in it, so a branch that
+    appends to ``d["k"]`` or sets ``d["k"].x`` changes its own copy), an alias of a
+    (non-persistable) Variable."""
     kind = type(value)
     if kind is list:
         return [_nested_copy(v, depth) for v in value]
@@ -42,7 +43,17 @@ def _nested_copy(value: Any, depth: int) -> Any:
     kind = type(value)
     if (kind is list or kind is dict) and depth < 4:
         return copy_container(value, depth + 1)
+    if depth < 4 and _record(value):  # an object of tensors held in it: its own fields
+        copy = kind.__new__(kind)
+        copy.__dict__.update((k, _nested_copy(v, depth + 1)) for k, v in vars(value).items())
+        return copy
     return value
+
+
+def _record(value: Any) -> bool:
+    from autostatic_runtime.static.control_flow import _is_record
+
+    return _is_record(value)
 
 
 def write_back(original: Any, merged: Any) -> Any:
@@ -69,6 +80,10 @@ def write_back(original: Any, merged: Any) -> Any:
 def _nested_write_back(original: Any, merged: Any) -> Any:
     if type(original) in (list, dict) and type(merged) is type(original):
         return write_back(original, merged)
+    if type(merged) is type(original) and _record(original) and merged is not original:
+        for k, v in vars(merged).items():  # the object keeps its identity
+            setattr(original, k, _nested_write_back(getattr(original, k, None), v))
+        return original
     if type(original).__name__ == "TensorArray":
         return original  # shared by the branches: its own log merged what they did
     return merged
@@ -169,8 +184,10 @@ def initialize_from_body(
     if isinstance(out, Exception):
         if not unset:
             return tuple(values), []  # the loop's own trace reports it
-        if isinstance(out, StaticBuildError):
-            raise out
+        if isinstance(out, StaticBuildError) or (
+            isinstance(out, AutostaticError) and "undefined" not in str(out).lower()
+        ):
+            raise out  # an error of the body itself (an op's, at its line), not of 'v'
         raise StaticBuildError(
             f"loop must iterate at least once to initialize '{names[unset[0]]}' (this "
             f"tensor-dependent loop uses it before it is set: {type(out).__name__}: {out}); "
@@ -286,4 +303,10 @@ def _placeholder(block, program, value: Any, like_fn) -> Any:
         return False
     if isinstance(value, (int, float)):
         return type(value)(0)
+    if _record(value):  # an object of tensors first made in the loop: its fields' placeholders
+        new = type(value).__new__(type(value))
+        new.__dict__.update(
+            (k, _placeholder(block, program, v, like_fn)) for k, v in vars(value).items()
+        )
+        return new
     return like_fn(block, program, value)

@@ -146,11 +146,40 @@ def prints_in_branch(x):
 
 def test_print_in_a_branch_prints_when_the_branch_runs(capsys):
     main, outs = trace(prints_in_branch, np.ones(2, np.float32))
-    assert capsys.readouterr().err == "always\n"  # a Python value prints while building
+    assert capsys.readouterr().err == ""  # a line of Python values prints when it runs too
     run(main, [], np.array([1.0, 2.0], np.float32))  # nothing fetched: the cond stays
-    assert "positive" in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert "positive" in printed.out and printed.err == "always\n"
     run(main, outs, np.array([-1.0, -2.0], np.float32))
+    printed = capsys.readouterr()
+    assert printed.out == "" and printed.err == "always\n"
+
+
+def prints_python_values(x, n=3):
+    print("x is", x)
+    print("n is", n)  # Python values only
+    if x.sum() > 0:
+        print("positive")
+    else:
+        print("not positive")
+    i = 0
+    while i < x.sum():
+        print("step")
+        i += 1
+    return x
+
+
+def test_a_print_of_python_values_prints_in_eager_order_each_run(capsys):
+    """A print of Python values only is a print op too: before, it printed once while the
+    program was built (before every line of the tensors' prints, both branches of a tensor
+    ``if``, one iteration of a tensor loop) and never when the program ran again."""
+    main, outs = trace(prints_python_values, np.ones(2, np.float32))
     assert capsys.readouterr().out == ""
+    for a in (np.array([1.0, 1.0], np.float32), np.array([-1.0, 0.0], np.float32)):
+        run(main, outs, a)
+        static_out = capsys.readouterr().out
+        prints_python_values(rt.to_tensor(a))
+        assert static_out == capsys.readouterr().out
 
 
 def prints_to_file(x, buf):

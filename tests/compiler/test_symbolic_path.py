@@ -12,7 +12,7 @@ import autostatic
 import autostatic_runtime as paddle
 import autostatic_runtime as rt
 from autostatic_runtime import static
-from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.errors import ShapeError, StaticBuildError
 
 
 def trace(fn, *arrays):
@@ -649,3 +649,17 @@ def test_what_a_tensor_loop_of_no_iterations_leaves_unset_raises_pythons_error()
         first_set(rt.zeros([0]))
     with pytest.raises(UnboundLocalError, match="local variable 'last'"):
         sf(rt.zeros([0]))
+
+
+def test_an_op_error_typing_a_variable_first_set_in_a_tensor_loop_is_that_error():
+    def zeros_of_runtime_rank(n):
+        i = 0
+        while i < n:
+            v = rt.zeros(rt.arange(i))  # the rank would change with i
+            i += 1
+        return v
+
+    sf = autostatic.to_static(zeros_of_runtime_rank)
+    with pytest.raises(ShapeError, match="a shape tensor must be 1-D") as info:
+        sf(rt.to_tensor(2))  # before: "loop must iterate at least once to initialize 'v'"
+    assert f"{__file__}:{zeros_of_runtime_rank.__code__.co_firstlineno + 3}" in str(info.value)

@@ -330,6 +330,35 @@ def dict_entry_in_one_tensor_branch(x):
     return out
 
 
+class Slot:
+    def __init__(self, value):
+        self.value = value
+
+
+def object_in_dict_updated_in_tensor_if_in_while(x):
+    state = {"best": Slot(rt.sum(x) * 0)}
+    k = rt.to_tensor(0)
+    while k < 3:
+        if rt.sum(x) * k > 1:
+            state["best"].value += rt.max(x)  # an object reached through the dict
+        k += 1
+    return state["best"].value
+
+
+class Buffer:
+    def __init__(self, row):
+        self.rows = [row]
+
+
+def object_holding_a_list_first_made_in_tensor_loop(x):
+    k = rt.to_tensor(0)
+    while k < rt.shape(x)[0]:
+        buf = Buffer(x[k])  # first made inside the loop, its list read after it
+        buf.rows[0] = buf.rows[0] * 2
+        k += 1
+    return buf.rows[0]
+
+
 M1 = rand(3, 3, seed=21, low=-0.2, high=1.0)
 M2 = rand(3, 3, seed=22, low=-1.0, high=0.2)
 V1 = arr(0.5, -1.0, 2.0)
@@ -367,6 +396,9 @@ CASES = [
     case(list_in_dict_appended_in_one_branch, [(V1,), (V2,)], kind="3"),
     case(list_in_dict_appended_in_both_branches, [(V1,), (V2,)], kind="3"),
     case(nested_dict_entry_in_both_branches, [(V1,), (V2,)], kind="3"),
+    case(object_in_dict_updated_in_tensor_if_in_while, [(V1,), (V2,)], kind="3"),
+    case(object_holding_a_list_first_made_in_tensor_loop, [(M1,), (M2[:2],)], kind="3",
+         input_spec="batch"),
     case(dict_entry_in_one_tensor_branch, [(V1,)], kind="3",
          error=r"'out\['pos'\]' is set in only one branch .* initialized in the else branch"),
 ]

@@ -405,6 +405,14 @@ def counter_or_int32_value_chosen_by_tensor_if(x):
             pick = rt.cast(rt.sum(row) * 0, "int32")
     return pick
 
+def zeros_sized_by_python_counter_first_set_in_loop(x):
+    i = 0
+    while i < rt.shape(x)[0]:
+        pad = rt.zeros([1, i, 2])  # the counter's start value is a constant while typing it
+        i += 1
+    return pad + rt.sum(x)
+
+
 M1 = rand(4, 3, seed=41, low=-1.0, high=1.0)
 M2 = rand(2, 3, seed=42, low=-1.0, high=0.5)
 SQ = rand(3, 3, seed=43)
@@ -428,6 +436,8 @@ CASES = [
     case(first_bound_in_loop_inside_tensor_if, [(M1 + 1,), (M2 - 1,)], kind="5",
          input_spec="batch"),
     case(first_bound_in_inner_while_of_for, [(M1,), (M2,)], kind="5", input_spec="batch"),
+    case(zeros_sized_by_python_counter_first_set_in_loop, [(M1,), (M2,)], kind="5",
+         input_spec="batch"),
     case(digits_into_int32_number, [(DIG,), (DIG[:2],)], kind="10", input_spec="batch"),
     case(python_zero_accumulates_floats, [(M1,), (M2,)], kind="10", input_spec="batch"),
     case(python_float_start_then_maximum, [(M1,), (M2,)], kind="10", input_spec="batch"),

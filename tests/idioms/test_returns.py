@@ -156,6 +156,13 @@ def return_in_finally_after_a_tensor_loop(x):
     return total
 
 
+def variable_set_to_none_in_one_tensor_branch(x):
+    scale = 2
+    if rt.sum(x) > 0:
+        scale = None  # a number on the other side
+    return x, scale
+
+
 P = rand(3, 3, seed=5, low=0.1, high=1.0)
 N = rand(3, 3, seed=6, low=-1.0, high=-0.1)
 M = rand(3, 3, seed=7, low=-0.5, high=0.6)
@@ -179,7 +186,10 @@ CASES = [
     case(EarlyExitLayer(), [(P,), (N,), (M,)], kind="2", id="early_exit_layer"),
     case(return_three_deep, [(BIG,), (P * 0.5,), (N,), (N * 9,)], kind="2"),
     case(return_only_in_else, [(P,), (N,)], kind="2"),
-    case(return_none_on_one_path, [(P,)], kind="2", error="return a tensor on every path"),
+    case(return_none_on_one_path, [(P,)], kind="2",
+         error="the return value is a tensor in the true branch and NoneType None in the false"),
+    case(variable_set_to_none_in_one_tensor_branch, [(P,)], kind="2",
+         error="'scale' is NoneType None in the true branch and int 2 in the false branch"),
     # a Python string chosen by a tensor condition has no static form: a clear error
     case(return_label_string_chosen_by_tensor, [(P,)], kind="2",
          error=r"\bstr\b|string|'positive'"),
