@@ -111,17 +111,17 @@ class JaxBackend(Backend):
         return x[key]
 
     def setitem(self, x, key, value):
-        return x.at[key].set(value)
+        return self.ns.asarray(x).at[key].set(value)  # (x may be a folded NumPy constant)
 
     def update(self, x, key, value):
-        return x.at[key].set(value)
+        return self.ns.asarray(x).at[key].set(value)
 
     def index_put(self, shape, dtype, key, values):
         return self.ns.zeros(shape, dtype=dtype).at[key].add(values)  # repeats accumulate
 
     def index_add(self, x, axis, index, values):
         key = (slice(None),) * (axis % x.ndim) + (self.ns.reshape(index, (-1,)),)
-        return x.at[key].add(values)
+        return self.ns.asarray(x).at[key].add(values)
 
 
 def _on_cpu(array) -> bool:

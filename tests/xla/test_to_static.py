@@ -505,3 +505,19 @@ def test_fused_steps_give_the_default_executors_gradients_as_arrays_the_user_own
         owned(nets[1])
     for p, q in zip(*(net.parameters() for net in nets), strict=True):
         np.testing.assert_allclose(q.numpy(), p.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_an_item_set_in_a_constant_from_an_input_compiles_with_xla():
+    """``pads = rt.zeros([4]); pads[3] = h // 2``: the zeros are a constant folded to a NumPy
+    array, the item set into it a JAX value (the XLA compiler gave up on ``set_value``)."""
+
+    def f(x, h):
+        pads = rt.zeros([4], dtype="int32")
+        pads[3] = h // 2
+        return x + rt.cast(pads, "float32")
+
+    x, h = rt.ones([4]), rt.full([1], 6, dtype="int32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", XlaFallbackWarning)
+        out = autostatic.to_static(f, backend="xla")(x, h)
+    np.testing.assert_array_equal(out.numpy(), f(x, h).numpy())
