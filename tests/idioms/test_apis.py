@@ -98,6 +98,13 @@ def not_to_static_bound_method(x):
     return h
 
 
+def pad_by_amounts_set_from_input_tensors(x, h, w):
+    pads = rt.zeros([4], dtype="int32")  # Paddle's setitem idiom: amounts known at run time
+    pads[3] = h // 2
+    pads[1] = w // 2
+    return F.pad(x, pads, mode="reflect", data_format="NHWC") * 2
+
+
 class Scorer(rt.nn.Layer):
     def __init__(self):
         super().__init__()
@@ -180,6 +187,7 @@ LAB = np.array([[0], [1], [3], [2], [1]], "int64")
 P = rand(4, seed=65, low=0.1, high=1.0)
 N = rand(4, seed=66, low=-1.0, high=-0.1)
 M = rand(4, 3, seed=67)
+IMG = rand(1, 6, 5, 3, seed=68)
 
 CASES = [
     case(sequence_mask_on_lengths, [(X46, LEN4), (X26, LEN2)], kind="11", input_spec="batch"),
@@ -192,6 +200,12 @@ CASES = [
     case(add_n_in_tensor_branch, [(P,), (N,)], kind="11"),
     case(accuracy_top1, [(LOG, LAB)], kind="11", grad=False),
     case(accuracy_top2_with_branch, [(LOG, LAB), (-LOG, LAB)], kind="11", grad=False),
+    case(
+        pad_by_amounts_set_from_input_tensors,
+        [(IMG, np.array([6], "int32"), np.array([4], "int32")),
+         (IMG, np.array([2], "int32"), np.array([0], "int32"))],
+        kind="11",
+    ),  # fmt: skip
     case(not_to_static_bound_method, [(P,), (N,)], kind="11"),
     case(Scorer(), [(M,), (M * 0.01,)], kind="11", id="not_to_static_layer_method"),
     case(not_to_static_function, [(P,), (N,)], kind="11"),

@@ -201,6 +201,21 @@ def _pad(g, op):
     g.node("Pad", inputs, outputs=[g.out(0)], mode=_PAD_MODES[op.attrs["mode"]])
 
 
+@lowers("pad_dynamic", check=_pad_check)
+def _pad_dynamic(g, op):
+    """ONNX's pads (every dim's befores, then its afters) gathered from ``[0, *amounts]``."""
+    x, axes = g.x(op, 0), op.attrs["axes"]
+    rank = len(op.inputs[0].shape)
+    at = {d: k for k, d in enumerate(axes)}
+    picks = [1 + 2 * at[d] if d in at else 0 for d in range(rank)]
+    picks += [2 + 2 * at[d] if d in at else 0 for d in range(rank)]
+    amounts = g.node("Concat", [g.ints([0]), g.x(op, 1, dtypes.int64)], axis=0)
+    inputs = [x, g.node("Gather", [amounts, g.ints(picks)], axis=0)]
+    if op.attrs["mode"] == "constant":
+        inputs.append(g.scalar(op.attrs["value"], op.outputs[0].dtype))
+    g.node("Pad", inputs, outputs=[g.out(0)], mode=_PAD_MODES[op.attrs["mode"]])
+
+
 @lowers("slice")
 def _slice(g, op):
     starts, ends = g.x(op, 1, dtypes.int64), g.x(op, 2, dtypes.int64)

@@ -215,6 +215,59 @@ class PadGrad:
         return Pad(gg, paddings=paddings, mode=mode, value=0.0), None
 
 
+@op("pad_dynamic")
+class PadDynamic:
+    """``pad`` by amounts read at run time from the 1-D int tensor ``pad``: its pair ``k``
+    (before, after) pads dim ``axes[k]`` (Paddle's ``F.pad`` with a tensor of amounts that
+    are not known while the program is built). Those dims are unknown in the program."""
+
+    def infer(x, pad, axes, mode, value):
+        shape = [-1 if d in axes else n for d, n in enumerate(shape_of(x))]
+        return Spec(tuple(shape), dtype_of(x))
+
+    def kernel(xp, x, pad, axes, mode, value):
+        paddings = _full_paddings(pad, axes, x.ndim, mode, x.shape)
+        return Pad.kernel(xp, x, paddings, mode, value)
+
+    def grad(g, out, x, pad, axes, mode, value):
+        return PadDynamicGrad(g, x, pad, axes=axes, mode=mode), None
+
+
+@op("pad_dynamic_grad")
+class PadDynamicGrad:
+    """The adjoint of ``pad_dynamic``: ``pad_grad`` by the amounts read at run time."""
+
+    def infer(g, x, pad, axes, mode):
+        return Spec(shape_of(x), dtype_of(g))
+
+    def kernel(xp, g, x, pad, axes, mode):
+        paddings = _full_paddings(pad, axes, x.ndim, mode, x.shape)
+        return PadGrad.kernel(xp, g, x, paddings, mode)
+
+    grad = None
+
+
+def _full_paddings(pad, axes: tuple, ndim: int, mode: str, shape) -> tuple:
+    """(before0, after0, before1, ...) for every dim, from the run-time amounts ``pad``."""
+    amounts = [int(pad[i]) for i in range(pad.shape[0])]
+    if len(amounts) != 2 * len(axes) or min(amounts, default=0) < 0:
+        raise op_error(
+            "pad", f"pad must hold {len(axes)} non-negative (before, after) pairs, got {amounts}"
+        )
+    full = [0] * (2 * ndim)
+    for k, d in enumerate(axes):
+        full[2 * d], full[2 * d + 1] = amounts[2 * k], amounts[2 * k + 1]
+    _check_pad_sizes(_Shaped(shape), full, mode)
+    return tuple(full)
+
+
+class _Shaped:
+    """What ``_check_pad_sizes`` reads of an input: its shape."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
@@ -242,8 +295,10 @@ def pad(
     """
     if mode not in _PAD_MODES:
         raise op_error("pad", f"mode must be one of {_PAD_MODES}, got {mode!r}")
-    pads = _pad_list(pad)
     nd = x.ndim
+    if _traced(pad):  # amounts known at run time only
+        return _pad_dynamic(x, pad, mode, value, data_format)
+    pads = _pad_list(pad)
     if len(pads) % 2 or min(pads, default=0) < 0:
         raise op_error("pad", f"pad must hold non-negative (before, after) pairs, got {pads}")
     if mode == "constant" and len(pads) == 2 * nd:
@@ -264,6 +319,37 @@ def pad(
             full[2 * d], full[2 * d + 1] = b, a
     _check_pad_sizes(x, full, mode)
     return Pad(x, paddings=tuple(full), mode=mode, value=float(value))
+
+
+def _traced(pad: Any) -> bool:
+    from autostatic_runtime.tensor import Tensor
+
+    return isinstance(pad, TensorLike) and not isinstance(pad, Tensor)
+
+
+def _pad_dynamic(x, pad, mode: str, value: float, data_format: str):
+    """``pad_dynamic`` for a traced 1-D tensor of amounts (its length is known)."""
+    if pad.ndim != 1 or pad.shape[0] < 0 or pad.shape[0] % 2:
+        raise op_error("pad", f"pad must be a 1-D tensor of (before, after) pairs, got shape "
+                              f"{list(pad.shape)}")  # fmt: skip
+    pairs = pad.shape[0] // 2
+    if mode == "constant" and pairs == x.ndim:
+        axes = tuple(range(x.ndim))
+    else:
+        last = channel_last(data_format, "pad")
+        spatial = list(range(1, x.ndim - 1)) if last else list(range(2, x.ndim))
+        if pairs > len(spatial):
+            raise shape_error(
+                "pad",
+                f"pad of {pad.shape[0]} amounts has more pairs than the {len(spatial)} spatial "
+                f"dims of input shape {list(x.shape)} ({data_format})",
+            )
+        axes = tuple(spatial[len(spatial) - 1 - k] for k in range(pairs))
+    if pad.dtype not in (dtypes.int32, dtypes.int64):
+        from autostatic_runtime.ops.elementwise import cast
+
+        pad = cast(pad, "int64")
+    return PadDynamic(x, pad, axes=axes, mode=mode, value=float(value))
 
 
 def _check_pad_sizes(x, full: list, mode: str) -> None:

@@ -12,9 +12,14 @@ import numpy as np
 import autostatic_runtime as rt
 import autostatic_runtime.nn.functional as Fn
 from autostatic_runtime.nn.functional import pooling
+from autostatic_runtime.nn.functional.common import PadDynamic
 from tests.runtime.harness import F, I, Sample
 
 S = Sample
+
+
+def _i64(values):
+    return rt.to_tensor(values, dtype="int64")
 
 
 def _leaf(x):
@@ -365,6 +370,18 @@ _COMMON = [
         "pad_grad",
         _vjp(lambda x: Fn.pad(x, [1, 2], mode="circular") ** 2),
         [F(1, 2, 3), F(1, 2, 6, grad=False)],
+    ),
+    S(
+        "pad_dynamic",
+        lambda x: PadDynamic(x, _i64([1, 2, 0, 1]), axes=(3, 2), mode="reflect", value=0.0),
+        [F(1, 1, 2, 3)],
+        also=("pad_dynamic_grad",),
+    ),
+    S(  # eagerly a pad; in a static program the amounts are traced: a pad_dynamic
+        "pad",
+        lambda x: Fn.pad(x, rt.shape(x)[1:3] // 2, data_format="NHWC", value=2.0),
+        [F(1, 2, 4, 3)],
+        name="pad_by_traced_amounts",
     ),
     S(
         "lookup_table_v2",
