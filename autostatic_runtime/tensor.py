@@ -298,6 +298,17 @@ class Tensor(TensorLike):
             self.stop_gradient = False
         return self
 
+    def _inplace_assign(self, y: Any) -> Tensor:
+        """Paddle's ``x._inplace_assign(y)``: this tensor object becomes ``y`` (its values,
+        shape and dtype; gradients flow on to ``y``'s inputs), a leaf included."""
+        if not isinstance(y, Tensor):
+            from autostatic_runtime.creation import to_tensor
+
+            y = to_tensor(y)
+        self._data, self._node, self._index = y._data, y._node, y._index
+        self.stop_gradient = y.stop_gradient
+        return self
+
     def set_value(self, value: Any) -> Tensor:
         """Overwrite the values (same shape) without recording a gradient.
 

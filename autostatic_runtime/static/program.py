@@ -216,6 +216,11 @@ class Variable(TensorLike):
         self._weak = new._weak
         return self
 
+    def _inplace_assign(self, y: Any) -> Variable:
+        """Paddle's ``x._inplace_assign(y)``: this variable stands for a copy of ``y`` from
+        here on (gradients flow to ``y``); a persistable one is written in place."""
+        return self.set_value(y)
+
     def set_value(self, value: Any) -> Variable:
         """Overwrite this variable's value from here on in the program (an ``assign`` op).
 

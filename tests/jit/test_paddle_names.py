@@ -131,3 +131,29 @@ def test_conv1d_conv3d_temporal_shift_with_an_unknown_batch():
     for w, g in zip(want, got):
         assert w.shape == g.shape and w.dtype == g.dtype
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_inplace_assign_takes_the_other_tensor_eagerly_and_static():
+    """Paddle's ``a._inplace_assign(b)``: ``a`` becomes ``b`` (another shape too), gradients
+    flow to ``b``'s inputs, a leaf included, eagerly and in a traced function."""
+    a, b = rt.ones((4, 2)), rt.ones((4, 3)) * 2
+    a._inplace_assign(b)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+    def f(x):
+        a = 1 * x
+        a._inplace_assign(3 * x)
+        return a
+
+    for fn in (f, autostatic.to_static(f)):
+        x = rt.ones((3,))
+        x.stop_gradient = False
+        fn(x).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0, 3.0])
+
+    traced = autostatic.to_static(lambda a, x: rt.tanh(a) * x)
+    a, x = rt.randn((2,)), rt.ones((2,))
+    a.stop_gradient = x.stop_gradient = False
+    x._inplace_assign(traced(a, x))  # a leaf takes a program's output
+    x.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 1 - np.tanh(a.numpy()) ** 2, rtol=1e-6)
