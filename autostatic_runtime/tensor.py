@@ -145,14 +145,10 @@ class Tensor(TensorLike):
         return a if dtype is None else a.astype(dtype)
 
     def item(self, *index: int) -> Any:
-        """The Python scalar at ``index`` (or the only element)."""
+        """The Python scalar at ``index`` (one int: a position in the flattened tensor;
+        one int per dim; none: the only element)."""
         a = self.numpy()
-        if not index and a.size != 1:
-            raise ValueError(
-                f"item(): only a tensor with one element can be converted to a "
-                f"Python scalar, this one has shape {list(a.shape)}"
-            )
-        return a.item(*index)
+        return a.reshape(-1)[item_position(tuple(a.shape), index)].item()
 
     def tolist(self) -> Any:
         """The values as nested Python lists."""
@@ -333,6 +329,49 @@ class Tensor(TensorLike):
         t = Tensor._rebuild(self._data, self._node, self._index)
         t.stop_gradient = self.stop_gradient
         return t
+
+
+class ItemIndexError(IndexError, ValueError):
+    """An ``item()`` index out of bounds (an IndexError as NumPy's, a ValueError as
+    Paddle's)."""
+
+
+def item_position(shape: tuple, index: tuple) -> int:
+    """The flat position ``x.item(*index)`` reads in a tensor of ``shape`` (known dims), with
+    Paddle's and NumPy's errors for a wrong index."""
+    size = 1
+    for n in shape:
+        size *= n
+    for k, i in enumerate(index, start=1):
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
+            raise TypeError(f"item(): argument (position {k}) must be long, but got "
+                            f"{type(i).__name__}")  # fmt: skip
+    if not index:
+        if size != 1:
+            raise ValueError(
+                f"item(): only a tensor with one element can be converted to a "
+                f"Python scalar, this one has shape {list(shape)}"
+            )
+        return 0
+    if len(index) == 1:
+        i = int(index[0])
+        if not -size <= i < size:
+            raise ItemIndexError(f"item(): index {i} is out of bounds for size {size}")
+        return i % size
+    if len(index) != len(shape):
+        raise ValueError(
+            f"item(): incorrect number of indices for Tensor: {len(index)} for shape "
+            f"{list(shape)}"
+        )
+    position = 0
+    for axis, (i, n) in enumerate(zip(index, shape)):
+        i = int(i)
+        if not -n <= i < n:
+            raise ItemIndexError(
+                f"item(): index {i} is out of bounds for axis {axis} with size {n}"
+            )
+        position = position * n + i % n
+    return position
 
 
 class _HookHandle:

@@ -132,14 +132,23 @@ class StaticFunction:
                 store[self._slot] = bound
         return bound
 
-    def __deepcopy__(self, memo: dict) -> StaticFunction:
-        """A copy (of a copied layer's ``forward``) starts with an empty program cache."""
+    def __deepcopy__(self, memo: dict) -> StaticFunction | Callable:
+        """A copy (of a copied layer's ``forward``) starts with an empty program cache; a
+        function's copy is the function itself, as ``copy.deepcopy`` of a function is (and
+        Paddle's is its dygraph function)."""
         import copy
 
-        instance = copy.deepcopy(self._instance, memo) if self._instance is not None else None
+        if self._instance is None:
+            return self._function
+        instance = copy.deepcopy(self._instance, memo)
         return StaticFunction(
             self._function, self._input_spec, self._full_graph, instance, **self._options
         )
+
+    @property
+    def class_instance(self) -> Any:
+        """The instance a method is bound to (None for a function), as Paddle's."""
+        return self._instance
 
     # -- the original and converted functions ------------------------------------------------
     @property

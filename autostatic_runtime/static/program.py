@@ -151,9 +151,15 @@ class Variable(TensorLike):
         return self
 
     def item(self, *index: int) -> Variable:
-        """The element as a 0-D variable (symbolic, like ``numpy()``)."""
+        """The element as a 0-D variable (symbolic, like ``numpy()``): one int is a position
+        in the flattened variable, one int per dim an element, none the only element."""
         from autostatic_runtime.ops.manipulation import reshape
+        from autostatic_runtime.tensor import item_position
 
+        if all(n >= 0 for n in self._shape):  # (an unknown dim: checked when it runs)
+            item_position(tuple(self._shape), index)
+        if len(index) == 1:
+            return reshape(self, [-1])[index[0]]
         return self[index] if index else reshape(self, [])
 
     def backward(self, grad_tensor: Any = None, retain_graph: bool = False) -> None:

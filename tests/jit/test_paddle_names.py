@@ -157,3 +157,31 @@ def test_inplace_assign_takes_the_other_tensor_eagerly_and_static():
     x._inplace_assign(traced(a, x))  # a leaf takes a program's output
     x.sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), 1 - np.tanh(a.numpy()) ** 2, rtol=1e-6)
+
+
+def test_item_positions_and_errors_as_paddle_eagerly_and_static():
+    """``x.item(i)`` reads the flattened tensor, ``x.item(i, j, k)`` an element; wrong
+    indices raise Paddle's errors (an out-of-bounds index is a ValueError and an IndexError)."""
+    x = rt.rand([2, 3, 4])
+
+    def one(x):
+        return x.item(6)
+
+    def three(x):
+        return x.item(1, 2, 0)
+
+    for fn, want in ((one, x.numpy().reshape(-1)[6]), (three, x.numpy()[1, 2, 0])):
+        assert fn(x) == pytest.approx(float(want))
+        assert float(autostatic.to_static(fn)(x)) == pytest.approx(float(want))
+    for args, error, text in (
+        ((10000,), ValueError, "index 10000 is out of bounds for size 24"),
+        ((6, 7), ValueError, "incorrect number of indices for Tensor"),
+        ((1.0, 2.0, 0.0), TypeError, r"argument \(position 1\) must be long, but got float"),
+        ((2, 0, 0), IndexError, "index 2 is out of bounds for axis 0 with size 2"),
+    ):
+        def f(x, args=args):
+            return x.item(*args)
+
+        for fn in (f, autostatic.to_static(f)):
+            with pytest.raises(error, match=text):
+                fn(x)

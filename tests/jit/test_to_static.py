@@ -588,6 +588,49 @@ def test_deepcopy_of_a_converted_layer_gets_its_own_program_cache():
     assert not np.allclose(net(x, y).numpy(), twin(x, y).numpy())
 
 
+def test_deepcopy_as_paddle_class_instance_rollback_and_functions():
+    """Paddle's test_deepcopy: the copy's ``forward.class_instance`` is the copy, it rolls back
+    on its own, an inner layer's ``forward`` stays a bound method of the copied inner layer,
+    and a converted function's deep copy is the function itself."""
+    import copy
+    import types
+
+    class Inner(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    class Outer(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+
+        def forward(self, x):
+            return rt.tanh(self.inner(x)) if x.mean() > 0 else self.inner(x) * 2
+
+    net = autostatic.to_static(Outer())
+    x = rt.randn([3, 4])
+    want = net(x)
+    twin = copy.deepcopy(net)
+    assert net.forward.class_instance is net and twin.forward.class_instance is twin
+    assert isinstance(twin.inner.forward, types.MethodType)
+    assert twin.inner.forward.__self__ is twin.inner is not net.inner
+    np.testing.assert_array_equal(twin(x).numpy(), want.numpy())
+    twin.forward.rollback()
+    assert not isinstance(twin.forward, StaticFunction)
+    np.testing.assert_array_equal(twin(x).numpy(), want.numpy())
+    assert isinstance(net.forward, StaticFunction)
+
+    def double(v):
+        return v * 2
+
+    converted = autostatic.to_static(double)
+    assert converted.class_instance is None and copy.deepcopy(converted) is double
+
+
 def test_instances_with_decorated_methods_are_freed():
     import gc
     import weakref
