@@ -312,6 +312,60 @@ class ArrayStateBeamDecoder(rt.nn.Layer):
         return rt.transpose(F.gather_tree(rt.stack(ids), rt.stack(parents)), [1, 0, 2])
 
 
+class CenterUnlessNegative(rt.nn.Layer):
+    """A sublayer with a tensor ``if``, held by a ``Sequential`` (Paddle's test_container)."""
+
+    def forward(self, x):
+        mean = rt.mean(x)
+        if mean < 0.0:
+            x = x * rt.to_tensor(np.zeros([3], "float32"))
+        return x - mean
+
+
+class SequentialOfBranchingLayer(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        rt.seed(95)
+        self.layers = rt.nn.Sequential(
+            ("l1", rt.nn.Linear(3, 3)), ("l2", CenterUnlessNegative()), ("l3", rt.nn.Tanh())
+        )
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class GatedCell(rt.nn.RNNCellBase):
+    """A cell of one's own (``RNNCellBase`` without arguments, ``state_shape``) whose step
+    has a tensor ``if``, run by ``rt.nn.RNN``."""
+
+    def __init__(self):
+        super().__init__()
+        rt.seed(96)
+        self.fc = rt.nn.Linear(4 + 3, 3)
+
+    @property
+    def state_shape(self):
+        return (3,)
+
+    def forward(self, x, h):
+        z = self.fc(rt.concat([x, h], -1))
+        if rt.mean(z) > 0:
+            h = rt.tanh(z)
+        else:
+            h = z * 0.5
+        return h, h
+
+
+class RNNOfOwnCell(rt.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.rnn = rt.nn.RNN(GatedCell())
+
+    def forward(self, x):
+        out, last = self.rnn(x)
+        return out + rt.unsqueeze(last, 1)
+
+
 SEQ = rand(2, 5, 4, seed=91)
 SEQ3 = rand(3, 2, 4, seed=92)
 LEN = np.array([5, 2], "int64")
@@ -351,6 +405,9 @@ CASES = [
     case(TrainingBranchNet(False), [(X3,)], kind="generic", id="layer_training_branch_eval"),
     case(StackOfGates(), [(X3,), (-X3,)], kind="generic", id="sublayers_with_tensor_if"),
     case(ResidualWhile(), [(X3,), (X3 * 3,)], kind="generic", id="layer_residual_while"),
+    case(SequentialOfBranchingLayer(), [(X3,), (X3 - 5,)], kind="generic",
+         id="sequential_holding_a_layer_with_tensor_if"),  # fmt: skip
+    case(RNNOfOwnCell(), [(SEQ,), (-SEQ,)], kind="13", id="rnn_of_own_cell_with_tensor_if"),
 ]
 
 XFAIL: dict[str, str] = {

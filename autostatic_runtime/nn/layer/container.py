@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from autostatic_runtime.nn.layer.layers import Layer
+from autostatic_runtime.nn.layer.layers import Layer, sublayer_call
 from autostatic_runtime.nn.parameter import Parameter
 
 __all__ = ["Sequential", "LayerList", "LayerDict", "ParameterList", "ParameterDict"]
@@ -78,7 +78,7 @@ class Sequential(Layer):
 
     def forward(self, input: Any) -> Any:
         for layer in self._sub_layers.values():
-            input = layer(input)
+            input = sublayer_call(layer)(input)
         return input
 
 

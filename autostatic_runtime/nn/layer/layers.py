@@ -461,6 +461,19 @@ class Layer:
 # ---- helpers ------------------------------------------------------------------------------------
 
 
+def sublayer_call(layer: Any) -> Any:
+    """How a library layer calls a sublayer it holds (``Sequential``'s, an RNN's cell): as
+    converted code calls it while a program is traced (its ``forward`` converted, so a user's
+    tensor ``if`` in it becomes an op), else the layer itself."""
+    from autostatic_runtime.mode import static_here
+
+    if static_here():
+        from autostatic_runtime.convert_ops import convert_call
+
+        return convert_call(layer)
+    return layer
+
+
 def _require_init(store: Any, name: str) -> None:
     if store is None:
         raise RuntimeError(

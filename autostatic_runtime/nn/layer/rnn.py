@@ -32,7 +32,44 @@ def _ops():
 
 
 class RNNCellBase(Layer):
-    """Base of the cells: parameters in Paddle's layout and zero initial states."""
+    """Base of RNN cells (Paddle's ``paddle.nn.RNNCellBase``): zero initial states shaped by
+    ``state_shape``. A cell of your own defines ``state_shape`` and
+    ``forward(inputs, states) -> (outputs, new_states)``, and runs in ``rt.nn.RNN``."""
+
+    def __init__(self, name_scope: str | None = None, dtype: Any = None):
+        super().__init__(name_scope, dtype=dtype or dtypes.get_default_dtype())
+
+    @property
+    def state_shape(self) -> Any:
+        raise NotImplementedError(
+            f"{type(self).__name__} must define state_shape (the shape of one state without "
+            "the batch dim, or a nested tuple of them) for its initial states"
+        )
+
+    def get_initial_states(
+        self,
+        batch_ref: Any,
+        shape: Any = None,
+        dtype: Any = None,
+        init_value: float = 0.0,
+        batch_dim_idx: int = 0,
+    ) -> Any:
+        """Zero (or ``init_value``) states of ``shape`` for the batch size of ``batch_ref``."""
+        rt = _ops()
+        shape = self.state_shape if shape is None else shape
+        batch = batch_ref.shape[batch_dim_idx]
+        if batch < 0:  # a batch known only when the program runs
+            batch = rt.shape(batch_ref)[batch_dim_idx]
+        if isinstance(shape[0], (tuple, list)):
+            return tuple(
+                self.get_initial_states(batch_ref, s, dtype, init_value, batch_dim_idx)
+                for s in shape
+            )
+        return rt.full([batch, *shape], init_value, dtype=dtype or batch_ref.dtype)
+
+
+class _WeightedCell(RNNCellBase):
+    """The built-in cells' parameters, in Paddle's layout."""
 
     _gates = 1
 
@@ -45,7 +82,7 @@ class RNNCellBase(Layer):
         bias_ih_attr: Any = None,
         bias_hh_attr: Any = None,
     ):
-        super().__init__(dtype=dtypes.get_default_dtype())
+        super().__init__()
         if input_size <= 0 or hidden_size <= 0:
             raise ValueError(
                 f"{type(self).__name__}: input_size ({input_size}) and hidden_size "
@@ -72,27 +109,6 @@ class RNNCellBase(Layer):
     def state_shape(self) -> Any:
         return (self.hidden_size,)
 
-    def get_initial_states(
-        self,
-        batch_ref: Any,
-        shape: Any = None,
-        dtype: Any = None,
-        init_value: float = 0.0,
-        batch_dim_idx: int = 0,
-    ) -> Any:
-        """Zero (or ``init_value``) states of ``shape`` for the batch size of ``batch_ref``."""
-        rt = _ops()
-        shape = self.state_shape if shape is None else shape
-        batch = batch_ref.shape[batch_dim_idx]
-        if batch < 0:  # a batch known only when the program runs
-            batch = rt.shape(batch_ref)[batch_dim_idx]
-        if isinstance(shape[0], (tuple, list)):
-            return tuple(
-                self.get_initial_states(batch_ref, s, dtype, init_value, batch_dim_idx)
-                for s in shape
-            )
-        return rt.full([batch, *shape], init_value, dtype=dtype or batch_ref.dtype)
-
     def _project(self, x: Any, weight: Any, bias: Any) -> Any:
         out = _ops().matmul(x, weight, transpose_y=True)
         return out if bias is None else out + bias
@@ -101,7 +117,7 @@ class RNNCellBase(Layer):
         return f"{self.input_size}, {self.hidden_size}"
 
 
-class SimpleRNNCell(RNNCellBase):
+class SimpleRNNCell(_WeightedCell):
     """``h' = act(x @ W_ih + b_ih + h @ W_hh + b_hh)``, ``activation`` 'tanh' or 'relu'."""
 
     def __init__(
@@ -137,7 +153,7 @@ class SimpleRNNCell(RNNCellBase):
         return f"{self.input_size}, {self.hidden_size}, activation={self.activation}"
 
 
-class LSTMCell(RNNCellBase):
+class LSTMCell(_WeightedCell):
     """One LSTM step: ``forward(inputs, states=None) -> (h, (h, c))``."""
 
     _gates = 4
@@ -173,7 +189,7 @@ class LSTMCell(RNNCellBase):
         return h, (h, c)
 
 
-class GRUCell(RNNCellBase):
+class GRUCell(_WeightedCell):
     """One GRU step: ``forward(inputs, states=None) -> (h, h)``."""
 
     _gates = 3

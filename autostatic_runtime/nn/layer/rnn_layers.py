@@ -22,7 +22,7 @@ from typing import Any
 
 from autostatic_runtime.nn import functional as F
 from autostatic_runtime.nn.layer.container import LayerList
-from autostatic_runtime.nn.layer.layers import Layer
+from autostatic_runtime.nn.layer.layers import Layer, sublayer_call
 from autostatic_runtime.nn.layer.rnn import GRUCell, LSTMCell, SimpleRNNCell
 
 __all__ = ["RNN", "BiRNN", "SimpleRNN", "LSTM", "GRU"]
@@ -76,7 +76,7 @@ def run_rnn(cell: Layer, inputs: Any, states: Any, sequence_length: Any = None,
 
 
 def _step(cell: Layer, x_t: Any, states: Any, m: Any) -> tuple[Any, Any]:
-    out, new = cell(x_t, states)
+    out, new = sublayer_call(cell)(x_t, states)
     if m is not None:
         keep = 1.0 - m
         new = _pack(new, [n * m + o * keep for n, o in zip(_flat(new), _flat(states))])
