@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 import autostatic_runtime as rt
+from autostatic_runtime.errors import user_location
 from autostatic_runtime.jit.run_program import ProgramRunner
 from autostatic_runtime.static.builder import captured_values, program_guard, static_guard
 from autostatic_runtime.static.control_flow import flatten, unflatten
@@ -75,24 +76,38 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, (Tensor, np.ndarray))
 
 
+class InputSpecWarning(UserWarning):
+    """A tensor argument that does not fit its ``InputSpec`` (traced with its own shape)."""
+
+
 def check_fits(spec: InputSpec, value: Any, where: str) -> InputSpec:
-    """The spec tensor ``value`` is traced with: ``spec``, with the tensor's own dtype when
-    the two differ (as Paddle's ``to_static`` takes an argument's dtype over its InputSpec's:
-    ``InputSpec([None, 4])`` declares float32 by default). A ToStaticError unless the rank
-    and the fixed dims match."""
+    """The spec tensor ``value`` is traced with, as Paddle's ``to_static`` chooses it:
+    ``spec`` when the tensor fits it (same rank, equal fixed dims), with the tensor's own
+    dtype when the two differ (``InputSpec([None, 4])`` declares float32 by default); a
+    tensor that does not fit is traced with its own shape and dtype, with an
+    ``InputSpecWarning`` saying so."""
     shape = tuple(value.shape)
     dtype = rt.dtypes.convert_dtype(value.dtype)
+    problem = None
     if len(shape) != len(spec.shape):
-        raise ToStaticError(
-            f"{where}: expected a {len(spec.shape)}-D tensor of shape {list(spec.shape)} "
-            f"(None = any size), got shape {list(shape)}"
+        problem = f"is {len(shape)}-D"
+    else:
+        for i, (want, got) in enumerate(zip(spec.shape, shape)):
+            if want is not None and want != got:
+                problem = f"has {got} in dimension {i}"
+                break
+    if problem is not None:
+        message = InputSpecWarning(
+            f"{where}: the tensor of shape {list(shape)} {problem}, which does not fit its "
+            f"InputSpec {list(spec.shape)} (None = any size); it is traced with its own shape "
+            "and dtype, as Paddle does"
         )
-    for i, (want, got) in enumerate(zip(spec.shape, shape)):
-        if want is not None and want != got:
-            raise ToStaticError(
-                f"{where}: dimension {i} must be {want} (spec shape {list(spec.shape)}), "
-                f"got shape {list(shape)}"
-            )
+        loc = user_location()
+        if loc is not None:  # the user's call
+            warnings.warn_explicit(message, InputSpecWarning, loc[0], loc[1])
+        else:
+            warnings.warn(message, stacklevel=2)
+        return InputSpec(shape, dtype, spec.name, spec.stop_gradient)
     if dtype != spec.dtype:
         return InputSpec(spec.shape, dtype, spec.name, spec.stop_gradient)
     return spec
