@@ -92,7 +92,11 @@ class Matmul:
         ym = unsqueeze(y, -1) if ny == 1 else y
         gm = unsqueeze(g, -2) if nx == 1 else unsqueeze(g, -1)
         gx, gy = _matmul_grads(gm, xm, ym, trans_x and nx > 1, trans_y and ny > 1)
-        return (squeeze(gx, 0) if nx == 1 else gx), (squeeze(gy, -1) if ny == 1 else gy)
+        if nx == 1 and gx is not None:  # (None: no gradient wanted, as for data)
+            gx = squeeze(gx, 0)
+        if ny == 1 and gy is not None:
+            gy = squeeze(gy, -1)
+        return gx, gy
 
 
 def _matmul_grads(g, x, y, tx, ty):

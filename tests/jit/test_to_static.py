@@ -694,3 +694,24 @@ def test_an_argument_changed_in_place_keeps_its_feed():
     got = sf(rt.zeros([4], "int32"), 3)
     np.testing.assert_array_equal(got.numpy(), [1, 4, 7, 1])
     np.testing.assert_array_equal(sf(rt.ones([4], "int32"), 3).numpy(), [1, 4, 7, 2])
+
+
+def test_duplicate_outputs_and_a_one_dim_input_to_linear_backward():
+    """Paddle's test_duplicate_output: ``forward`` returns ``x, x`` of a Linear fed a 1-D
+    tensor (data: no gradient of its own); the backward of one output reaches the weight
+    (the matmul gradient squeezed a missing input gradient before)."""
+
+    class Twice(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(1, 1)
+
+        def forward(self, x):
+            x = self.fc(x)
+            return x, x
+
+    net = autostatic.to_static(Twice())
+    first, second = net(rt.to_tensor([1.0]))
+    first.backward()
+    assert net.fc.weight.grad.numpy().item() == 1.0
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
