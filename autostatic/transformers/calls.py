@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import gast
 
-from autostatic.pyct.templates import copy_location
+from autostatic.pyct.templates import copy_location, name
 from autostatic.transformers.base import Transformer, _node
 from autostatic.transformers.builtin_calls import route
 
@@ -41,6 +41,8 @@ class CallTransformer(Transformer):
         if isinstance(func, gast.Name) and (
             func.id in FRAME_BUILTINS or func.id in (self.ctx.jst, self.ctx.sym)
         ):
+            if func.id == "super" and not (node.args or node.keywords):
+                self._explicit_super(node)
             return node
         if (
             isinstance(func, gast.Attribute)
@@ -52,3 +54,26 @@ class CallTransformer(Transformer):
         node.func = copy_location(wrapped, func)
         route(self, node)
         return node
+
+    def _explicit_super(self, node: gast.Call) -> None:
+        """``super()`` as ``super(__class__, <first parameter>)``, what Python reads for it:
+        the statement may end up in a branch or loop function, whose own first parameter is
+        not the method's. Only in a method defined in a class body (its qualified name says
+        so), whose first positional parameter it is, and where ``super`` is Python's."""
+        fn, info, qualname = self.function, self.ctx.info, self.ctx.qualname or ""
+        owner, _, own_name = qualname.rpartition(".")
+        if (
+            type(fn) is not gast.FunctionDef
+            or fn.name != own_name
+            or not owner
+            or owner.endswith("<locals>")
+            or (info is not None and "super" in info.locals)
+        ):
+            return
+        params = fn.args.posonlyargs + fn.args.args
+        if not params:
+            return
+        node.args = [
+            name("__class__", at=node),
+            name(params[0].id, at=node),
+        ]

@@ -6,6 +6,7 @@ import functools
 import math
 
 import numpy as np
+import pytest
 
 import autostatic
 import autostatic_runtime as rt
@@ -156,6 +157,38 @@ def test_frame_dependent_builtins_are_called_directly():
             assert autostatic.convert(Child().value)() == Child().value()
     finally:
         rt.disable_static()
+
+
+class _AddsOne(nn.Layer):
+    def add_one(self, x):
+        return x + 1
+
+
+class _SuperInBranches(_AddsOne):
+    def forward(self, x):
+        if rt.mean(x) > 0:  # the branch functions' first parameter is not self
+            return super().add_one(x)
+        while rt.mean(x) < -1:
+            x = super().add_one(x)
+        return x
+
+
+def test_zero_argument_super_inside_tensor_branches_and_loops():
+    """Paddle's test_capture_free_vars: ``super()`` in a tensor ``if`` (and loop) of a
+    method reads the method's class and first parameter, not the branch function's."""
+    layer = _SuperInBranches()
+    converted = autostatic.to_static(layer)
+    for x in ([1.0, 2.0], [-3.0, -4.0], [-0.5, -0.5]):
+        x = rt.to_tensor(x)
+        np.testing.assert_array_equal(converted(x).numpy(), layer(x).numpy())
+
+    def not_a_method(x):  # no class: Python's RuntimeError stays
+        if rt.mean(x) > 0:
+            return super().add_one(x)
+        return x
+
+    with pytest.raises(RuntimeError, match="__class__ cell not found"):
+        autostatic.to_static(not_a_method)(rt.ones([2]))
 
 
 def test_generated_calls_report_the_statement_line():
