@@ -12,6 +12,7 @@ from typing import Any
 import autostatic_runtime as rt
 from autostatic.jit.program_cache import ConcreteProgram, ToStaticError
 from autostatic.jit.static_function import StaticFunction, to_static
+from autostatic_runtime import convert_ops
 from autostatic_runtime.jit.model_file import encode_structure, save_model
 from autostatic_runtime.static.program import Variable
 
@@ -81,10 +82,41 @@ def trace_for_inference(layer_or_function: Any, input_spec: Any = None) -> Concr
     if layer is not None:
         layer.eval()
     try:
+        if layer is not None and (layer._forward_pre_hooks or layer._forward_post_hooks):
+            hooked = StaticFunction(_with_hooks(sf._function), None, True, instance=layer)
+            return hooked.get_concrete_program(*_specs_for(sf, input_spec))
         return _program_for(sf, input_spec)
     finally:
         for m, training in modes:
             object.__setattr__(m, "training", training)
+
+
+def _with_hooks(forward: Any) -> Any:
+    """``forward`` with the layer's forward pre- and post-hooks around it, as ``layer(...)``
+    runs them: a saved layer's program holds what its hooks compute (the hooks of its
+    sublayers run inside ``forward`` already)."""
+    import functools
+
+    @functools.wraps(forward)  # (the same parameter names for the program's inputs)
+    def forward_with_hooks(self, *inputs, **kwargs):
+        converted = convert_ops.convert_call(forward.__get__(self))
+        return self._call_with(converted, *inputs, **kwargs)
+
+    return forward_with_hooks
+
+
+def _specs_for(sf: StaticFunction, input_spec: Any) -> list:
+    """The InputSpecs ``sf`` is traced with to save it (see ``_program_for``)."""
+    if input_spec is not None:
+        return list(input_spec) if isinstance(input_spec, (list, tuple)) else [input_spec]
+    if sf.input_spec is not None:
+        return list(sf.input_spec)
+    for program in reversed(sf.program_cache.concrete_programs()):
+        return [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in program.inputs]
+    raise ToStaticError(
+        f"{sf.__name__}: the input shapes are unknown, so it cannot be traced to save or "
+        "export it; pass input_spec=[InputSpec(...)] or call the function once first"
+    )
 
 
 def persistable_values(program: ConcreteProgram) -> dict[str, Any]:
@@ -101,18 +133,9 @@ def persistable_values(program: ConcreteProgram) -> dict[str, Any]:
 
 
 def _program_for(sf: StaticFunction, input_spec: Any) -> ConcreteProgram:
-    if input_spec is not None:
-        specs = list(input_spec) if isinstance(input_spec, (list, tuple)) else [input_spec]
-        return sf.get_concrete_program(*specs)
-    if sf.input_spec is not None:
+    if input_spec is None and sf.input_spec is not None:
         return sf.get_concrete_program()
-    for program in reversed(sf.program_cache.concrete_programs()):
-        specs = [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in program.inputs]
-        return sf.get_concrete_program(*specs)
-    raise ToStaticError(
-        f"{sf.__name__}: the input shapes are unknown, so it cannot be traced to save or "
-        "export it; pass input_spec=[InputSpec(...)] or call the function once first"
-    )
+    return sf.get_concrete_program(*_specs_for(sf, input_spec))
 
 
 def _write(program: ConcreteProgram, path: str) -> None:

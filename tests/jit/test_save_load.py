@@ -122,6 +122,44 @@ def test_save_a_function_with_structured_outputs(tmp_path):
     np.testing.assert_allclose(out["both"][1].numpy(), want["both"][1].numpy())
 
 
+def test_a_saved_layer_runs_its_forward_hooks(tmp_path):
+    """Paddle's test_layer_hook: the layer's own pre- and post-hooks (and its sublayers')
+    are in the saved program (the loaded model gave forward's result without the layer's
+    own hooks before: a silent difference)."""
+
+    def double_output(layer, inputs, output):
+        return output + output
+
+    def double_input(layer, inputs):
+        return (inputs[0] * 2,)
+
+    class Hooked(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(4, 4), nn.Linear(4, 4)
+            self.fc1.register_forward_post_hook(double_output)
+            self.fc2.register_forward_pre_hook(double_input)
+            self.register_forward_pre_hook(double_input)
+            self.register_forward_post_hook(double_output)
+
+        def forward(self, x):
+            h = self.fc2(self.fc1(x))
+            if rt.mean(h) > 0:  # converted: a cond in the saved program
+                h = h * 3
+            return rt.mean(h, axis=1)
+
+    rt.seed(5)
+    layer = Hooked()
+    x = rt.randn([3, 4])
+    want = layer(x).numpy()
+    converted = autostatic.to_static(layer)
+    np.testing.assert_allclose(converted(x).numpy(), want, rtol=1e-6)
+    autostatic.save(converted, str(tmp_path / "hooked"))
+    loaded = autostatic.load(str(tmp_path / "hooked"))
+    np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(loaded(-x).numpy(), layer(-x).numpy(), rtol=1e-6)
+
+
 def test_save_without_shapes_is_a_clear_error(tmp_path):
     with pytest.raises(autostatic.jit.ToStaticError, match="input_spec"):
         autostatic.save(lambda x: x, tmp_path / "g")
