@@ -185,3 +185,25 @@ def test_item_positions_and_errors_as_paddle_eagerly_and_static():
         for fn in (f, autostatic.to_static(f)):
             with pytest.raises(error, match=text):
                 fn(x)
+
+
+def test_bilinear_layer_as_paddle_eagerly_and_static():
+    """Paddle's test_basic_api_transformation: ``nn.Bilinear(5, 4, 1000)`` with constant
+    initializers; ``out[b, o] = x1[b] @ W[o] @ x2[b] + bias[o]``."""
+    const = rt.nn.initializer.Constant
+
+    def f(a, b):
+        layer = rt.nn.Bilinear(
+            5, 4, 7,
+            weight_attr=rt.ParamAttr(initializer=const(0.99)),
+            bias_attr=rt.ParamAttr(initializer=const(0.5)),
+        )  # fmt: skip
+        return layer(a, b)
+
+    a, b = rt.rand([3, 5]), rt.rand([3, 4])
+    want = np.einsum("bi,oij,bj->bo", a.numpy(), np.full((7, 5, 4), 0.99), b.numpy()) + 0.5
+    np.testing.assert_allclose(f(a, b).numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(autostatic.to_static(f)(a, b).numpy(), want, rtol=1e-5)
+    assert rt.nn.Bilinear(5, 4, 7).bias.shape == [1, 7]
+    with pytest.raises(ValueError, match="x2 has 3 features"):
+        rt.nn.functional.bilinear(a, rt.rand([3, 3]), rt.rand([7, 5, 4]))

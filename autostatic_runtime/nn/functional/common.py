@@ -1,4 +1,5 @@
-"""Common functional ops: linear, dropout, pad, embedding, one_hot, similarity, interpolate.
+"""Common functional ops: linear, bilinear, dropout, pad, embedding, one_hot, similarity,
+interpolate.
 
 Ops here: ``dropout`` (random mask from the backend generator, so ``rt.seed`` governs it),
 ``pad``/``pad_grad`` (adjoint pair), ``lookup_table_v2``/``lookup_table_v2_grad``
@@ -19,8 +20,8 @@ from autostatic_runtime.ops.registry import Spec, dtype_of, normalize_axes, op, 
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = [
-    "linear", "dropout", "dropout2d", "dropout3d", "pad", "zeropad2d", "embedding", "one_hot",
-    "cosine_similarity", "normalize", "interpolate", "upsample", "label_smooth",
+    "linear", "bilinear", "dropout", "dropout2d", "dropout3d", "pad", "zeropad2d", "embedding",
+    "one_hot", "cosine_similarity", "normalize", "interpolate", "upsample", "label_smooth",
 ]  # fmt: skip
 
 
@@ -72,6 +73,28 @@ class Dropout:
 
 
 _MODES = ("upscale_in_train", "downscale_in_infer")
+
+
+def bilinear(x1: Any, x2: Any, weight: Any, bias: Any = None, name: str | None = None):
+    """``out[b, o] = x1[b] @ weight[o] @ x2[b] (+ bias[o])`` (Paddle's ``F.bilinear``):
+    ``x1`` [B, in1], ``x2`` [B, in2], ``weight`` [out, in1, in2], ``bias`` [1, out]."""
+    from autostatic_runtime.ops.linalg import einsum
+
+    if x1.ndim != 2 or x2.ndim != 2 or weight.ndim != 3:
+        raise shape_error(
+            "bilinear",
+            f"x1 and x2 must be 2-D and weight 3-D, got shapes {list(x1.shape)}, "
+            f"{list(x2.shape)} and {list(weight.shape)}",
+        )
+    pairs = ((x1.shape[1], weight.shape[1], "x1"), (x2.shape[1], weight.shape[2], "x2"))
+    for got, want, what in pairs:
+        if got >= 0 and want >= 0 and got != want:
+            raise shape_error(
+                "bilinear",
+                f"{what} has {got} features but weight shape {list(weight.shape)} expects {want}",
+            )
+    out = einsum("bi,oij,bj->bo", x1, weight, x2)
+    return out if bias is None else out + bias
 
 
 def dropout(

@@ -1,5 +1,5 @@
-"""Common layers: ``Linear``, ``Embedding``, ``Flatten``, ``Dropout``, ``Identity``, padding,
-``Upsample`` and ``CosineSimilarity``."""
+"""Common layers: ``Linear``, ``Bilinear``, ``Embedding``, ``Flatten``, ``Dropout``,
+``Identity``, padding, ``Upsample`` and ``CosineSimilarity``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from autostatic_runtime.nn import functional as F
 from autostatic_runtime.nn.layer.layers import Layer
 
 __all__ = [
-    "Linear", "Embedding", "Flatten", "Dropout", "Dropout2D", "Identity", "Pad2D", "ZeroPad2D",
-    "Upsample", "CosineSimilarity",
+    "Linear", "Bilinear", "Embedding", "Flatten", "Dropout", "Dropout2D", "Identity", "Pad2D",
+    "ZeroPad2D", "Upsample", "CosineSimilarity",
 ]  # fmt: skip
 
 
@@ -45,6 +45,40 @@ class Linear(Layer):
             f"in_features={self._in_features}, out_features={self._out_features}, "
             f"dtype={self._dtype}{name}"
         )
+
+
+class Bilinear(Layer):
+    """``out = x1 @ weight[o] @ x2 + bias`` per output feature ``o`` (Paddle's
+    ``paddle.nn.Bilinear``): ``weight`` [out_features, in1_features, in2_features], ``bias``
+    [1, out_features]. Default initialization (Paddle's): weight Xavier-uniform, bias zeros."""
+
+    def __init__(
+        self,
+        in1_features: int,
+        in2_features: int,
+        out_features: int,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        name: str | None = None,
+    ):
+        super().__init__(dtype=dtypes.get_default_dtype())
+        if min(in1_features, in2_features, out_features) <= 0:
+            raise ValueError(
+                f"Bilinear: in1_features ({in1_features}), in2_features ({in2_features}) and "
+                f"out_features ({out_features}) must be positive"
+            )
+        self._in1, self._in2, self._out = in1_features, in2_features, out_features
+        self.weight = self.create_parameter(
+            [out_features, in1_features, in2_features], attr=weight_attr
+        )
+        self.bias = self.create_parameter([1, out_features], attr=bias_attr, is_bias=True)
+        self.name = name
+
+    def forward(self, x1: Any, x2: Any) -> Any:
+        return F.bilinear(x1, x2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in1_features={self._in1}, in2_features={self._in2}, out_features={self._out}"
 
 
 class Embedding(Layer):

@@ -371,6 +371,12 @@ _COMMON = [
         _vjp(lambda x: Fn.pad(x, [1, 2], mode="circular") ** 2),
         [F(1, 2, 3), F(1, 2, 6, grad=False)],
     ),
+    S(  # Paddle's F.bilinear: an einsum of three operands and a bias
+        "einsum",
+        lambda a, b, w, bias: Fn.bilinear(a, b, w, bias),
+        [F(3, 2), F(3, 4), F(5, 2, 4), F(1, 5)],
+        name="bilinear",
+    ),
     S(
         "pad_dynamic",
         lambda x: PadDynamic(x, _i64([1, 2, 0, 1]), axes=(3, 2), mode="reflect", value=0.0),
