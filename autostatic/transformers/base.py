@@ -203,14 +203,19 @@ class Transformer(gast.NodeTransformer):
         """``_jst.function(args...)`` as a statement at ``origin``'s first line: what the
         template ``jst.function(...)`` makes, without copying ``args`` (fresh nodes, or names
         given as ``str``)."""
-        if getattr(origin, "lineno", None) is None:
-            origin = None
-        at = _at(origin)
+        line = getattr(origin, "lineno", None)
+        if line is None:
+            origin, at = None, _at(None)
+        else:
+            col = getattr(origin, "col_offset", 0)
+            at = {"lineno": line, "col_offset": col, "end_lineno": line, "end_col_offset": col}
         args = [name(a, at=origin) if type(a) is str else _located(a, at) for a in args]
-        jst = name(self.ctx.jst, at=origin)
-        func = _node(gast.Attribute, value=jst, attr=function, ctx=LOAD, **at)
-        return _node(gast.Expr, value=_node(gast.Call, func=func, args=args, keywords=[], **at),
-                     **at)  # fmt: skip
+        func = _node(gast.Attribute, value=name(self.ctx.jst, at=origin), attr=function, ctx=LOAD)
+        call = _node(gast.Call, func=func, args=args, keywords=[])
+        expr = _node(gast.Expr, value=call)
+        for node in (func, call, expr):
+            node.__dict__.update(at)
+        return expr
 
     def is_symbolic(self, value: gast.expr, negate: bool = False) -> gast.Compare:
         """``value.__class__ is <Variable>``: the ~20 ns test that picks the path."""
