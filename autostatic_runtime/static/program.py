@@ -12,7 +12,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import StaticBuildError, symbolic_value_error, user_location
+from autostatic_runtime.errors import (
+    StaticBuildError,
+    SymbolicValueError,
+    symbolic_value_error,
+    user_location,
+)
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = ["Program", "Block", "Operator", "Variable", "Parameter", "Literal"]
@@ -113,6 +118,26 @@ class Variable(TensorLike):
 
     def __complex__(self) -> complex:
         raise symbolic_value_error(self.name, "complex()", True)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """A NumPy function given a variable (``np.sum(x.numpy())`` in traced code: converted
+        code keeps ``.numpy()`` symbolic): a clear error at the user's line."""
+        what = f"numpy.{getattr(func, '__name__', 'function')}"
+        raise SymbolicValueError(
+            f"{what} cannot take the symbolic variable {self.name!r} while the program is "
+            "being built: NumPy computes on concrete arrays, and a traced value has none "
+            "until the program runs; use the rt op (rt.sum, rt.mean...) so the program "
+            "computes it, or call NumPy on the tensor the traced function returns",
+            user_location(),
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise SymbolicValueError(
+            f"numpy cannot convert the symbolic variable {self.name!r} to an array while the "
+            "program is being built (np.asarray, np.array): it has no value until the program "
+            "runs; compute with rt ops, or convert the tensor the traced function returns",
+            user_location(),
+        )
 
     def __format__(self, spec: str) -> str:
         if spec:

@@ -663,3 +663,25 @@ def test_an_op_error_typing_a_variable_first_set_in_a_tensor_loop_is_that_error(
     with pytest.raises(ShapeError, match="a shape tensor must be 1-D") as info:
         sf(rt.to_tensor(2))  # before: "loop must iterate at least once to initialize 'v'"
     assert f"{__file__}:{zeros_of_runtime_rank.__code__.co_firstlineno + 3}" in str(info.value)
+
+
+def test_numpy_functions_of_traced_values_are_clear_errors_at_the_users_line():
+    """Paddle's test_error (NpApiErr): ``np.sum(a.numpy())`` in traced code is a TypeError
+    naming NumPy's function and the rt op to use (NumPy's own 'unexpected keyword argument
+    out' before), and ``np.asarray`` of a variable too."""
+    import pytest
+
+    import autostatic
+    from autostatic_runtime.errors import SymbolicValueError
+
+    def summed(x):
+        return np.sum(x.numpy()) + 1
+
+    def as_array(x):
+        return np.asarray(x) * 2
+
+    for fn, text in ((summed, "numpy.sum cannot take the symbolic variable"),
+                     (as_array, "numpy cannot convert the symbolic variable")):  # fmt: skip
+        with pytest.raises(SymbolicValueError, match=text) as caught:
+            autostatic.to_static(fn)(rt.ones([2]))
+        assert isinstance(caught.value, TypeError) and __file__ in str(caught.value)
