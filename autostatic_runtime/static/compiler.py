@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from autostatic_runtime.errors import DeviceError, ExecutionError, is_raised_again, user_location
+from autostatic_runtime.errors import DeviceError, ExecutionError, op_failure, user_location
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.block_plan import BlockPlan
 from autostatic_runtime.static.program import Block, Literal, Variable
@@ -369,7 +369,9 @@ def _load(scope: dict, name: str):
 
 
 def _fail(ops: list, i: int, exc: BaseException) -> BaseException:
-    if i < 0 or is_raised_again(exc):  # a user's exception the program raises: as it is
+    """What the program raises for ``exc``, raised while op ``i`` ran: the error eager mode
+    raises for that op, at the user's line that built it (``op_failure``)."""
+    if i < 0:
         return exc
     op = ops[i]
-    return ExecutionError(op.type, op.location, exc)
+    return op_failure(op.type, op.location, exc)

@@ -51,6 +51,14 @@ ROWS = {
         "tests/compiler/test_symbolic_path.py::"
         "test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message",
     ],
+    "an op that fails on the values it gets": [
+        "tests/compiler/test_error_types.py::"
+        "test_a_list_of_a_tensor_loop_fails_as_the_python_list_does",
+        "tests/compiler/test_error_types.py::"
+        "test_an_index_past_the_end_at_run_time_is_eagers_index_error",
+        "tests/compiler/test_error_types.py::"
+        "test_a_shape_known_only_at_run_time_fails_as_eager_reshape",
+    ],
     "`d[k] = v`, `d[k] += v`, `d[k].append(v)`, `obj.attr = v`": [
         "dict_entry_counts_in_tensor_while", "dict_entry_first_set_in_tensor_while",
         "attribute_first_set_in_tensor_for", "list_in_dict_appended_in_one_branch",
