@@ -323,7 +323,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     # it on (a branch function has only its parameters bound)
     passed_on = {m for m in names if m in defined} - reads
     reads |= passed_on
-    inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
+    inputs = sorted(
+        n
+        for n in reads | set(outputs)
+        if (self.is_local(n) and n in maybe) or (n in outputs and self.is_declared(n))
+    )  # (a global an output: the branch that does not set it gives it back as it was)
     shared = shared_cells(self, inputs)
     read_only = {c for c in shared if c not in outputs and c not in containers}
     if read_only:  # the branch functions read these cells themselves

@@ -51,6 +51,11 @@ ROWS = {
         "tests/compiler/test_symbolic_path.py::"
         "test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message",
     ],
+    "a `global` (or `nonlocal`) name assigned inside a tensor": [
+        "tests/compiler/test_globals.py::"
+        "test_a_global_assigned_in_a_tensor_statement_matches_eager",
+        "tests/compiler/test_globals.py::test_declarations_inside_blocks_keep_pythons_meaning",
+    ],
     "an op that fails on the values it gets": [
         "tests/compiler/test_error_types.py::"
         "test_a_list_of_a_tensor_loop_fails_as_the_python_list_does",
