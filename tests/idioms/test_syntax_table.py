@@ -67,7 +67,8 @@ ROWS = {
     "`d[k] = v`, `d[k] += v`, `d[k].append(v)`, `obj.attr = v`": [
         "dict_entry_counts_in_tensor_while", "dict_entry_first_set_in_tensor_while",
         "attribute_first_set_in_tensor_for", "list_in_dict_appended_in_one_branch",
-        "dict_entry_in_one_tensor_branch",
+        "dict_entry_in_one_tensor_branch", "namedtuple_list_field_updated_in_tensor_while",
+        "namedtuple_dict_field_changed_in_one_tensor_branch",
     ],
     "`x.numpy()` in a condition": ["numpy_read_in_condition"],
     "`if mode in (...)`, `if x is None`": [
