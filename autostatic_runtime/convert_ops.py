@@ -401,16 +401,17 @@ def _user_line(exc: Exception) -> str:
     return found
 
 
-def _raising_branch(exc: Exception, names: tuple) -> list:
-    """A branch that raised while traced (``else: raise ValueError(...)``, a failed
-    ``d[key]``): an ``assert`` op that raises the same exception (its type and arguments)
-    when the program takes the branch, and placeholders for its outputs."""
+def _raising_branch(exc: Exception, names: tuple, what: str = "branch") -> list:
+    """A branch (or loop body: ``what``) that raised while traced (``else: raise
+    ValueError(...)``, a failed ``d[key]``): an ``assert`` op that raises the same exception
+    (its type and arguments) when the program takes the branch, and placeholders for its
+    outputs."""
     from autostatic_runtime.creation import full
     from autostatic_runtime.ops.debugging import Assert
 
     source = f"{type(exc).__name__}: {exc}"
     where = _user_line(exc)
-    note = f"raised at {where} when this branch was traced" if where else "raised when traced"
+    note = f"raised at {where} when this {what} was traced" if where else "raised when traced"
     Assert(full([], False, dtypes.bool_), message=f"{source} ({note})", source=source,
            raises=exc)  # fmt: skip
     return [PLACEHOLDER] * len(names)
@@ -501,6 +502,7 @@ def convert_while_loop(
         if not pred:
             return loop_vars
         loop_vars = tuple(body_fn(*loop_vars, *consts))
+    body_fn = _raising_body(body_fn, len(loop_vars))
     from autostatic_runtime.static.control_flow import _build_while
     from autostatic_runtime.static.mutation import copy_container, initialize_from_body
 
@@ -562,6 +564,25 @@ def convert_while_loop(
                 raises=_unbound(name_),
             )
     return tuple(out)
+
+
+def _raising_body(body_fn: Callable, count: int) -> Callable:
+    """``body_fn`` for a ``while`` op: a body that raises while traced (``raise
+    ValueError(...)``, a failed ``d[key]``) gets an ``assert`` op raising the same exception
+    when the program runs an iteration (eager raises only then), and passes its ``count``
+    loop variables on unchanged."""
+
+    def run(*args: Any) -> tuple:
+        try:
+            return body_fn(*args)
+        except Exception as exc:  # noqa: BLE001 - the user's raise: the program raises
+            if isinstance(exc, StaticBuildError) or not _raised_by_user(exc):
+                raise
+            _raising_branch(exc, (), "loop body")
+            return args[:count]
+
+    run.__wrapped__ = body_fn  # errors name the body's own lines
+    return run
 
 
 def _unbound(label: str) -> Exception:

@@ -162,3 +162,35 @@ def test_a_failure_inside_a_tensor_branch_names_the_branch_line():
     err = assert_same_error(first_positive, x, rt.to_tensor(9))
     line = first_positive.__code__.co_firstlineno + 2
     assert f"{os.path.basename(__file__)}:{line}" in str(err)
+
+
+# ---- errors while a program is built -----------------------------------------------------
+
+
+def stack_of_a_fresh_array(x):
+    rows = rt.create_array("float32")
+    return rt.stack(rows) + x
+
+
+def test_stacking_an_array_nothing_was_appended_to_is_eagers_shape_error():
+    err = assert_same_error(stack_of_a_fresh_array, rt.to_tensor(1.0))
+    assert isinstance(err, rt.ShapeError) and "stack" in str(err)
+
+
+def look_up_while_counting(n, table):
+    i = 0
+    while i < n:
+        i = i + table["step"]
+    return i
+
+
+def test_a_loop_body_that_raises_while_traced_raises_when_an_iteration_runs():
+    """Eager raises only when the loop runs an iteration: the program does too (the error
+    surfaced while the program was built before, also for loops that run no iteration)."""
+    sf = autostatic.to_static(look_up_while_counting)
+    assert int(sf(rt.to_tensor(0), {})) == 0 == look_up_while_counting(rt.to_tensor(0), {})
+    with pytest.raises(KeyError) as eager:
+        look_up_while_counting(rt.to_tensor(2), {})
+    with pytest.raises(KeyError) as static:
+        sf(rt.to_tensor(2), {})
+    assert type(static.value) is type(eager.value) and static.value.args == eager.value.args

@@ -50,6 +50,8 @@ ROWS = {
         "test_a_branch_that_raises_raises_when_the_program_takes_it",
         "tests/compiler/test_symbolic_path.py::"
         "test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message",
+        "tests/compiler/test_error_types.py::"
+        "test_a_loop_body_that_raises_while_traced_raises_when_an_iteration_runs",
     ],
     "a `global` (or `nonlocal`) name assigned inside a tensor": [
         "tests/compiler/test_globals.py::"
