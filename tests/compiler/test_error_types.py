@@ -194,3 +194,26 @@ def test_a_loop_body_that_raises_while_traced_raises_when_an_iteration_runs():
     with pytest.raises(KeyError) as static:
         sf(rt.to_tensor(2), {})
     assert type(static.value) is type(eager.value) and static.value.args == eager.value.args
+
+
+def add_rows(x, y):
+    return x + y
+
+
+def padded_then_added(x, n):
+    grown = x
+    i = 0
+    while i < n:
+        grown = rt.concat([grown, x])
+        i += 1
+    return grown + x
+
+
+def test_shapes_that_disagree_only_at_run_time_give_eagers_shape_error():
+    """The kernel's own failure (NumPy's "operands could not be broadcast") is explained as
+    eager mode explains it, from the op's inference on the values it got."""
+    spec = [InputSpec([None]), InputSpec([None])]
+    err = assert_same_error(add_rows, rt.ones([3]), rt.ones([4]), input_spec=spec)
+    assert "shapes [3] and [4] cannot be broadcast" in str(err)
+    err = assert_same_error(padded_then_added, rt.ones([2]), rt.to_tensor(1))
+    assert "shapes [4] and [2] cannot be broadcast" in str(err)
