@@ -2,6 +2,7 @@
 (kind 3): ``list.append/pop/extend``, ``d[k] = v``, ``x[i] = v`` on tensors, attribute
 assignment on a Layer, a SimpleNamespace and a plain object."""
 
+import dataclasses
 from collections import namedtuple
 from types import SimpleNamespace
 
@@ -404,6 +405,18 @@ def namedtuple_field_in_python_loop_inside_tensor_branch(x):
     return stats.totals[0]
 
 
+@dataclasses.dataclass(frozen=True)
+class FrozenSums:
+    by_name: dict
+
+
+def frozen_dataclass_dict_field_updated_in_tensor_for(x):
+    sums = FrozenSums({"rows": x[0] * 0.0})
+    for row in x:
+        sums.by_name["rows"] = sums.by_name["rows"] + row
+    return sums.by_name["rows"]
+
+
 M1 = rand(3, 3, seed=21, low=-0.2, high=1.0)
 M2 = rand(3, 3, seed=22, low=-1.0, high=0.2)
 V1 = arr(0.5, -1.0, 2.0)
@@ -448,6 +461,8 @@ CASES = [
     case(namedtuple_rebuilt_then_field_bumped_in_tensor_for, [(V1,), (V2,)], kind="3"),
     case(namedtuple_dict_field_changed_in_one_tensor_branch, [(V1,), (V2,)], kind="3"),
     case(namedtuple_field_in_python_loop_inside_tensor_branch, [(V1,), (V2,)], kind="3"),
+    case(frozen_dataclass_dict_field_updated_in_tensor_for, [(M1,), (M2,)], kind="3",
+         input_spec="batch"),
     case(dict_entry_in_one_tensor_branch, [(V1,)], kind="3",
          error=r"'out\['pos'\]' is set in only one branch .* initialized in the else branch"),
 ]
