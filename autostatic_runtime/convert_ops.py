@@ -47,6 +47,7 @@ from autostatic_runtime.convert_loops import (  # ``for`` loops
 )
 from autostatic_runtime.errors import StaticBuildError
 from autostatic_runtime.static.control_flow import PLACEHOLDER
+from autostatic_runtime.static.mutation import set_attribute  # obj.attr = v in converted code
 from autostatic_runtime.static.program import Variable
 from autostatic_runtime.tensor import TensorLike
 
@@ -218,7 +219,11 @@ def convert_ifelse(
     shared = [(i, j) for i, j in containers if not copyable(inputs[i]) and j >= 0]
 
     # attributes holding a list or dict (``self.cache["k"] = v``): each branch changes a copy
+    # (of the contents before the 'if': a namedtuple's field, which cannot be rebound, holds
+    # the copy's contents instead; ``fixed``, put back after)
     held = [k for k, value in enumerate(saved) if type(value) in (list, dict)]
+    before = {k: copy_container(saved[k]) for k in held}
+    fixed: set = set()
     in_place: dict = {}  # label -> the held attributes the branch changed in place
     pads: dict = {}  # k -> the keys both branches give held dict k (see _one_sided_entries)
     first_attr = len(names) - len(attributes)
@@ -227,10 +232,11 @@ def convert_ifelse(
         def run() -> tuple:
             restore_attributes(attributes, saved)
             restore_cells(cells)
-            copies = {k: copy_container(saved[k]) for k in held}
+            copies = {k: copy_container(before[k]) for k in held}
             for k, copy in copies.items():
                 obj, attr = attributes[k]
-                setattr(obj, attr, copy)
+                if not set_attribute(obj, attr, copy):
+                    fixed.add(k)
             args = list(inputs)
             for i, _ in copied:
                 args[i] = copy_container(args[i])
@@ -299,6 +305,8 @@ def convert_ifelse(
                 raise
     finally:
         restore_attributes(attributes, saved)
+        for k in fixed:
+            write_back(saved[k], before[k])
         restore_cells(cells)
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
     merged = outs[len(names) :]
@@ -393,16 +401,17 @@ def _user_line(exc: Exception) -> str:
     return found
 
 
-def _raising_branch(exc: Exception, names: tuple) -> list:
-    """A branch that raised while traced (``else: raise ValueError(...)``, a failed
-    ``d[key]``): an ``assert`` op that raises the same exception (its type and arguments)
-    when the program takes the branch, and placeholders for its outputs."""
+def _raising_branch(exc: Exception, names: tuple, what: str = "branch") -> list:
+    """A branch (or loop body: ``what``) that raised while traced (``else: raise
+    ValueError(...)``, a failed ``d[key]``): an ``assert`` op that raises the same exception
+    (its type and arguments) when the program takes the branch, and placeholders for its
+    outputs."""
     from autostatic_runtime.creation import full
     from autostatic_runtime.ops.debugging import Assert
 
     source = f"{type(exc).__name__}: {exc}"
     where = _user_line(exc)
-    note = f"raised at {where} when this branch was traced" if where else "raised when traced"
+    note = f"raised at {where} when this {what} was traced" if where else "raised when traced"
     Assert(full([], False, dtypes.bool_), message=f"{source} ({note})", source=source,
            raises=exc)  # fmt: skip
     return [PLACEHOLDER] * len(names)
@@ -493,8 +502,9 @@ def convert_while_loop(
         if not pred:
             return loop_vars
         loop_vars = tuple(body_fn(*loop_vars, *consts))
+    body_fn = _raising_body(body_fn, len(loop_vars))
     from autostatic_runtime.static.control_flow import _build_while
-    from autostatic_runtime.static.mutation import initialize_from_body
+    from autostatic_runtime.static.mutation import copy_container, initialize_from_body
 
     if entries:
         from autostatic_runtime.static.tensor_array import held_lists_to_tensor_arrays
@@ -506,6 +516,9 @@ def convert_while_loop(
         from autostatic_runtime.static.tensor_array import to_tensor_arrays
 
         loop_vars = to_tensor_arrays(loop_vars, names, arrays)
+    # a list or dict it carries starts as the loop's own copy: a traced body that changes the
+    # user's one in place (a namedtuple's field, ``set_attribute``) leaves the start as it was
+    loop_vars = tuple(copy_container(v) if type(v) in (list, dict) else v for v in loop_vars)
     unset = [i for i, v in enumerate(loop_vars) if v is UNDEFINED]
     if unset:  # empty lists the body appends to are typed first: what it binds may read them
         from autostatic_runtime.static.mutation import probe_body
@@ -551,6 +564,25 @@ def convert_while_loop(
                 raises=_unbound(name_),
             )
     return tuple(out)
+
+
+def _raising_body(body_fn: Callable, count: int) -> Callable:
+    """``body_fn`` for a ``while`` op: a body that raises while traced (``raise
+    ValueError(...)``, a failed ``d[key]``) gets an ``assert`` op raising the same exception
+    when the program runs an iteration (eager raises only then), and passes its ``count``
+    loop variables on unchanged."""
+
+    def run(*args: Any) -> tuple:
+        try:
+            return body_fn(*args)
+        except Exception as exc:  # noqa: BLE001 - the user's raise: the program raises
+            if isinstance(exc, StaticBuildError) or not _raised_by_user(exc):
+                raise
+            _raising_branch(exc, (), "loop body")
+            return args[:count]
+
+    run.__wrapped__ = body_fn  # errors name the body's own lines
+    return run
 
 
 def _unbound(label: str) -> Exception:

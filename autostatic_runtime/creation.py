@@ -518,6 +518,9 @@ def uniform(
     """Uniform random values in ``[min, max)``."""
     d = _dtype(dtype)
     _require_float("uniform", d)
+    if _is_traced(min) or _is_traced(max):  # values the program computes: u * (max - min) + min
+        low, high = _bounds(min, d), _bounds(max, d)
+        return _random("uniform", shape, d, min=0.0, max=1.0) * (high - low) + low
     return _random("uniform", shape, d, min=float(min), max=float(max))
 
 
@@ -531,7 +534,10 @@ def normal(
 ) -> Tensor:
     """Normal random values with the given mean and standard deviation."""
     shape = shape if shape is not None else [1]
-    return _random("normal", shape, dtypes.get_default_dtype(), mean=float(mean), std=float(std))
+    d = dtypes.get_default_dtype()
+    if _is_traced(mean) or _is_traced(std):  # values the program computes: z * std + mean
+        return _random("normal", shape, d, mean=0.0, std=1.0) * _bounds(std, d) + _bounds(mean, d)
+    return _random("normal", shape, d, mean=float(mean), std=float(std))
 
 
 def randn(shape: Any, dtype: Any = None, name: str | None = None) -> Tensor:
@@ -551,9 +557,41 @@ def randint(
     """Random integers in ``[low, high)`` (``[0, low)`` when ``high`` is None)."""
     if high is None:
         low, high = 0, low
+    if _is_traced(low) or _is_traced(high):
+        return _randint_traced(low, high, shape, _dtype(dtype, dtypes.int64))
+    low, high = int(low), int(high)  # (an eager one-element tensor too)
     if high <= low:
         raise OpError("randint", f"high ({high}) must be greater than low ({low})", user_location())
-    return _random("randint", shape, _dtype(dtype, dtypes.int64), low=int(low), high=int(high))
+    return _random("randint", shape, _dtype(dtype, dtypes.int64), low=low, high=high)
+
+
+def _randint_traced(low: Any, high: Any, shape: Any, dtype: dtypes.DType) -> Any:
+    """``randint`` with bounds the program computes (``rt.randint(0, n)`` with a traced
+    ``n``, as TensorFlow's ``tf.random.uniform(..., maxval=n, dtype=tf.int32)`` takes them):
+    ``low + floor(u * (high - low))`` for a float64 uniform ``u`` in [0, 1), at most
+    ``high - 1``; bounds that leave the range empty raise eager's ``OpError`` when the
+    program runs."""
+    from autostatic_runtime.ops.debugging import Assert
+    from autostatic_runtime.ops.elementwise import cast, floor, minimum
+
+    lo, hi = _bounds(low, dtypes.float64), _bounds(high, dtypes.float64)
+    Assert(hi > lo, message="randint: high must be greater than low",
+           raises=OpError("randint", "high must be greater than low", user_location()))  # fmt: skip
+    u = _random("uniform", shape, dtypes.float64, min=0.0, max=1.0)
+    return cast(minimum(floor(u * (hi - lo)) + lo, hi - 1.0), dtype)
+
+
+def _bounds(value: Any, dtype: dtypes.DType) -> Any:
+    """A random creator's bound or parameter as a 0-D tensor of ``dtype`` (a traced one
+    holds one element: a ``[1]`` counter, ``x.shape[0]``)."""
+    from autostatic_runtime.ops.elementwise import cast
+    from autostatic_runtime.ops.manipulation import reshape
+
+    if not isinstance(value, TensorLike):
+        return full([], value, dtype)
+    if value.ndim:
+        value = reshape(value, [])
+    return value if value.dtype == dtype else cast(value, dtype)
 
 
 def randperm(n: int, dtype: Any = "int64", name: str | None = None) -> Tensor:

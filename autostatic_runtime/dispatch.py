@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from autostatic_runtime import autograd
 from autostatic_runtime.backends import _by_array_type, backend_of, current_backend
-from autostatic_runtime.errors import DeviceError, OpError, user_location
+from autostatic_runtime.errors import DeviceError, OpError, op_error_class, user_location
 from autostatic_runtime.ops import registry
 from autostatic_runtime.tensor import CONST, Tensor
 
@@ -82,9 +82,6 @@ def _edge(t):
     return t if node is None else (node, t._index)
 
 
-_error_types: dict[type, type] = {}
-
-
 def _one_device(op, inputs, arrays: list, backend):
     """The backend to run ``op`` on when its inputs' arrays are of several types: NumPy, with
     host views of arrays whose memory is the host's (``Backend.host_view``: JAX arrays on
@@ -128,19 +125,7 @@ def _explain(op, inputs, attrs, exc: Exception) -> Exception:
     shown = {k: v for k, v in attrs.items()}
     message = f"failed on inputs ({described})" + (f" with {shown}" if shown else "")
     message += f": {type(exc).__name__}: {exc}"
-    return _error_class(type(exc))(op.name, message, loc)
-
-
-def _error_class(kind: type) -> type:
-    """An OpError that is also ``kind`` (so ``except IndexError`` still catches it)."""
-    cls = _error_types.get(kind)
-    if cls is None:
-        try:
-            cls = type(f"Op{kind.__name__}", (OpError, kind), {})
-        except TypeError:  # layout conflict with some built-in exception
-            cls = OpError
-        _error_types[kind] = cls
-    return cls
+    return op_error_class(type(exc))(op.name, message, loc)
 
 
 registry._dispatch[0] = eager_apply

@@ -75,6 +75,62 @@ def fail(op: str, message: str, cls: type[OpError] = OpError) -> OpError:
     return cls(op, message, user_location(2))
 
 
+_op_error_types: dict[type, type] = {}
+
+
+def op_error_class(kind: type) -> type:
+    """An OpError that is also ``kind`` (so ``except IndexError`` still catches it): the type
+    of an op's failure whose kernel raised ``kind``, the same class eagerly and in a
+    program."""
+    cls = _op_error_types.get(kind)
+    if cls is None:
+        try:
+            cls = type(f"Op{kind.__name__}", (OpError, kind), {})
+        except TypeError:  # layout conflict with some built-in exception
+            cls = OpError
+        _op_error_types[kind] = cls
+    return cls
+
+
+def as_python(exc: BaseException) -> BaseException:
+    """Mark ``exc``, raised by a kernel that stands for a Python operation (``list.pop`` of a
+    list appended to in a tensor loop), to reach the user as the type Python raises
+    (``IndexError``), not as an op's error (see ``op_failure``)."""
+    exc.autostatic_python = True
+    return exc
+
+
+def op_failure(op_type: str, location: tuple | None, exc: BaseException) -> BaseException:
+    """The exception a program raises when ``exc`` left the kernel of op ``op_type`` (built
+    at ``location``): the type the same failure has eagerly, so ``except`` clauses and
+    comparisons with eager agree, with the message naming the user's line that built the
+    op. An op's own error (``ShapeError``...) is made again at that line; a Python
+    operation's (``as_python``) keeps its type, the line added to its message; any other
+    exception becomes the ``OpError`` eager mode makes of it (``op_error_class``). Errors of
+    the program itself (``ExecutionError``: a loop's budget, an unfed variable) and the
+    user's own raises pass as they are."""
+    if isinstance(exc, ExecutionError) or is_raised_again(exc):
+        return exc
+    if location is not None and not location[0]:
+        location = None
+    if isinstance(exc, OpError):
+        new = type(exc)(exc.op, exc.detail, location or exc.location)
+    elif getattr(exc, "autostatic_python", False):
+        new = _copied(exc)
+        if new is None:
+            return exc
+        if location is not None and len(new.args) == 1 and isinstance(new.args[0], str):
+            new.args = (f"{new.args[0]}{format_location(location)}",)
+    else:
+        detail = f"failed when the program ran: {type(exc).__name__}: {exc}"
+        new = op_error_class(type(exc))(op_type, detail, location)
+    try:
+        new.autostatic_raised = True  # the executors let it through, not wrapped again
+    except AttributeError:  # an exception class with __slots__
+        pass
+    return new
+
+
 class ProgramFormatError(AutostaticError, ValueError):
     """A serialized program or weights file is corrupt, truncated, or from a newer version."""
 
@@ -186,7 +242,9 @@ def _copied(exc: BaseException) -> BaseException | None:
 
 
 def is_raised_again(exc: BaseException) -> bool:
-    """Whether ``exc`` is a user's exception that a program raised (``raised_again``)."""
+    """Whether ``exc`` is an exception a program raised as eager mode would: a user's own
+    (``raised_again``) or an op's failure at the user's line (``op_failure``); executors let
+    it through as it is."""
     return getattr(exc, "autostatic_raised", False) is True
 
 

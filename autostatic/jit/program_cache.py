@@ -386,7 +386,9 @@ def _trace_program(
 
     def symbolic(value: Any, part: Any, base: str) -> Any:
         if isinstance(part, InputSpec):
-            return make(part, base)
+            v = make(part, base)
+            v._numpy = isinstance(value, np.ndarray)  # print(a) shows it as eagerly: [1 2 3]
+            return v
         if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
             return type(value)(
                 symbolic(v, p, f"{base}_{i}") for i, (v, p) in enumerate(zip(value, part[1]))

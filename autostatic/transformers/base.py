@@ -253,8 +253,9 @@ class Transformer(gast.NodeTransformer):
         self, node: gast.AST, jumps: list, modified: set[str], what: str, hints: tuple[str, str]
     ) -> list | None:
         """Statements raising a clear error when ``node``'s symbolic path is impossible (a
-        jump left in ``jumps``, or an attribute or non-local among ``modified``), else None.
-        ``what`` names the statement ("an 'if'"); ``hints`` end the jump and assign errors."""
+        jump left in ``jumps``, or an attribute or undeclared non-local among ``modified``),
+        else None. ``what`` names the statement ("an 'if'"); ``hints`` end the jump and assign
+        errors."""
         census = self.ctx.census
         jump = find_jump(jumps, statements_only=census is not None and not census.yields)
         if jump is not None:
@@ -265,7 +266,9 @@ class Transformer(gast.NodeTransformer):
                 node,
             )
         attrs = sorted(modified - bare(modified))
-        outer = sorted(m for m in bare(modified) if not self.is_local(m))
+        outer = sorted(
+            m for m in bare(modified) if not self.is_local(m) and not self.is_declared(m)
+        )
         if attrs or outer:
             return self.unsupported(
                 f"assigning '{(attrs or outer)[0]}' inside {what} whose condition is a tensor "
@@ -314,6 +317,13 @@ class Transformer(gast.NodeTransformer):
     def is_local(self, symbol: str) -> bool:
         info = self.ctx.info
         return symbol in info.locals and symbol not in info.globals and symbol not in info.nonlocals
+
+    def is_declared(self, symbol: str) -> bool:
+        """Whether ``symbol`` is declared ``global`` or ``nonlocal`` in the function: a tensor
+        ``if`` or loop that assigns it carries it as a local (its functions take and give
+        it), and the assignment after the op sets the module's (or enclosing) variable."""
+        info = self.ctx.info
+        return info is not None and (symbol in info.globals or symbol in info.nonlocals)
 
 
 def shallow(node: gast.AST) -> gast.AST:

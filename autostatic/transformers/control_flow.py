@@ -63,6 +63,8 @@ class ControlFlowTransformer(Transformer):
             self.ctx.info = info
         self.protected, self.function, self._captured, self.hoisted = 0, node, None, []
         try:
+            if info is not None and (info.globals or info.nonlocals):
+                _declarations_first(node)
             dual, _ = self.block(node.body, functional=False)
             doc = docstring(dual)
             node.body = doc + self.hoisted + dual[len(doc) :]
@@ -163,6 +165,43 @@ class ControlFlowTransformer(Transformer):
         converted function; returns its name."""
         self.hoisted.append(fn)
         return fn.name if isinstance(fn, gast.FunctionDef) else fn.targets[0].id
+
+
+def _declarations_first(node: gast.FunctionDef) -> None:
+    """Move the function's ``global``/``nonlocal`` statements to the top of its body (after
+    the docstring), as one of each: they hold for the whole function wherever written, and a
+    branch or loop function that carries such a name takes it as a parameter, so it must
+    not find the declaration copied into its body."""
+    found: dict[type, list] = {gast.Global: [], gast.Nonlocal: []}
+
+    def strip(block: list) -> list:
+        kept = []
+        for stmt in block:
+            kind = type(stmt)
+            if kind in found:
+                found[kind] += [n for n in stmt.names if n not in found[kind]]
+                continue
+            if kind not in (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef):
+                for field in _BLOCKS:
+                    inner = getattr(stmt, field, None)
+                    if type(inner) is not list:
+                        continue
+                    if field in ("handlers", "cases"):
+                        for clause in inner:
+                            clause.body = strip(clause.body) or _pass(clause.body)
+                    elif inner:
+                        setattr(stmt, field, strip(inner) or _pass(inner))
+            kept.append(stmt)
+        return kept
+
+    body = strip(node.body)
+    decls = [
+        copy_location(_node(kind, names=names), node.body[0])
+        for kind, names in found.items()
+        if names
+    ]
+    doc = docstring(body)
+    node.body = doc + decls + (body[len(doc) :] or _pass(node.body))
 
 
 def _pass(stmts: list) -> list:

@@ -323,7 +323,11 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     # it on (a branch function has only its parameters bound)
     passed_on = {m for m in names if m in defined} - reads
     reads |= passed_on
-    inputs = sorted(n for n in reads | set(outputs) if self.is_local(n) and n in maybe)
+    inputs = sorted(
+        n
+        for n in reads | set(outputs)
+        if (self.is_local(n) and n in maybe) or (n in outputs and self.is_declared(n))
+    )  # (a global an output: the branch that does not set it gives it back as it was)
     shared = shared_cells(self, inputs)
     read_only = {c for c in shared if c not in outputs and c not in containers}
     if read_only:  # the branch functions read these cells themselves
@@ -397,9 +401,9 @@ def _symbolic_path(self, node, pred: str, body_f: list, orelse_f: list) -> tuple
     if attrs:
         value = _node(gast.Tuple, elts=[_owner(a) for a in attrs], ctx=LOAD)
         call.value.keywords.append(gast.keyword(arg="attributes", value=value))
-    call = assign_results(call, outputs, attrs, node)
+    results = assign_results(self, call, outputs, attrs, node)
     release = release_copies(args, inputs, defined, node)
-    return reads_before + [call] + release, True
+    return reads_before + results + release, True
 
 
 def _passthrough(
@@ -654,14 +658,28 @@ def _owner(dotted: str) -> gast.Tuple:
     return _node(gast.Tuple, elts=[_attribute(head), constant(attr)], ctx=LOAD)
 
 
-def assign_results(call: gast.Expr, names: list, attrs: list, origin: gast.AST) -> gast.stmt:
-    """``(a, b, obj.c) = <call>``, or the call alone when it has no results."""
-    targets = [name(n, store=True) for n in names] + [_attribute(a, store=True) for a in attrs]
+def assign_results(
+    self: Transformer, call: gast.Expr, names: list, attrs: list, origin: gast.AST
+) -> list[gast.stmt]:
+    """``(a, b, __attr_1) = <call>`` then ``_jst.set_attribute(obj, 'c', __attr_1)`` for
+    each attribute ``obj.c`` (a namedtuple's field changes in place: ``set_attribute``), or
+    the call alone when it has no results."""
+    temps = [self.ctx.namer.new("attr") for _ in attrs]
+    targets = [name(n, store=True) for n in names + temps]
     if not targets:
-        return call
+        return [call]
     target = _node(gast.Tuple, elts=targets, ctx=STORE)
     assign = _node(gast.Assign, targets=[target], value=call.value, type_comment=None)
-    return copy_location(assign, origin)
+    return [copy_location(assign, origin)] + [
+        set_attribute(self, a, t, origin) for a, t in zip(attrs, temps)
+    ]
+
+
+def set_attribute(self: Transformer, dotted: str, value: str, origin: gast.AST) -> gast.stmt:
+    """``_jst.set_attribute(a.b, 'c', value)``: ``a.b.c = value`` for an attribute a tensor
+    ``if`` or loop carries, also when the object cannot rebind it (a namedtuple's field)."""
+    head, _, attr = dotted.rpartition(".")
+    return self.jst_call("set_attribute", [_attribute(head), constant(attr), value], origin)
 
 
 def unread(node: gast.stmt, names: set) -> set:

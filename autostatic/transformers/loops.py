@@ -64,6 +64,7 @@ from autostatic.transformers.ifelse import (
     lambda_def,
     release_copies,
     returned,
+    set_attribute,
     shared_cells,
     single_result,
     unread,
@@ -191,11 +192,7 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
     consts = [c for c in consts if c not in cells]
     attr_params = [self.ctx.namer.new("attr") for _ in attrs]
     params = loop_vars + attr_params + consts
-    set_attrs = [
-        _node(gast.Assign, targets=[_attribute(a, store=True)], value=name(p), type_comment=None)
-        for a, p in zip(attrs, attr_params)
-    ]
-    set_attrs = copy_location_deep_all(set_attrs, node)
+    set_attrs = [set_attribute(self, a, p, node) for a, p in zip(attrs, attr_params)]
     results = [name(v) for v in loop_vars] + [_attribute(a) for a in attrs]
     ret = _node(gast.Return, value=_node(gast.Tuple, elts=results, ctx=LOAD))
     body = set_attrs + list(body_f) + [copy_location(ret, node)]
@@ -276,9 +273,9 @@ def loop_call(self, node: gast.AST, test, body_f: list, for_loop=None) -> tuple[
         call.value.keywords.append(gast.keyword(arg="target", value=value))
     if unpack:
         call.value.keywords.append(gast.keyword(arg="unpack", value=constant(unpack)))
-    call = assign_results(call, loop_vars, attrs, node)
+    results = assign_results(self, call, loop_vars, attrs, node)
     release = release_copies(args, loop_vars, defined, node)
-    return reads_before + [call] + release, True
+    return reads_before + results + release, True
 
 
 def _attribute_or_undefined(self, dotted: str) -> gast.Call:

@@ -66,8 +66,11 @@ class PrintOp:
 
     ``parts`` is the printed line: a string per Python value (formatted while building) and
     ``None`` where the next tensor input goes, formatted as ``print`` formats an eager
-    Tensor. With ``style="paddle"`` each tensor is shown as Paddle's ``Print`` shows it
-    (``names``, ``message``, ``summarize``, ``show`` = (name, dtype, shape) switches).
+    Tensor, or as it formats a NumPy array for the tensor inputs in ``numpy`` (positions: a
+    function's NumPy array argument, which ``to_static`` feeds as a tensor), or a Python
+    number for those in ``numbers`` (a Python counter a tensor loop carries). With
+    ``style="paddle"`` each tensor is shown as Paddle's ``Print`` shows it (``names``,
+    ``message``, ``summarize``, ``show`` = (name, dtype, shape) switches).
     """
 
     def infer(x, *more, **attrs):
@@ -87,6 +90,8 @@ class PrintOp:
         message=None,
         summarize=20,
         show=(True, True, True),
+        numpy=(),
+        numbers=(),
         side_effect=True,
     ):
         values = (x, *more)
@@ -95,8 +100,14 @@ class PrintOp:
                 _paddle_style(v, n, message, summarize, tuple(show)) for v, n in zip(values, names)
             ]
         else:
-            it = iter(values)
-            texts = [str(Tensor._rebuild(next(it), None, 0)) if p is None else p for p in parts]
+            shown = [Tensor._rebuild(v, None, 0) for v in values]
+            for k in numpy:
+                shown[k] = shown[k].numpy()
+            for k in numbers:  # (a float: the shortest text of its own dtype)
+                value = shown[k].numpy()
+                shown[k] = value if value.dtype.kind == "f" else value.item()
+            it = iter(shown)
+            texts = [str(next(it)) if p is None else p for p in parts]
         stream = sys.stdout if file == "stdout" else sys.stderr
         print(*texts, sep=sep, end=end, file=stream, flush=flush)
         return x
@@ -197,8 +208,25 @@ def print_values(
         from autostatic_runtime.creation import full
 
         tensors = [full([], False, "bool")]
+    # values eager code holds as NumPy arrays or Python numbers print as those do
+    extra = {}
+    numpy = tuple(k for k, t in enumerate(tensors) if getattr(t, "_numpy", False))
+    if numpy:
+        extra["numpy"] = numpy
+    numbers = tuple(
+        k for k, t in enumerate(tensors) if getattr(t, "_weak", False) and tuple(t.shape) == ()
+    )
+    if numbers:
+        extra["numbers"] = numbers
     return PrintOp(
-        *tensors, parts=parts, sep=sep, end=end, file=stream, flush=bool(flush), side_effect=True
+        *tensors,
+        parts=parts,
+        sep=sep,
+        end=end,
+        file=stream,
+        flush=bool(flush),
+        side_effect=True,
+        **extra,
     )
 
 

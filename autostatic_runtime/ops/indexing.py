@@ -214,6 +214,25 @@ def getitem_shape(shape: tuple, template: tuple, idx_shapes: list) -> tuple:
     return tuple(block + rest)
 
 
+def _check_as_eager(x: Any, idx: tuple, key: tuple) -> None:
+    """Raise the ``IndexShapeError`` eager indexing raises for this key when a kernel's index
+    is out of range: a 0-D integer index tensor is an int eagerly (``parse_key``), which the
+    shape rules check; a program gets it as an index array."""
+    items, specs = [], []
+    for t in key:
+        if _is_tensor_item(t):
+            a = idx[t[1]]
+            kind = str(a.dtype)  # (array-api-strict's dtypes have no .kind)
+            if a.ndim == 0 and "int" in kind:
+                items.append(int(a))
+                continue
+            items.append(("tensor", len(specs)))
+            specs.append((tuple(a.shape), "bool" in kind))
+        else:
+            items.append(t)
+    getitem_shape(tuple(x.shape), tuple(items), specs)
+
+
 def _idx_specs(idx: tuple) -> list:
     return [(shape_of(t), dtype_of(t) == dtypes.bool_) for t in idx]
 
@@ -230,7 +249,11 @@ class GetItem:
 
     def kernel(xp, x, *idx, key):
         if idx:
-            return xp.getitem(x, _key(key, idx))
+            try:
+                return xp.getitem(x, _key(key, idx))
+            except IndexError:
+                _check_as_eager(x, idx, key)
+                raise
         return x[_key(key, idx)]
 
     def grad(g, out, x, *idx, key):
@@ -259,7 +282,12 @@ class SetItem:
         return Spec(shape_of(x), dtype_of(x))
 
     def kernel(xp, x, value, *idx, key):
-        return xp.setitem(x, _key(key, idx), value)
+        try:
+            return xp.setitem(x, _key(key, idx), value)
+        except IndexError:
+            if not isinstance(value, (bool, int, float)):  # eager checks a tensor's key
+                _check_as_eager(x, idx, key)
+            raise
 
     def grad(g, out, x, value, *idx, key):
         gx = SetItem(g, 0.0, *idx, key=key)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from autostatic_runtime import dtypes
-from autostatic_runtime.errors import ShapeError, user_location
+from autostatic_runtime.errors import ShapeError, as_python, user_location
 from autostatic_runtime.ops.registry import Spec, dtype_of, op, shape_of
 
 __all__ = ["create_array", "array_write", "array_read", "array_length"]
@@ -29,7 +29,9 @@ def _index(i: Any, n: int, op_name: str, extend: bool = False) -> int:
     if i < 0:
         i += n
     if i < 0 or i > n or (i == n and not extend):
-        raise IndexError(f"{op_name}: index {i} is out of range for a tensor array of length {n}")
+        raise as_python(  # an IndexError, as the Python list it stands for raises
+            IndexError(f"{op_name}: index {i} is out of range for a tensor array of length {n}")
+        )
     return i
 
 
@@ -149,7 +151,7 @@ class ArrayPop:
     def kernel(xp, array, i):
         n = array.shape[0]
         if n == 0:
-            raise IndexError("pop from an empty tensor array")
+            raise as_python(IndexError("pop from an empty tensor array"))
         k = _index(i, n, "array_pop")
         rest = xp.concat([_rows(xp, array, 0, k), _rows(xp, array, k + 1, n)], axis=0)
         return rest, array[k, ...]
@@ -190,10 +192,11 @@ class StackArray:
         return Spec(shape_of(array), dtype_of(array))
 
     def kernel(xp, array):
-        if array.shape[0] == 0:  # as rt.stack([]) fails in eager mode
-            raise ValueError(
-                "stack of an empty tensor array (the list is empty when the program runs, e.g. "
-                "the loop appending to it ran no iterations); rt.stack([]) fails the same way"
+        if array.shape[0] == 0:  # the ShapeError rt.stack([]) raises in eager mode
+            raise ShapeError(
+                "stack",
+                "expects a non-empty list or tuple of tensors, and this tensor array is empty "
+                "when the program runs (e.g. the loop appending to it ran no iterations)",
             )
         return array
 

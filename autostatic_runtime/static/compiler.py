@@ -20,7 +20,13 @@ import math
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from autostatic_runtime.errors import DeviceError, ExecutionError, is_raised_again, user_location
+from autostatic_runtime.errors import (
+    DeviceError,
+    ExecutionError,
+    is_raised_again,
+    op_failure,
+    user_location,
+)
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.block_plan import BlockPlan
 from autostatic_runtime.static.program import Block, Literal, Variable
@@ -93,6 +99,7 @@ class CodeWriter:
         self.viewed: set[str] = set()
         self.dead: Any = ()
         self.fresh_names: set[str] = set()  # arrays an op made here, which nothing else sees
+        self.args: dict[int, list[str]] = {}  # op index -> its kernel's input expressions
         self.memo = False  # whether a kernel takes the call's memo (``OpDef.memo``)
 
     def local(self, name: str) -> str:
@@ -246,6 +253,7 @@ class CodeWriter:
     def _emit_kernel(self, op) -> None:
         opdef = OPS[op.type]
         args = [self.read(x) for x in op.inputs]
+        self.args[len(self.ops) - 1] = args  # (read again only when the kernel fails)
         if op.type == "assign" and self._made_here(op.inputs[0]):
             # generated code never changes an array in place, so a value computed here
             # needs no copy (an optimizer's new parameter or moment written to the scope)
@@ -304,7 +312,7 @@ class PythonCodegen:
             "    except _ExecutionError:",
             "        raise",
             "    except Exception as exc:",
-            "        raise _fail(_ops, _i, exc) from exc",
+            "        raise _fail(_ops, _i, exc, _args) from exc",
             f"    return ({', '.join(returns)}{',' if len(returns) == 1 else ''})",
         ]
         source = "\n".join(src)
@@ -313,6 +321,7 @@ class PythonCodegen:
             "_fail": _fail,
             "_bool": bool,
             "_ops": w.ops,
+            "_args": w.args,
             "xp": backend.xp,
             "_ExecutionError": ExecutionError,
             **w.consts,
@@ -368,8 +377,51 @@ def _load(scope: dict, name: str):
         ) from None
 
 
-def _fail(ops: list, i: int, exc: BaseException) -> BaseException:
-    if i < 0 or is_raised_again(exc):  # a user's exception the program raises: as it is
+def _fail(ops: list, i: int, exc: BaseException, args: dict | None = None) -> BaseException:
+    """What the program raises for ``exc``, raised while op ``i`` ran: the error eager mode
+    raises for that op, at the user's line that built it (``op_failure``). A kernel's own
+    failure is explained as eager mode explains it, from the op's inference on the values
+    it was given (``ShapeError: elementwise_add: shapes [3] and [4] cannot be broadcast``
+    where NumPy said "operands could not be broadcast")."""
+    if i < 0:
         return exc
     op = ops[i]
-    return ExecutionError(op.type, op.location, exc)
+    if (
+        args is not None
+        and i in args
+        and type(exc).__module__ == "builtins"  # (not an op's own error, nor the program's)
+        and not getattr(exc, "autostatic_python", False)  # (a Python list's IndexError)
+        and not is_raised_again(exc)  # (the user's own exception)
+    ):
+        explained = _as_eager(op, args[i], exc)
+        if explained is not None:
+            exc = explained
+    return op_failure(op.type, op.location, exc)
+
+
+def _as_eager(op, args: list[str], exc: BaseException) -> BaseException | None:
+    """The error eager mode raises when ``op``'s kernel fails with ``exc`` on the values its
+    input expressions ``args`` held in the failed function's frame (None if unknown)."""
+    from autostatic_runtime.dispatch import _explain
+    from autostatic_runtime.tensor import Tensor
+
+    frame, tb = None, exc.__traceback__
+    while tb is not None:  # the innermost generated frame: the one that called the kernel
+        if tb.tb_frame.f_code.co_filename.startswith("<autostatic block"):
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    try:
+        values = [eval(a, frame.f_globals, frame.f_locals) for a in args]  # noqa: S307 (ours)
+    except Exception:  # noqa: BLE001 - a value gone: the generic form
+        return None
+    inputs = [
+        v if v is None or isinstance(v, (bool, int, float)) else Tensor._rebuild(v, None, 0)
+        for v in values
+    ]
+    attrs = {k: v for k, v in op.attrs.items() if k not in META_ATTRS}
+    try:
+        return _explain(OPS[op.type], inputs, attrs, exc)
+    except Exception:  # noqa: BLE001 - an explanation that fails: the generic form
+        return None

@@ -124,7 +124,25 @@ def restore_attributes(attributes: tuple, saved: list) -> None:
                 except AttributeError:
                     pass
         else:
-            setattr(obj, attr, value)
+            set_attribute(obj, attr, value)
+
+
+def set_attribute(obj: Any, attr: str, value: Any) -> bool:
+    """``obj.attr = value`` for an attribute a tensor ``if`` or loop carries; True when it
+    was rebound. A field the object cannot rebind (a namedtuple's) changes in place: eager
+    code can only have changed the list or dict it holds (``p.x[0] = v``), so that list or
+    dict takes ``value``'s contents and keeps its identity (False)."""
+    try:
+        setattr(obj, attr, value)
+        return True
+    except AttributeError:
+        held = getattr(obj, attr, None)
+        if held is value:
+            return False
+        if type(held) not in (list, dict) or type(value) is not type(held):
+            raise
+        write_back(held, value)
+        return False
 
 
 def closure_cells(fns: tuple, names: tuple) -> list:

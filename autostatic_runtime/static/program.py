@@ -41,6 +41,7 @@ class Variable(TensorLike):
         "trainable",
         "initializer",
         "_weak",
+        "_numpy",
         "__weakref__",
     )
 
@@ -65,6 +66,7 @@ class Variable(TensorLike):
         self.trainable = False
         self.initializer = None
         self._weak = False  # stands for a Python number: promotes like one (see dtypes.weak_result)
+        self._numpy = False  # stands for a NumPy array argument: print shows it as NumPy does
 
     @property
     def shape(self) -> list[int]:

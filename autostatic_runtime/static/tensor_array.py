@@ -25,7 +25,7 @@ from typing import Any
 
 from autostatic_runtime import dtypes
 from autostatic_runtime.convert_loops import SymbolicIterable
-from autostatic_runtime.errors import StaticBuildError, user_location
+from autostatic_runtime.errors import ShapeError, StaticBuildError, user_location
 from autostatic_runtime.static.program import Variable
 from autostatic_runtime.tensor import Tensor, TensorLike
 
@@ -244,6 +244,13 @@ class TensorArray(SymbolicIterable):
         if self.buffer is None:
             if self.probing:
                 raise _ProbeDone(self, None)
+            if what == "stack":  # nothing was ever appended: empty when it runs, as eagerly
+                raise ShapeError(
+                    "stack",
+                    f"expects a non-empty list or tuple of tensors, and '{self.name}' is an "
+                    "empty list (nothing is appended to it before this line)",
+                    user_location(),
+                )
             raise StaticBuildError(
                 f"cannot {what} '{self.name}': it is an empty list whose element type is not "
                 "known yet (append a tensor first, or create it with "

@@ -182,6 +182,45 @@ def test_a_print_of_python_values_prints_in_eager_order_each_run(capsys):
         assert static_out == capsys.readouterr().out
 
 
+def prints_an_array_argument(a, x):
+    print(a)
+    print("a is", a, {"unit": "m"})
+    if rt.sum(x) > 0:
+        print("positive", a)
+    return x * 2.0
+
+
+def prints_python_counters_of_a_tensor_loop(x, n):
+    i = 0
+    step = 0.25
+    while i < n:
+        print("step", i, step)
+        i += 1
+        step = step * 2.0
+    print("done", i)
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (prints_an_array_argument, (np.array([1, 2, 3]), rt.ones([2]))),
+        (prints_an_array_argument, (np.array([0.5, -1.0]), -rt.ones([2]))),
+        (prints_python_counters_of_a_tensor_loop, (rt.ones([2]), rt.to_tensor(3))),
+    ],
+    ids=["int_array", "float_array_other_branch", "loop_counters"],
+)
+def test_values_eager_holds_as_arrays_or_numbers_print_as_eagerly(capsys, fn, args):
+    """A NumPy array argument (fed as a tensor) prints as NumPy prints it, and a Python
+    number a tensor loop carries as a Python number (both printed as Tensor(...) before)."""
+    fn(*args)
+    want = capsys.readouterr().out
+    sf = autostatic.to_static(fn)
+    for _ in range(2):  # traced, then from the cache
+        sf(*args)
+        assert capsys.readouterr().out == want
+
+
 def prints_to_file(x, buf):
     print(x, file=buf)
 

@@ -2,6 +2,8 @@
 (kind 3): ``list.append/pop/extend``, ``d[k] = v``, ``x[i] = v`` on tensors, attribute
 assignment on a Layer, a SimpleNamespace and a plain object."""
 
+import dataclasses
+from collections import namedtuple
 from types import SimpleNamespace
 
 import numpy as np
@@ -359,6 +361,62 @@ def object_holding_a_list_first_made_in_tensor_loop(x):
     return buf.rows[0]
 
 
+Stats = namedtuple("Stats", ["totals", "label"])
+
+
+class Window(namedtuple("Window", ("rows",))):
+    """A namedtuple subclass (it has a __dict__, but its field still cannot be rebound)."""
+
+
+def namedtuple_list_field_updated_in_tensor_while(x):
+    stats = Stats([x * 0.0, x * 0.0], "sums")
+    while rt.sum(x) > -3.0:
+        stats.totals[0] = stats.totals[0] + x
+        stats.totals[1] += 1.0
+        x = x - 1.0
+    return stats.totals[0], stats.totals[1], stats.label
+
+
+def namedtuple_rebuilt_then_field_bumped_in_tensor_for(x):
+    w = Window([x])
+    for row in x:
+        w = Window([x * 0.0 + row])
+        w.rows[0] = w.rows[0] + 1.0
+    return w.rows[0]
+
+
+def namedtuple_dict_field_changed_in_one_tensor_branch(x):
+    stats = Stats({"hi": x, "lo": x * 0.0}, "ranges")
+    seen = stats.totals  # another name for the same dict sees the change, as eagerly
+    if rt.mean(x) > 0:
+        stats.totals["hi"] = stats.totals["hi"] * 2.0
+    else:
+        stats.totals["lo"] = stats.totals["lo"] - 1.0
+    return seen["hi"], seen["lo"]
+
+
+def namedtuple_field_in_python_loop_inside_tensor_branch(x):
+    stats = Stats([x], "steps")
+    if rt.sum(x) > 0:
+        k = 0
+        while k < 3:  # a Python loop in the branch function: its convert_while_loop call
+            stats.totals[0] = stats.totals[0] * 0.5
+            k += 1
+    return stats.totals[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class FrozenSums:
+    by_name: dict
+
+
+def frozen_dataclass_dict_field_updated_in_tensor_for(x):
+    sums = FrozenSums({"rows": x[0] * 0.0})
+    for row in x:
+        sums.by_name["rows"] = sums.by_name["rows"] + row
+    return sums.by_name["rows"]
+
+
 M1 = rand(3, 3, seed=21, low=-0.2, high=1.0)
 M2 = rand(3, 3, seed=22, low=-1.0, high=0.2)
 V1 = arr(0.5, -1.0, 2.0)
@@ -398,6 +456,12 @@ CASES = [
     case(nested_dict_entry_in_both_branches, [(V1,), (V2,)], kind="3"),
     case(object_in_dict_updated_in_tensor_if_in_while, [(V1,), (V2,)], kind="3"),
     case(object_holding_a_list_first_made_in_tensor_loop, [(M1,), (M2[:2],)], kind="3",
+         input_spec="batch"),
+    case(namedtuple_list_field_updated_in_tensor_while, [(V1,), (V2,)], kind="3"),
+    case(namedtuple_rebuilt_then_field_bumped_in_tensor_for, [(V1,), (V2,)], kind="3"),
+    case(namedtuple_dict_field_changed_in_one_tensor_branch, [(V1,), (V2,)], kind="3"),
+    case(namedtuple_field_in_python_loop_inside_tensor_branch, [(V1,), (V2,)], kind="3"),
+    case(frozen_dataclass_dict_field_updated_in_tensor_for, [(M1,), (M2,)], kind="3",
          input_spec="batch"),
     case(dict_entry_in_one_tensor_branch, [(V1,)], kind="3",
          error=r"'out\['pos'\]' is set in only one branch .* initialized in the else branch"),

@@ -50,11 +50,27 @@ ROWS = {
         "test_a_branch_that_raises_raises_when_the_program_takes_it",
         "tests/compiler/test_symbolic_path.py::"
         "test_a_users_exception_from_a_traced_branch_keeps_its_type_and_message",
+        "tests/compiler/test_error_types.py::"
+        "test_a_loop_body_that_raises_while_traced_raises_when_an_iteration_runs",
+    ],
+    "a `global` (or `nonlocal`) name assigned inside a tensor": [
+        "tests/compiler/test_globals.py::"
+        "test_a_global_assigned_in_a_tensor_statement_matches_eager",
+        "tests/compiler/test_globals.py::test_declarations_inside_blocks_keep_pythons_meaning",
+    ],
+    "an op that fails on the values it gets": [
+        "tests/compiler/test_error_types.py::"
+        "test_a_list_of_a_tensor_loop_fails_as_the_python_list_does",
+        "tests/compiler/test_error_types.py::"
+        "test_an_index_past_the_end_at_run_time_is_eagers_index_error",
+        "tests/compiler/test_error_types.py::"
+        "test_a_shape_known_only_at_run_time_fails_as_eager_reshape",
     ],
     "`d[k] = v`, `d[k] += v`, `d[k].append(v)`, `obj.attr = v`": [
         "dict_entry_counts_in_tensor_while", "dict_entry_first_set_in_tensor_while",
         "attribute_first_set_in_tensor_for", "list_in_dict_appended_in_one_branch",
-        "dict_entry_in_one_tensor_branch",
+        "dict_entry_in_one_tensor_branch", "namedtuple_list_field_updated_in_tensor_while",
+        "namedtuple_dict_field_changed_in_one_tensor_branch",
     ],
     "`x.numpy()` in a condition": ["numpy_read_in_condition"],
     "`if mode in (...)`, `if x is None`": [
@@ -66,7 +82,11 @@ ROWS = {
     ],
     "`a < b < c`": ["chained_comparison"],
     "`assert c, msg`": ["assert_on_tensor", "assert_inside_tensor_loop"],
-    "`print(...)`": ["print_in_tensor_branch", "print_inside_tensor_while"],
+    "`print(...)`": [
+        "print_in_tensor_branch", "print_inside_tensor_while",
+        "tests/compiler/test_builtins.py::"
+        "test_values_eager_holds_as_arrays_or_numbers_print_as_eagerly",
+    ],
     "`int(x)`, `float(x)`, `bool(x)`": ["int_of_dim_as_bound", "float_of_tensor_scalar"],
     "`max(a, b)`, `min(a, b)`": ["mean_of_python_count"],
     "`len(x)`": ["len_of_tensor", "len_in_tensor_while"],

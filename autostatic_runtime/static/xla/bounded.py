@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from autostatic_runtime.errors import ExecutionError
+from autostatic_runtime.errors import ShapeError, op_failure
 from autostatic_runtime.ops.registry import OPS
 from autostatic_runtime.static.xla.errors import Unlowerable
 
@@ -99,14 +99,12 @@ class Bounded:
         n = int(np.asarray(self.length))
         if n == 0 and self.empty is not None:
             op = self.empty
-            raise ExecutionError(
-                op.type,
-                op.location if op.location and op.location[0] else None,
-                ValueError(
-                    "stack of an empty list (the loop appending to it ran no iterations); "
-                    "rt.stack([]) fails the same way"
-                ),
+            empty = ShapeError(  # the error rt.stack([]) raises in eager mode
+                "stack",
+                "expects a non-empty list or tuple of tensors, and this list is empty when the "
+                "program runs (the loop appending to it ran no iterations)",
             )
+            raise op_failure(op.type, op.location, empty)
         return array[(slice(None),) * self.axis + (slice(0, n),)]
 
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import backends
-from autostatic_runtime.errors import ExecutionError, is_raised_again
+from autostatic_runtime.errors import op_failure
 from autostatic_runtime.static.compiler import PythonCodegen, _load, has_side_effect, prune
 from autostatic_runtime.static.control_flow import loop_limit_error
 from autostatic_runtime.static.program import Block, Variable
@@ -437,9 +437,10 @@ class XlaFunction:
         if self._errors:
             op, exc = self._errors[0]
             self._errors.clear()
-            if isinstance(exc, ExecutionError) or is_raised_again(exc):
+            failure = op_failure(op.type, op.location, exc)
+            if failure is exc:
                 raise exc
-            raise ExecutionError(op.type, op.location, exc) from exc
+            raise failure from exc
 
     def _to_device(self, scope: dict, name: str, value: Any) -> Any:
         """The value of ``name`` for the jitted call: the device array of a value this
