@@ -11,7 +11,7 @@ from typing import Any
 
 import autostatic_runtime as rt
 from autostatic.jit.program_cache import ConcreteProgram, ToStaticError
-from autostatic.jit.static_function import StaticFunction, to_static
+from autostatic.jit.static_function import StaticFunction, takes_no_arguments, to_static
 from autostatic_runtime.jit.model_file import encode_structure, save_model
 from autostatic_runtime.static.program import Variable
 
@@ -109,6 +109,8 @@ def _program_for(sf: StaticFunction, input_spec: Any) -> ConcreteProgram:
     for program in reversed(sf.program_cache.concrete_programs()):
         specs = [rt.static.InputSpec(v.shape, v.dtype, v.name) for v in program.inputs]
         return sf.get_concrete_program(*specs)
+    if takes_no_arguments(sf._parameters()):  # forward(self) or forward(self, x=None)
+        return sf.get_concrete_program()
     raise ToStaticError(
         f"{sf.__name__}: the input shapes are unknown, so it cannot be traced to save or "
         "export it; pass input_spec=[InputSpec(...)] or call the function once first"

@@ -426,7 +426,7 @@ class StaticFunction:
         if not args and not kwargs:
             if self._input_spec is not None:
                 args = tuple(self._input_spec)
-            elif not _takes_no_arguments(self._parameters()):
+            elif not takes_no_arguments(self._parameters()):
                 raise ToStaticError(
                     f"get_concrete_program({self.__name__}) needs InputSpecs or tensors, or "
                     "an input_spec given to to_static"
@@ -535,7 +535,8 @@ def _is_default(value: Any, default: Any) -> bool:
     return kind is type(default) and kind in _BY_VALUE and value == default
 
 
-def _takes_no_arguments(signature: inspect.Signature | None) -> bool:
+def takes_no_arguments(signature: inspect.Signature | None) -> bool:
+    """Whether a function of ``signature`` can be called without arguments."""
     if signature is None:
         return False
     try:
