@@ -67,6 +67,7 @@ from autostatic_runtime.ops.shape_tensor import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.tensor_array import *  # noqa: E402,F401,F403
 from autostatic_runtime.place import CPUPlace, CUDAPlace, is_compiled_with_cuda  # noqa: E402
+from autostatic_runtime.reader import batch  # noqa: E402
 from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
 
 _methods.attach(__import__(__name__))

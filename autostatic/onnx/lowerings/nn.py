@@ -67,6 +67,24 @@ def _conv2d(g, op):
     _from_nchw(g, y, a["data_format"], g.out(0))
 
 
+@lowers("conv2d_transpose")
+def _conv2d_transpose(g, op):
+    a = op.attrs
+    inputs = [_nchw(g, g.x(op, 0), a["data_format"]), g.x(op, 1)]
+    if not g.is_none(op, 2):
+        inputs.append(g.x(op, 2))
+    y = g.node(
+        "ConvTranspose",
+        inputs,
+        strides=list(a["strides"]),
+        pads=_pads(a["paddings"]),
+        dilations=list(a["dilations"]),
+        group=a["groups"],
+        output_padding=list(a["output_padding"]),
+    )
+    _from_nchw(g, y, a["data_format"], g.out(0))
+
+
 def _pool_attrs(a) -> dict:
     return {
         "kernel_shape": list(a["ksize"]),

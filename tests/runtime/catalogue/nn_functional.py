@@ -173,6 +173,32 @@ _CONV = [
         name="conv3d_stride_groups_bias",
     ),
     S(
+        "conv2d_transpose",
+        lambda x, w, b: Fn.conv2d_transpose(x, w, b, stride=2, padding=1, output_padding=1),
+        [F(1, 2, 3, 3), F(2, 3, 3, 3), F(3)],
+        name="conv2d_transpose_stride_bias",
+    ),
+    S(
+        "conv2d_transpose",
+        lambda x, w: Fn.conv2d_transpose(x, w, stride=(2, 1), padding=[1, 0, 0, 1], groups=2,
+                                         dilation=(1, 2), data_format="NHWC"),  # fmt: skip
+        [F(1, 3, 2, 4), F(4, 1, 2, 2)],
+        name="conv2d_transpose_groups_dilation_nhwc",
+    ),
+    S(  # its gradients: a conv2d and a conv2d_grad_filter, and theirs (second order)
+        "conv2d_transpose",
+        _vjp(lambda x, w: Fn.conv2d_transpose(x, w, stride=2, output_padding=(0, 1)), 1),
+        [F(1, 2, 2, 3), F(2, 2, 2, 2), F(1, 2, 4, 7, grad=False)],
+        name="conv2d_transpose_filter_grad",
+        also=("conv2d_grad_filter",),
+    ),
+    S(
+        "conv2d_transpose",
+        lambda x, w, b: Fn.conv1d_transpose(x, w, b, stride=2, padding=1, output_padding=1),
+        [F(2, 2, 4), F(2, 3, 3), F(3)],
+        name="conv1d_transpose_stride_bias",
+    ),
+    S(
         "concat",
         lambda x: Fn.temporal_shift(x, 2, 0.25),
         [F(4, 4, 2, 1)],
