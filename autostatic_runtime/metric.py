@@ -1,10 +1,13 @@
-"""Metrics (Paddle 2.x ``paddle.metric``): ``accuracy``."""
+"""Metrics (Paddle 2.x ``paddle.metric``): ``accuracy`` (an op, eager and static) and ``Auc``
+(accumulated on the host from eager values between steps)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["accuracy"]
+import numpy as np
+
+__all__ = ["accuracy", "Auc"]
 
 
 def accuracy(input: Any, label: Any, k: int = 1, correct: Any = None, total: Any = None,
@@ -27,3 +30,56 @@ def accuracy(input: Any, label: Any, k: int = 1, correct: Any = None, total: Any
     if total is not None:
         rt.assign(rt.cast(num_total, total.dtype), total)
     return acc
+
+
+class Auc:
+    """The area under the ROC curve of binary predictions seen so far (Paddle's
+    ``paddle.metric.Auc``): ``update`` bins the positive-class probabilities into
+    ``num_thresholds + 1`` buckets per label, ``accumulate`` integrates the curve they make.
+
+    Args:
+        curve: 'ROC' (the only curve).
+        num_thresholds: bucket count minus one.
+        name: what ``name()`` returns.
+    """
+
+    def __init__(self, curve: str = "ROC", num_thresholds: int = 4095, name: str = "auc"):
+        if curve != "ROC":
+            raise ValueError(f"Auc: only curve='ROC' is supported, got {curve!r}")
+        self._num_thresholds = int(num_thresholds)
+        self._name = name
+        self.reset()
+
+    def update(self, preds: Any, labels: Any) -> None:
+        """Add a batch: ``preds`` [N, 2] class probabilities (column 1: positive),
+        ``labels`` [N] or [N, 1] of 0/1."""
+        p = np.asarray(preds.numpy() if hasattr(preds, "numpy") else preds, dtype=np.float64)
+        y = np.asarray(labels.numpy() if hasattr(labels, "numpy") else labels).reshape(-1)
+        if p.ndim != 2 or p.shape[1] < 2 or p.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"Auc.update: preds must be [N, 2] and labels [N] or [N, 1], got "
+                f"{list(p.shape)} and {list(np.shape(labels))}"
+            )
+        bins = np.clip((p[:, 1] * self._num_thresholds).astype(np.int64), 0,
+                       self._num_thresholds)  # fmt: skip
+        np.add.at(self._stat_pos, bins[y != 0], 1)
+        np.add.at(self._stat_neg, bins[y == 0], 1)
+
+    def accumulate(self) -> float:
+        """The area under the curve of everything added since the last ``reset``."""
+        pos = np.cumsum(self._stat_pos[::-1])  # true positives from the highest threshold down
+        neg = np.cumsum(self._stat_neg[::-1])
+        if pos[-1] <= 0 or neg[-1] <= 0:
+            return 0.0
+        prev_pos = np.concatenate([[0.0], pos[:-1]])
+        prev_neg = np.concatenate([[0.0], neg[:-1]])
+        area = np.sum(np.abs(neg - prev_neg) * (pos + prev_pos) / 2.0)
+        return float(area / pos[-1] / neg[-1])
+
+    def reset(self) -> None:
+        """Forget what was added."""
+        self._stat_pos = np.zeros(self._num_thresholds + 1)
+        self._stat_neg = np.zeros(self._num_thresholds + 1)
+
+    def name(self) -> str:
+        return self._name

@@ -131,3 +131,64 @@ def test_conv1d_conv3d_temporal_shift_with_an_unknown_batch():
     for w, g in zip(want, got):
         assert w.shape == g.shape and w.dtype == g.dtype
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def _beam_helpers(x, mask):
+    """Paddle's seq2seq and transformer beam-search helpers, and simnet's constant layer."""
+    kept = rt.tensor.math._multiply_with_axis(x, mask, axis=0) - rt.tensor.math._multiply_with_axis(
+        x * 2, mask - 1, axis=0
+    )
+    scores = rt.tensor.math._add_with_axis(x=rt.unsqueeze(x, [1]), y=mask, axis=0)
+    shape = list(x.shape)
+    shape[0] = rt.shape(x)[0]
+    margin = rt.tensor.fill_constant(shape, "float32", 0.25)
+    count = rt.tensor.fill_constant(shape=[1], dtype="int64", value=3)
+    caches = rt.utils.map_structure(lambda t: t * 2, [{"k": kept, "v": scores}])
+    return caches[0]["k"] + margin, caches[0]["v"], count
+
+
+def test_paddle_tensor_namespace_helpers_with_an_unknown_batch():
+    x = rt.to_tensor(np.arange(12, dtype="float32").reshape(3, 4))
+    mask = rt.to_tensor([1.0, 0.0, 1.0])
+    want = _beam_helpers(x, mask)
+    spec = [InputSpec([None, 4]), InputSpec([None])]
+    got = autostatic.to_static(_beam_helpers, input_spec=spec)(x, mask)
+    np.testing.assert_allclose(want[0].numpy()[1], [4 * v + 0.25 for v in range(4, 8)])
+    assert want[1].shape == [3, 1, 4] and want[2].dtype == rt.int64
+    for w, g in zip(want, got):
+        assert w.shape == g.shape and w.dtype == g.dtype
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    with pytest.raises(ValueError, match="axis 2 cannot align"):
+        rt.tensor.math._add_with_axis(x, mask, axis=2)
+
+
+def test_nest_helpers_unique_names_and_auc():
+    nest = {"b": (1, [2, 3]), "a": 4}
+    assert rt.utils.flatten(nest) == [4, 1, 2, 3]  # dicts by sorted key, as Paddle's
+    assert rt.utils.pack_sequence_as(nest, [40, 10, 20, 30]) == {"b": (10, [20, 30]), "a": 40}
+    assert rt.utils.map_structure(lambda a, b: a + b, [1, (2,)], [10, (20,)]) == [11, (22,)]
+    with rt.utils.unique_name.guard():
+        first = rt.nn.Linear(2, 2).weight.name
+    with rt.utils.unique_name.guard():
+        assert rt.nn.Linear(2, 2).weight.name == first  # a model built twice: the same names
+    auc = rt.metric.Auc(name="auc")
+    probs = rt.to_tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
+    auc.update(probs, np.array([0, 1, 1, 0]))
+    assert auc.accumulate() == 0.75 and auc.name() == "auc"  # 3 of the 4 pairs ranked right
+    auc.reset()
+    assert auc.accumulate() == 0.0
+
+
+def test_framework_place_and_jit_module_names():
+    rt.framework.random._manual_program_seed(2020)
+    assert rt.static.default_main_program().random_seed == 2020
+    img = rt.randn([2, 3]).astype("float32").cpu()
+    assert img.place._equals(rt.framework._current_expected_place()) and img.place == "cpu"
+    copied = img._copy_to(rt.CPUPlace(), False)
+    assert copied.stop_gradient and copied is not img
+    from autostatic.jit.api import to_static
+    from autostatic.jit.translated_layer import INFER_MODEL_SUFFIX, INFER_PARAMS_SUFFIX
+
+    assert to_static is autostatic.to_static and (INFER_MODEL_SUFFIX, INFER_PARAMS_SUFFIX) == (
+        ".pdmodel", ".pdiparams")  # fmt: skip
+    assert rt.static.io.load_inference_model is rt.static.load_inference_model

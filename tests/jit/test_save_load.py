@@ -191,6 +191,57 @@ def test_a_buffer_assigned_a_value_of_another_shape_while_tracing_is_a_clear_err
         autostatic.to_static(Resets())(rt.ones([3]))
 
 
+LAC_SPECS = [
+    InputSpec([None, 3], "float32"), InputSpec([None, 1], "int64"), InputSpec([None], "int64")
+]  # fmt: skip
+
+
+class Tagger(nn.Layer):
+    """Paddle's LAC idiom: a training forward returning the cost and the decoded tags."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    @autostatic.to_static(input_spec=LAC_SPECS)
+    def forward(self, word, target, length=None):
+        emission = self.fc(word)
+        cost = rt.mean(nn.functional.cross_entropy(emission, target))
+        return cost, rt.argmax(emission, axis=-1) + length
+
+
+def test_save_configs_keep_the_outputs_and_inputs_asked_for(tmp_path):
+    model = Tagger()
+    word, target, length = rt.randn([2, 3]), rt.to_tensor([[1], [2]]), rt.to_tensor([1, 2])
+    cost, decoded = model(word, target, length)
+    assert [s.name for s in LAC_SPECS] == ["word", "target", "length"]  # named as Paddle does
+    autostatic.save(model, tmp_path / "lac", input_spec=LAC_SPECS, output_spec=[decoded],
+                    input_names_after_prune=[LAC_SPECS[0].name, LAC_SPECS[-1].name])  # fmt: skip
+    loaded = autostatic.load(str(tmp_path / "lac"))  # a TypeError before: no such configs
+    np.testing.assert_array_equal(loaded(word, length).numpy(), decoded.numpy())
+    exe = rt.static.Executor(rt.CPUPlace())
+    program, feeds, fetches = rt.static.io.load_inference_model(
+        str(tmp_path), exe, model_filename="lac.pdmodel", params_filename="lac.pdiparams"
+    )
+    assert feeds == ["word", "length"] and len(fetches) == 1
+    # MNIST's idiom: example tensors as input_spec, the input to keep named by its tensor
+    classifier = autostatic.to_static(Net())
+    x, y = rt.randn([2, 10]), rt.randn([3])
+    classifier.eval()
+    out = classifier(x, y)
+    autostatic.save(classifier, tmp_path / "mnist", input_spec=[x, y], output_spec=[out],
+                    input_names_after_prune=[x.name, y.name], combine_params=True)  # fmt: skip
+    np.testing.assert_allclose(autostatic.load(str(tmp_path / "mnist"))(x, y).numpy(),
+                               out.numpy(), rtol=1e-6)  # fmt: skip
+    with pytest.raises(autostatic.jit.ToStaticError, match="unknown config 'bogus'"):
+        autostatic.save(model, tmp_path / "x", input_spec=LAC_SPECS, bogus=1)
+    with pytest.raises(rt.AutostaticError, match=r"also need the inputs \['target'\]"):
+        autostatic.save(model, tmp_path / "x", input_spec=LAC_SPECS, output_spec=[cost],
+                        input_names_after_prune=["word"])  # fmt: skip
+    with pytest.raises(autostatic.jit.ToStaticError, match="matches no"):
+        autostatic.save(model, tmp_path / "x", input_spec=LAC_SPECS, output_spec=[rt.ones([7])])
+
+
 MODEL_SRC = textwrap.dedent(
     """
     import sys

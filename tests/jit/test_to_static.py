@@ -485,7 +485,7 @@ def test_rollback_of_a_decorated_forward_and_to_static_of_such_a_layer():
     np.testing.assert_allclose(eager(x).numpy(), y.numpy())
     other = autostatic.to_static(Net(), input_spec=[InputSpec.from_tensor(x)])
     assert isinstance(other.forward, StaticFunction)
-    assert other.forward.input_spec == [InputSpec([1, 2], "float32")]
+    assert other.forward.input_spec == [InputSpec([1, 2], "float32", "x")]  # named as Paddle
     other(x)
     with pytest.raises(ToStaticError, match="dimension 0 must be 1"):
         other(rt.ones([3, 2]))
