@@ -93,6 +93,7 @@ from autostatic_runtime import (  # noqa: E402,F401
     static,  # noqa: E402,F401
     utils,
 )
+from autostatic_runtime import legacy_ops as _legacy_C_ops  # noqa: E402,F401  (Paddle's)
 from autostatic_runtime.distributed import DataParallel  # noqa: E402,F401
 from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
 from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401

@@ -285,3 +285,89 @@ def test_gan_generator_with_a_transposed_convolution_trains_exactly_as_eager():
         results.append(losses)
     np.testing.assert_array_equal(results[1], results[0])  # Paddle's test asks this much
     assert list(rt.batch(lambda: range(5), 2, drop_last=True)()) == [[0, 1], [2, 3]]
+
+
+class CostLayer(nn.Layer):
+    """Paddle's LAC CRF layers: eager calls go through _legacy_C_ops, traced ones through
+    the layer's LayerHelper (append_op by op type), the transition shared by a property."""
+
+    def __init__(self, tags, op_type):
+        super().__init__()
+        self._transition = self.create_parameter([tags + 2, tags], attr=rt.ParamAttr(
+            initializer=nn.initializer.Uniform(-0.5, 0.5)))  # fmt: skip
+        self._op_type = op_type
+
+    @property
+    def weight(self):
+        return self._transition
+
+    @weight.setter
+    def weight(self, value):
+        self._transition = value
+
+    def forward(self, emission, label=None, length=None):
+        if rt.in_dynamic_mode():
+            op = getattr(rt._legacy_C_ops, self._op_type)
+            out = op(emission, self._transition, label, length, "is_test", False)
+            return out[3] if self._op_type == "linear_chain_crf" else out
+        result = self._helper.create_variable_for_type_inference(dtype="float32")
+        inputs = {"Emission": [emission], "Transition": self._transition, "Label": [label]}
+        if length is not None:
+            inputs["Length"] = [length]
+        slot = "LogLikelihood" if self._op_type == "linear_chain_crf" else "ViterbiPath"
+        self._helper.append_op(type=self._op_type, inputs=inputs, outputs={slot: result},
+                               attrs={"is_test": False})  # fmt: skip
+        return result
+
+
+class CrfTagger(nn.Layer):
+    def __init__(self, vocab=20, hidden=6, tags=4):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden)
+        self.gru = nn.GRU(hidden, hidden, direction="bidirect")
+        self.fc = nn.Linear(hidden * 2, tags)
+        self.crf = CostLayer(tags, "linear_chain_crf")
+        self.decoder = CostLayer(tags, "crf_decoding")
+        self.decoder.weight = self.crf.weight  # one transition for both
+
+    def forward(self, words, targets, lengths):
+        out, _ = self.gru(self.emb(words), sequence_length=lengths)
+        emission = self.fc(out)
+        cost = rt.mean(self.crf(emission, targets, lengths))
+        return cost, self.decoder(emission, length=lengths)
+
+
+def test_crf_tagger_built_by_layer_helper_trains_the_same_as_a_program(tmp_path):
+    rng = np.random.default_rng(3)
+    batches = []
+    for steps in (5, 3, 5):
+        lengths = rng.integers(1, steps + 1, size=4)
+        mask = np.arange(steps) < lengths[:, None]
+        words, tags = rng.integers(1, 20, (4, steps)) * mask, rng.integers(0, 4, (4, steps)) * mask
+        batches.append([rt.to_tensor(a) for a in (words, tags, lengths)])
+    specs = [InputSpec([None, None], "int64"), InputSpec([None, None], "int64"),
+             InputSpec([None], "int64")]  # fmt: skip
+    results = []
+    for to_static in (False, True):
+        rt.seed(11)
+        model = CrfTagger()
+        assert model.decoder.weight is model.crf.weight
+        forward = autostatic.to_static(model, input_spec=specs) if to_static else model
+        opt = rt.optimizer.Adam(0.05, parameters=model.parameters())
+        losses = []
+        for words, tags, lengths in batches:
+            cost, decoded = forward(words, tags, lengths)
+            cost.backward()
+            opt.minimize(cost)
+            model.clear_gradients()
+            losses.append(float(cost))
+            scores = rt.metric.chunk_eval(decoded, tags, lengths, num_chunk_types=2)
+            assert 0.0 <= float(scores[2]) <= 1.0
+        results.append((losses, decoded.numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5)
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+    autostatic.save(forward, tmp_path / "tagger", input_spec=specs, output_spec=[decoded],
+                    input_names_after_prune=[specs[0].name, specs[2].name])  # fmt: skip
+    loaded = autostatic.load(str(tmp_path / "tagger"))
+    now = forward(words, tags, lengths)[1]  # with the weights the last step left
+    np.testing.assert_array_equal(loaded(words, lengths).numpy(), now.numpy())

@@ -10,6 +10,7 @@ import pytest
 import autostatic
 import autostatic_runtime as rt
 from autostatic import InputSpec
+from autostatic_runtime.errors import StaticBuildError
 
 SPEC = [InputSpec([None, 4], "float32", "x")]
 
@@ -192,3 +193,19 @@ def test_framework_place_and_jit_module_names():
     assert to_static is autostatic.to_static and (INFER_MODEL_SUFFIX, INFER_PARAMS_SUFFIX) == (
         ".pdmodel", ".pdiparams")  # fmt: skip
     assert rt.static.io.load_inference_model is rt.static.load_inference_model
+
+
+def test_chunk_eval_counts_the_chunks_of_each_scheme():
+    # IOB over 2 chunk types: B-0=0 I-0=1 B-1=2 I-1=3, O=4
+    gold = rt.to_tensor([[0, 1, 4, 2, 3, 3], [2, 4, 0, 1, 0, 0]])
+    pred = rt.to_tensor([[0, 1, 4, 2, 3, 4], [2, 4, 0, 1, 1, 0]])
+    p, r, f1, n_pred, n_gold, n_ok = rt._legacy_C_ops.chunk_eval(
+        pred, gold, rt.to_tensor([6, 5]), "num_chunk_types", 2, "chunk_scheme", "IOB",
+        "excluded_chunk_types", [])  # fmt: skip
+    assert (n_pred.numpy().tolist(), n_gold.numpy().tolist(), n_ok.numpy().tolist()) == (
+        [4], [5], [2])  # fmt: skip
+    np.testing.assert_allclose([float(p), float(r), float(f1)], [0.5, 0.4, 4 / 9], rtol=1e-6)
+    only_type_1 = rt.metric.chunk_eval(pred, gold, None, 2, "IOB", excluded_chunk_types=[0])
+    assert only_type_1[5].numpy().tolist() == [1]  # (0, 0, type 1) of row 2 only
+    with pytest.raises(StaticBuildError, match="append_op.*'mul'.*linear_chain_crf"):
+        rt.nn.Linear(2, 2)._helper.append_op(type="mul", inputs={}, outputs={})

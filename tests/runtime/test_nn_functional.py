@@ -7,6 +7,7 @@ central differences by the op catalogue; here a few gradients are compared with 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -393,6 +394,42 @@ def test_transposed_conv_layers():
     assert up1.weight.shape == [4, 6, 3] and up1(rt.randn([2, 4, 7])).shape == [2, 6, 16]
     with pytest.raises(ValueError, match="out_channels \\(5\\) must be divisible by groups"):
         rt.nn.Conv2DTranspose(4, 5, 3, groups=2)
+
+
+def crf_ref(x, w, tags, lengths):
+    """The CRF cost and best path of each sequence by enumerating every tag sequence."""
+    costs, paths = [], []
+    for n, length in enumerate(lengths):
+        def score(y, n=n):
+            s = w[0, y[0]] + w[1, y[-1]] + sum(x[n, t, y[t]] for t in range(len(y)))
+            return s + sum(w[2 + y[t - 1], y[t]] for t in range(1, len(y)))
+
+        scores = {y: score(y) for y in itertools.product(range(x.shape[2]), repeat=length)}
+        log_z = np.log(sum(np.exp(v) for v in scores.values()))
+        costs.append(log_z - scores[tuple(tags[n, :length])])
+        best = max(scores, key=scores.get)
+        paths.append(list(best) + [0] * (x.shape[1] - length))
+    return np.array(costs)[:, None], np.array(paths)
+
+
+def test_linear_chain_crf_and_crf_decoding_match_enumeration():
+    x, w = randn(3, 4, 3), randn(5, 3)
+    tags, lengths = np.random.default_rng(2).integers(0, 3, (3, 4)), np.array([4, 2, 1])
+    cost, path = crf_ref(x, w, tags, lengths)
+    tags_t, lengths_t = rt.to_tensor(tags), rt.to_tensor(lengths)
+    out = F.linear_chain_crf(T(x), T(w), rt.to_tensor(tags[:, :, None]), lengths_t)
+    close(out[3], cost, rtol=1e-10)
+    assert out[0].shape == [3, 4, 3] and out[2].shape == [5, 3]
+    decoded = F.crf_decoding(T(x), T(w), length=lengths_t)
+    assert decoded.dtype == rt.int64 and decoded.numpy().tolist() == path.tolist()
+    hits = F.crf_decoding(T(x), T(w), label=tags_t, length=lengths_t).numpy()
+    assert hits.tolist() == ((path == tags) & (np.arange(4) < lengths[:, None])).tolist()
+    full, _ = crf_ref(x, w, tags, [4, 4, 4])
+    close(F.linear_chain_crf(T(x), T(w), tags_t)[3], full, rtol=1e-10)  # no lengths: all T
+    with pytest.raises(ShapeError, match=r"transitions \[D \+ 2, D\]"):
+        F.linear_chain_crf(T(x), T(randn(3, 3)), tags_t)
+    with pytest.raises(rt.DTypeError, match="label must hold int tag ids"):
+        F.linear_chain_crf(T(x), T(w), T(tags))
 
 
 def temporal_shift_ref(x, seg_num, ratio):

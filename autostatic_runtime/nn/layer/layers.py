@@ -127,8 +127,18 @@ class Layer:
         self._forward_post_hooks[handle._id] = hook
         return handle
 
+    @property
+    def _helper(self) -> Any:
+        """Paddle 1.x's ``LayerHelper`` of this layer (``nn/layer_helper.py``)."""
+        from autostatic_runtime.nn.layer_helper import LayerHelper
+
+        return LayerHelper(self)
+
     # -- attribute registration ----------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(getattr(type(self), name, None), property):  # its setter decides
+            object.__setattr__(self, name, value)
+            return
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):

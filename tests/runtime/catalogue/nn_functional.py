@@ -23,6 +23,14 @@ def _leaf(x):
     return t
 
 
+def _crf_grads(x, w, y):
+    """The emission and transition gradients of the CRF cost of tags ``y``."""
+    with rt.enable_grad():
+        x, w = _leaf(x), _leaf(w)
+        cost = Fn.linear_chain_crf(x, w, y)[3]
+        return tuple(rt.grad((cost * rt.to_tensor([[1.0], [0.5]])).sum(), [x, w]))
+
+
 def _vjp(f, wrt=0):
     """``x -> d/dx sum(f(x, ...) * c)`` with create_graph, ``c`` being the last arg.
 
@@ -197,6 +205,25 @@ _CONV = [
         lambda x, w, b: Fn.conv1d_transpose(x, w, b, stride=2, padding=1, output_padding=1),
         [F(2, 2, 4), F(2, 3, 3), F(3)],
         name="conv1d_transpose_stride_bias",
+    ),
+    S(  # the CRF cost; its gradient op is checked by central differences through it
+        "linear_chain_crf",
+        lambda x, w, y: Fn.linear_chain_crf(x, w, y, rt.to_tensor([3, 1]))[3],
+        [F(2, 3, 3), F(5, 3), I(2, 3, high=3)],
+        also=("linear_chain_crf_grad",),
+    ),
+    S(
+        "linear_chain_crf_grad",
+        _crf_grads,
+        [F(2, 3, 3, grad=False), F(5, 3, grad=False), I(2, 3, high=3)],
+        grad=False,
+    ),
+    S(
+        "crf_decoding",
+        lambda x, w: Fn.crf_decoding(x, w, length=rt.to_tensor([2, 3])),
+        [F(2, 3, 3), F(5, 3)],
+        grad=False,
+        distinct=True,
     ),
     S(
         "concat",
