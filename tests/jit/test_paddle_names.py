@@ -209,3 +209,20 @@ def test_chunk_eval_counts_the_chunks_of_each_scheme():
     assert only_type_1[5].numpy().tolist() == [1]  # (0, 0, type 1) of row 2 only
     with pytest.raises(StaticBuildError, match="append_op.*'mul'.*linear_chain_crf"):
         rt.nn.Linear(2, 2)._helper.append_op(type="mul", inputs={}, outputs={})
+
+
+def _upsample(x):
+    """YOLOv3's Upsample: the output size computed from the traced shape."""
+    hw = rt.cast(rt.slice(rt.shape(x), axes=[0], starts=[2], ends=[4]), dtype="int32")
+    return rt.nn.functional.interpolate(x=x, size=hw * 2, mode="nearest")
+
+
+def test_interpolate_to_a_size_computed_from_the_traced_shape():
+    x = rt.to_tensor(np.arange(8, dtype="float32").reshape(1, 2, 2, 2))
+    want = _upsample(x)
+    got = autostatic.to_static(_upsample)(x)  # 'Variable' has no attribute 'tolist' before
+    assert got.shape == [1, 2, 4, 4]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    unknown = autostatic.to_static(_upsample, input_spec=[InputSpec([1, 2, None, None])])
+    with pytest.raises(rt.OpError, match="size is a traced tensor whose value is known only"):
+        unknown(x)
