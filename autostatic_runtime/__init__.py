@@ -92,6 +92,7 @@ from autostatic_runtime import (  # noqa: E402,F401
     regularizer,
     static,  # noqa: E402,F401
     utils,
+    vision,
 )
 from autostatic_runtime import legacy_ops as _legacy_C_ops  # noqa: E402,F401  (Paddle's)
 from autostatic_runtime.distributed import DataParallel  # noqa: E402,F401

@@ -28,6 +28,7 @@ from autostatic_runtime import (  # noqa: E402
     optimizer,
     static,
     utils,
+    vision,
 )
 from autostatic_runtime.nn import functional, initializer  # noqa: E402
 from autostatic_runtime.ops.methods import METHODS  # noqa: E402
@@ -126,6 +127,7 @@ def render() -> str:
     lines += _section("`rt.io`", io, None, "rt.io.")
     lines += _section("`rt.utils`", utils, ["map_structure", "flatten", "pack_sequence_as"],
                       "rt.utils.")  # fmt: skip
+    lines += _section("`rt.vision.ops`", vision.ops, None, "rt.vision.ops.")
     tensor_names = ["fill_constant", "create_array", "array_write", "array_read", "array_length"]
     lines += _section("`rt.tensor` (Paddle's `paddle.tensor` extras)", rt.tensor, tensor_names,
                       "rt.tensor.")  # fmt: skip

@@ -371,3 +371,62 @@ def test_crf_tagger_built_by_layer_helper_trains_the_same_as_a_program(tmp_path)
     loaded = autostatic.load(str(tmp_path / "tagger"))
     now = forward(words, tags, lengths)[1]  # with the weights the last step left
     np.testing.assert_array_equal(loaded(words, lengths).numpy(), now.numpy())
+
+
+class TinyYolo(nn.Layer):
+    """YOLOv3's heads in miniature: two scales, the coarse route upsampled to a size computed
+    from its traced shape and concatenated, the loss per scale from yolo_loss."""
+
+    anchors, masks, classes = [4, 5, 8, 10, 12, 9, 16, 14], [[2, 3], [0, 1]], 3
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2D(3, 8, 3, stride=2, padding=1)
+        self.down = nn.Conv2D(8, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm(8, act="leaky_relu")
+        self.coarse_out = nn.Conv2D(8, 2 * (5 + self.classes), 1)
+        self.fine_out = nn.Conv2D(16, 2 * (5 + self.classes), 1)
+
+    def forward(self, image, gt_box, gt_label, gt_score):
+        fine = self.stem(image)
+        coarse = self.bn(self.down(fine))
+        hw = rt.cast(rt.slice(rt.shape(coarse), axes=[0], starts=[2], ends=[4]), "int32")
+        route = F.interpolate(coarse, size=hw * 2, mode="nearest")
+        outputs = [self.coarse_out(coarse), self.fine_out(rt.concat([route, fine], axis=1))]
+        losses, downsample = [], 8
+        for out, mask in zip(outputs, self.masks):
+            loss = rt.vision.ops.yolo_loss(
+                x=out, gt_box=gt_box, gt_label=gt_label, gt_score=gt_score,
+                anchors=self.anchors, anchor_mask=mask, class_num=self.classes,
+                ignore_thresh=0.7, downsample_ratio=downsample, use_label_smooth=True)  # fmt: skip
+            losses.append(rt.mean(loss))
+            downsample //= 2
+        return sum(losses)
+
+
+def test_yolo_heads_train_the_same_as_a_program():
+    rng = np.random.default_rng(4)
+    image = rt.to_tensor(rng.normal(0.5, 0.2, (2, 3, 16, 16)).astype("float32"))
+    boxes = rt.to_tensor(np.array([[[0.25, 0.25, 0.5, 0.5], [0.6, 0.7, 0.3, 0.4]],
+                                   [[0.5, 0.4, 0.8, 0.6], [0, 0, 0, 0]]], "float32"))  # fmt: skip
+    labels, scores = rt.to_tensor([[1, 2], [0, 0]], "int32"), rt.ones([2, 2])
+    results = []
+    for to_static in (False, True):
+        rt.seed(5)
+        model = TinyYolo()
+        forward = autostatic.to_static(model) if to_static else model
+        steps = rt.optimizer.lr.PiecewiseDecay([100], [0.01, 0.001])
+        schedule = rt.optimizer.lr.LinearWarmup(steps, warmup_steps=2, start_lr=0.0, end_lr=0.01)
+        opt = rt.optimizer.Momentum(schedule, momentum=0.9, parameters=model.parameters(),
+                                    weight_decay=rt.regularizer.L2Decay(0.0005))  # fmt: skip
+        losses = []
+        for _ in range(3):
+            loss = forward(image, boxes, labels, scores)
+            loss.backward()
+            opt.minimize(loss)
+            model.clear_gradients()
+            schedule.step()
+            losses.append(float(loss))
+        results.append(losses)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-4, atol=1e-5)
+    assert results[0][2] < results[0][0]

@@ -80,6 +80,7 @@ UNSUPPORTED: dict[str, str] = {
     "cholesky": "no ONNX operator",
     "inverse": "no ONNX operator",
     **dict.fromkeys(["crf_decoding", "linear_chain_crf"], _CRF),
+    "yolo_loss_targets": "a training loss's target assignment (export the inference program)",
 }  # fmt: skip
 
 

@@ -31,6 +31,24 @@ def _crf_grads(x, w, y):
         return tuple(rt.grad((cost * rt.to_tensor([[1.0], [0.5]])).sum(), [x, w]))
 
 
+_YOLO_BOXES = [[[0.3, 0.4, 0.2, 0.3], [0.7, 0.6, 0.6, 0.7], [0.0, 0.0, 0.0, 0.0]]]
+
+
+def _yolo(x, targets_only=False):
+    """YOLOv3's loss of a 2x2 grid, 2 anchors of 4, 2 classes, one padding box (no box near
+    the ignore threshold, so central differences stay on one side of it)."""
+    from autostatic_runtime.nn.functional.detection import YoloLossTargets
+
+    boxes, labels = rt.to_tensor(_YOLO_BOXES, "float32"), rt.to_tensor([[1, 0, 1]])
+    scores = rt.to_tensor([[1.0, 0.5, 0.0]], "float32")
+    args = dict(anchors=(3, 4, 5, 6, 8, 9, 12, 11), anchor_mask=(2, 3), class_num=2)
+    if targets_only:
+        return YoloLossTargets(x, boxes.astype(x.dtype), labels, scores.astype(x.dtype),
+                               ignore_thresh=0.5, downsample_ratio=8, scale_x_y=1.0, **args)
+    return Fn.yolo_loss(x, boxes.astype(x.dtype), labels, ignore_thresh=0.999,
+                        downsample_ratio=8, gt_score=scores.astype(x.dtype), **args)
+
+
 def _vjp(f, wrt=0):
     """``x -> d/dx sum(f(x, ...) * c)`` with create_graph, ``c`` being the last arg.
 
@@ -225,6 +243,13 @@ _CONV = [
         grad=False,
         distinct=True,
     ),
+    S(  # targets and weights of YOLOv3's loss; the loss's gradient is that of its parts
+        "yolo_loss_targets",
+        lambda x: _yolo(x, targets_only=True),
+        [F(1, 2 * 7, 2, 2)],
+        grad=False,
+    ),
+    S("take_along_axis", _yolo, [F(1, 2 * 7, 2, 2)], name="yolo_loss"),
     S(
         "concat",
         lambda x: Fn.temporal_shift(x, 2, 0.25),
