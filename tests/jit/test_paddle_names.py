@@ -193,6 +193,10 @@ def test_framework_place_and_jit_module_names():
     assert to_static is autostatic.to_static and (INFER_MODEL_SUFFIX, INFER_PARAMS_SUFFIX) == (
         ".pdmodel", ".pdiparams")  # fmt: skip
     assert rt.static.io.load_inference_model is rt.static.load_inference_model
+    schedule = rt.optimizer.lr.PiecewiseDecay([1], [0.5, 0.25])
+    opt = rt.optimizer.Momentum(schedule, parameters=rt.nn.Linear(2, 2).parameters())
+    schedule.step()
+    assert opt._global_learning_rate().numpy().tolist() == [0.25]  # SE-ResNeXt's read
 
 
 def test_chunk_eval_counts_the_chunks_of_each_scheme():
