@@ -22,7 +22,6 @@ from __future__ import annotations
 from typing import Any
 
 from autostatic_runtime.autograd import needs_grad
-from autostatic_runtime.errors import DTypeError, user_location
 from autostatic_runtime.nn.functional._utils import (
     channel_last,
     from_nchw,
@@ -37,9 +36,10 @@ from autostatic_runtime.nn.functional.conv import (
     _from_nchw_shape,
     _grad_input,
     _nchw_shape,
+    checked_geometry,
 )
 from autostatic_runtime.ops import reduce as R
-from autostatic_runtime.ops.registry import Spec, dtype_of, op, require_float, shape_of
+from autostatic_runtime.ops.registry import Spec, dtype_of, op, shape_of
 
 __all__ = ["conv1d_transpose", "conv2d_transpose"]
 
@@ -166,23 +166,7 @@ def conv2d_transpose(
     ``output_padding`` or ``output_size`` choose among the output sizes a stride allows.
     """
     last = channel_last(data_format, _OP)
-    require_float(_OP, x, weight)
-    if x.dtype != weight.dtype:
-        raise DTypeError(
-            _OP,
-            f"input dtype {x.dtype} and filter dtype {weight.dtype} differ; cast one with "
-            ".astype()",
-            user_location(),
-        )
-    strides = ints(stride, 2, _OP, "stride")
-    dilations = ints(dilation, 2, _OP, "dilation")
-    groups = int(groups)
-    if groups < 1 or min(strides) < 1 or min(dilations) < 1:
-        raise shape_error(
-            _OP,
-            f"stride {list(strides)}, dilation {list(dilations)} and groups {groups} must be "
-            "positive",
-        )
+    strides, dilations, groups = checked_geometry(_OP, x, weight, stride, dilation, groups)
     x_shape, w_shape = tuple(x.shape), tuple(weight.shape)
     if len(x_shape) != 4 or len(w_shape) != 4:
         _transpose_out_shape(x_shape, w_shape, strides, (0,) * 4, dilations, groups, (0, 0),
