@@ -151,7 +151,9 @@ class DataLoader:
     """Batches of a dataset as tensors (Paddle's ``paddle.io.DataLoader``).
 
     Args:
-        dataset: a ``Dataset`` (samples by index) or ``IterableDataset``.
+        dataset: a ``Dataset`` (samples by index) or ``IterableDataset``; a reader
+            function (no arguments, returning an iterable) or an iterable is read as a
+            stream too (Paddle's transformer test passes its batch generator).
         batch_size: samples per batch (``None``: samples one by one, not batched).
         shuffle: visit a map-style dataset in a new random order each epoch (NumPy's
             global generator, so ``np.random.seed`` makes it repeatable).
@@ -200,16 +202,28 @@ class DataLoader:
         order = np.random.permutation(n).tolist() if self.shuffle else range(n)
         return _batches(order, self.batch_size, self.drop_last)
 
+    def _stream(self) -> Iterable[Any] | None:
+        """The samples of a stream: an IterableDataset, or a reader function (no arguments,
+        returning an iterable) or iterable given in place of a dataset; None for a
+        map-style dataset."""
+        data = self.dataset
+        if isinstance(data, IterableDataset):
+            return data
+        if isinstance(data, Dataset) or hasattr(data, "__getitem__"):
+            return None
+        return data() if callable(data) else data
+
     def __iter__(self) -> Iterator[Any]:
         collate = self.collate_fn or default_collate_fn
+        stream = self._stream()
         if self.batch_size is None and self.batch_sampler is None:  # samples as they are
-            samples = self.dataset if isinstance(self.dataset, IterableDataset) else (
+            samples = stream if stream is not None else (
                 self.dataset[i] for i in range(len(self.dataset)))  # fmt: skip
             for sample in samples:
                 yield _to_tensors(sample)
             return
-        if isinstance(self.dataset, IterableDataset):
-            chunks: Iterable[list] = _batches(self.dataset, self.batch_size, self.drop_last)
+        if stream is not None:
+            chunks: Iterable[list] = _batches(stream, self.batch_size, self.drop_last)
         else:
             chunks = ([self.dataset[i] for i in idx] for idx in self._index_batches())
         for chunk in chunks:

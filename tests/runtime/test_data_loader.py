@@ -52,6 +52,12 @@ def test_iterable_and_tensor_datasets():
             return iter([np.ones(2, "float32") * i for i in range(5)])
 
     assert [b.shape for b in rt.io.DataLoader(Stream(), batch_size=2)] == [[2, 2]] * 2 + [[1, 2]]
+    def batches():  # a reader function given as the dataset, its items already batches
+        yield [np.zeros([2, 3], "float32"), np.arange(2)]
+        yield [np.ones([2, 3], "float32"), np.arange(2, 4)]
+
+    assert [b[1].numpy().tolist() for b in rt.io.DataLoader(batches, batch_size=None)()] == [
+        [0, 1], [2, 3]]  # fmt: skip
     with pytest.raises(ValueError, match="cannot be shuffled"):
         rt.io.DataLoader(Stream(), shuffle=True)
     data = rt.io.TensorDataset([rt.arange(6).reshape([3, 2]), rt.to_tensor([0, 1, 0])])
