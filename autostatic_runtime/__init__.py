@@ -67,25 +67,34 @@ from autostatic_runtime.ops.shape_tensor import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.sorting import *  # noqa: E402,F401,F403
 from autostatic_runtime.ops.tensor_array import *  # noqa: E402,F401,F403
 from autostatic_runtime.place import CPUPlace, CUDAPlace, is_compiled_with_cuda  # noqa: E402
+from autostatic_runtime.reader import batch  # noqa: E402
 from autostatic_runtime.tensor import Tensor, is_tensor  # noqa: E402
 
 _methods.attach(__import__(__name__))
 
 from autostatic_runtime import tensor as _tensor_module  # noqa: E402
 from autostatic_runtime.ops import tensor_array as _tensor_array  # noqa: E402
+from autostatic_runtime.ops import tensor_math as _tensor_math  # noqa: E402
 
 for _name in _tensor_array.__all__:  # Paddle's paddle.tensor.create_array & co.
     setattr(_tensor_module, _name, getattr(_tensor_array, _name))
+_tensor_module.fill_constant = _tensor_math.fill_constant  # paddle.tensor.fill_constant
+_tensor_module.math = _tensor_math  # paddle.tensor.math (its _multiply_with_axis & co.)
 
 from autostatic_runtime import (  # noqa: E402,F401
     distributed,  # noqa: E402,F401  (paddle.distributed)
+    framework,
+    io,
     jit,  # noqa: E402,F401  (run_program, load)
     metric,
     nn,
     optimizer,
     regularizer,
     static,  # noqa: E402,F401
+    utils,
+    vision,
 )
+from autostatic_runtime import legacy_ops as _legacy_C_ops  # noqa: E402,F401  (Paddle's)
 from autostatic_runtime.distributed import DataParallel  # noqa: E402,F401
 from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
 from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401

@@ -180,6 +180,11 @@ class SymbolicValueError(StaticBuildError, TypeError):
     The message names the user's line and says how to get it converted."""
 
 
+class DygraphOnlyError(StaticBuildError, AssertionError):
+    """A method of eager tensors only (``clear_gradient()``, ``gradient()``) called on a
+    symbolic Variable while a program was built; an ``AssertionError`` too, as Paddle's."""
+
+
 # ---- a user's exception raised by a program -------------------------------------------------
 
 #: Exceptions that a branch of a tensor ``if`` raised while it was traced (``raise

@@ -11,6 +11,9 @@ so loading never runs code from the file; a truncated, corrupt or crafted file i
 ``ProgramFormatError`` saying what is wrong. The file is written to a temporary name beside
 ``path`` and moved into place with ``os.replace``, so a crash never leaves half a file.
 A weights file written by ``autostatic.save`` (``.pdiparams``) loads as ``name -> Tensor``.
+
+As Paddle's ``paddle.io``, this module also holds the data pipeline (``Dataset``,
+``DataLoader``, ...; see ``data_loader.py``).
 """
 
 from __future__ import annotations
@@ -21,10 +24,20 @@ from typing import Any
 
 import numpy as np
 
+from autostatic_runtime.data_loader import (
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    TensorDataset,
+    default_collate_fn,
+)
 from autostatic_runtime.errors import ProgramFormatError
 from autostatic_runtime.tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = [
+    "save", "load", "Dataset", "IterableDataset", "TensorDataset", "DataLoader",
+    "default_collate_fn",
+]  # fmt: skip
 
 _MAX_DEPTH = 100
 

@@ -6,7 +6,7 @@ A place is accepted wherever a device is (``to_tensor(..., place=)``, ``static.E
 
 from __future__ import annotations
 
-__all__ = ["CPUPlace", "CUDAPlace", "is_compiled_with_cuda"]
+__all__ = ["CPUPlace", "CUDAPlace", "DevicePlace", "is_compiled_with_cuda", "expected_place"]
 
 
 class _Place:
@@ -21,6 +21,9 @@ class _Place:
 
     def __eq__(self, other: object) -> bool:
         return str(self) == str(other) if isinstance(other, (_Place, str)) else NotImplemented
+
+    def _equals(self, other: object) -> bool:
+        return str(self) == str(other)
 
     def __hash__(self) -> int:
         return hash(self.device)
@@ -52,6 +55,34 @@ class CUDAPlace(_Place):
 
     def get_device_id(self) -> int:
         return self.id
+
+
+class DevicePlace(str):
+    """A tensor's ``place``: its device string (``'cpu'``, ``'gpu:0'``, a backend's name) with
+    Paddle's place methods."""
+
+    __slots__ = ()
+
+    def _equals(self, other: object) -> bool:
+        return str(self) == str(other)
+
+    def is_cpu_place(self) -> bool:
+        return self == "cpu"
+
+    def is_gpu_place(self) -> bool:
+        return self.startswith("gpu")
+
+    def get_device_id(self) -> int:
+        return int(self.partition(":")[2] or 0)
+
+
+def expected_place() -> _Place:
+    """The place new tensors go to (Paddle's ``framework._current_expected_place()``)."""
+    from autostatic_runtime.backends import get_device
+
+    device = get_device()
+    return CUDAPlace(int(device.partition(":")[2] or 0)) if device.startswith("gpu") else (
+        CPUPlace())  # fmt: skip
 
 
 def is_compiled_with_cuda() -> bool:

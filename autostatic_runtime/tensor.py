@@ -117,11 +117,24 @@ class Tensor(TensorLike):
 
     @property
     def place(self) -> str:
-        """The device the data lives on: ``'cpu'``, ``'gpu:0'``, or a backend's name."""
+        """The device the data lives on: ``'cpu'``, ``'gpu:0'``, or a backend's name (a
+        string with Paddle's place methods: ``_equals``, ``is_cpu_place``, ...)."""
         from autostatic_runtime.backends import backend_of
+        from autostatic_runtime.place import DevicePlace
 
         b = backend_of(self._data)
-        return "cpu" if b.name == "numpy" else ("gpu:0" if b.name == "cupy" else b.name)
+        name = "cpu" if b.name == "numpy" else ("gpu:0" if b.name == "cupy" else b.name)
+        return DevicePlace(name)
+
+    def _copy_to(self, place: Any, blocking: bool = True) -> Tensor:
+        """A copy on ``place`` (a place or device string), keeping ``stop_gradient``."""
+        from autostatic_runtime.creation import to_tensor
+
+        return to_tensor(self, place=place, stop_gradient=self.stop_gradient)
+
+    def cpu(self) -> Tensor:
+        """A copy on the host CPU (Paddle's ``Tensor.cpu()``)."""
+        return self._copy_to("cpu")
 
     @property
     def is_leaf(self) -> bool:

@@ -19,7 +19,17 @@ sys.path.insert(0, ROOT)
 
 import autostatic  # noqa: E402
 import autostatic_runtime as rt  # noqa: E402
-from autostatic_runtime import distributed, jit, metric, nn, optimizer, static  # noqa: E402
+from autostatic_runtime import (  # noqa: E402
+    distributed,
+    io,
+    jit,
+    metric,
+    nn,
+    optimizer,
+    static,
+    utils,
+    vision,
+)
 from autostatic_runtime.nn import functional, initializer  # noqa: E402
 from autostatic_runtime.ops.methods import METHODS  # noqa: E402
 from autostatic_runtime.optimizer import lr  # noqa: E402
@@ -114,6 +124,13 @@ def render() -> str:
     lines += _section("`rt.static`", static, None, "static.")
     lines += _section("`rt.static.nn`", static.nn, None, "static.nn.")
     lines += _section("`rt.metric`", metric, None, "rt.metric.")
+    lines += _section("`rt.io`", io, None, "rt.io.")
+    lines += _section("`rt.utils`", utils, ["map_structure", "flatten", "pack_sequence_as"],
+                      "rt.utils.")  # fmt: skip
+    lines += _section("`rt.vision.ops`", vision.ops, None, "rt.vision.ops.")
+    tensor_names = ["fill_constant", "create_array", "array_write", "array_read", "array_length"]
+    lines += _section("`rt.tensor` (Paddle's `paddle.tensor` extras)", rt.tensor, tensor_names,
+                      "rt.tensor.")  # fmt: skip
     lines += _section("`rt.jit`", jit, None, "rt.jit.")
     lines += _section("`rt.distributed`", distributed, None, "rt.distributed.")
     names = [n for n in autostatic.__all__ if n not in ("__version__", "runtime")]

@@ -4,6 +4,7 @@ Importing this package does not import the converter (gast): it is loaded on the
 trace, so ``autostatic.load`` works in a process that never converts anything.
 """
 
+from autostatic.jit import api, translated_layer  # noqa: F401  (paddle.jit.api & co.)
 from autostatic.jit.program_cache import ConcreteProgram, ProgramCache, ToStaticError
 from autostatic.jit.save_load import save
 from autostatic.jit.static_function import StaticFunction, enable_to_static, to_static

@@ -107,6 +107,8 @@ class StaticFunction:
         self._converted: Callable | None = None
         self._slot = f"__autostatic_{getattr(function, '__name__', 'function')}_{id(self):x}"
         self._names = arg_names(function, instance is not None)
+        if self._input_spec is not None and (instance is not None or self._names[:1] != ["self"]):
+            _name_specs(self._input_spec, self._names)
         self.program_cache = ProgramCache(max_programs)
         self._warn_retraces = warn_retraces
         self._warned = False
@@ -435,7 +437,7 @@ class StaticFunction:
         if not args and not kwargs:
             if self._input_spec is not None:
                 args = tuple(self._input_spec)
-            elif not _takes_no_arguments(self._parameters()):
+            elif not takes_no_arguments(self._parameters()):
                 raise ToStaticError(
                     f"get_concrete_program({self.__name__}) needs InputSpecs or tensors, or "
                     "an input_spec given to to_static"
@@ -544,7 +546,8 @@ def _is_default(value: Any, default: Any) -> bool:
     return kind is type(default) and kind in _BY_VALUE and value == default
 
 
-def _takes_no_arguments(signature: inspect.Signature | None) -> bool:
+def takes_no_arguments(signature: inspect.Signature | None) -> bool:
+    """Whether a function of ``signature`` can be called without arguments."""
     if signature is None:
         return False
     try:
@@ -552,6 +555,14 @@ def _takes_no_arguments(signature: inspect.Signature | None) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _name_specs(specs: list, names: list[str]) -> None:
+    """Give each unnamed top-level InputSpec the name of its parameter, in place, as Paddle's
+    to_static does (``jit.save(..., input_names_after_prune=[spec.name])`` relies on it)."""
+    for spec, name in zip(specs, names):
+        if isinstance(spec, InputSpec) and spec.name is None:
+            spec.name = name
 
 
 def _check_specs(input_spec: Any) -> list | None:

@@ -148,12 +148,12 @@ class TracedLayer:
         """Write the program for inference at ``path`` (``.pdmodel``, ``.pdiparams``,
         ``.pdmeta``; ``autostatic.load(path)`` runs it). ``feed``/``fetch`` pick inputs and
         outputs by index (default: all; with ``fetch`` the model returns a list)."""
-        from autostatic_runtime.static.inference_model import _prune
+        from autostatic_runtime.static.inference_model import prune_program
 
         inputs = self._inputs if feed is None else [self._inputs[i] for i in feed]
         outputs = self._outputs if fetch is None else [self._outputs[i] for i in fetch]
         structure = self._structure if fetch is None else (list, tuple(None for _ in outputs))
-        program = _prune(
+        program = prune_program(
             self._program.clone(for_test=True),
             [v.name for v in inputs],
             [v.name for v in outputs],

@@ -33,7 +33,16 @@ from autostatic_runtime.static.verify import (
 from autostatic_runtime.static.verify import memory_budget as memory_budget_of
 from autostatic_runtime.tensor import Tensor
 
-__all__ = ["load", "TranslatedLayer", "InputMismatchError"]
+__all__ = [
+    "load", "TranslatedLayer", "InputMismatchError", "INFER_MODEL_SUFFIX", "INFER_PARAMS_SUFFIX",
+    "INFER_PARAMS_INFO_SUFFIX",
+]  # fmt: skip
+
+# the files of a saved model, by Paddle's names (``.pdmeta`` holds what Paddle keeps in
+# ``.pdiparams.info`` and more; no file of that last name is written)
+INFER_MODEL_SUFFIX = ".pdmodel"
+INFER_PARAMS_SUFFIX = ".pdiparams"
+INFER_PARAMS_INFO_SUFFIX = ".pdiparams.info"
 
 
 class InputMismatchError(AutostaticError, ValueError):

@@ -134,6 +134,12 @@ class Optimizer:
         lr = self._learning_rate
         return lr() if isinstance(lr, LRScheduler) else lr
 
+    def _global_learning_rate(self) -> Tensor:
+        """The current learning rate as a float32 tensor of shape [1] (Paddle's)."""
+        from autostatic_runtime.creation import to_tensor
+
+        return to_tensor([float(self.get_lr())], dtype="float32")
+
     def set_lr(self, value: float) -> None:
         """Set a float learning rate (not allowed when an LRScheduler drives it)."""
         if not isinstance(value, (int, float)):

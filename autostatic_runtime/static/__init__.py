@@ -12,6 +12,7 @@ exe.run(startup)
 
 from autostatic_runtime.metric import accuracy
 from autostatic_runtime.ops.debugging import Print
+from autostatic_runtime.static import inference_model as io  # paddle.static.io
 from autostatic_runtime.static import nn
 from autostatic_runtime.static.backward import append_backward, gradients
 from autostatic_runtime.static.builder import (
@@ -57,5 +58,5 @@ __all__ = [
     "Program", "Block", "Operator", "Variable", "Parameter", "program_guard", "data",
     "default_main_program", "default_startup_program", "name_scope", "Executor", "Scope",
     "global_scope", "scope_guard", "InputSpec", "append_backward", "gradients", "nn", "Print",
-    "accuracy", "save_inference_model", "load_inference_model", "create_global_var",
+    "accuracy", "save_inference_model", "load_inference_model", "create_global_var", "io",
 ]  # fmt: skip

@@ -76,6 +76,8 @@ def program_guard(main_program: Program, startup_program: Program | None = None)
         yield
     finally:
         _guarded.main, _guarded.startup = saved
+        if saved[0] is not main_program:  # the outermost guard of this program
+            _restore_written(main_program)
 
 
 @contextlib.contextmanager
@@ -251,6 +253,33 @@ def _initialize_in_startup(var: Variable, tensor: Tensor) -> None:
             var.name, var._shape, var.dtype, persistable=True, stop_gradient=True
         )
     block.append_op("assign", [init], [target], {}, location=user_location())
+
+
+def write_captured(store: dict, key: Any, value: Variable, check: Any = None) -> None:
+    """``store[key] = value`` while a program is built, where ``store[key]`` held an eager
+    Tensor (a layer's buffer): the program assigns the tensor's persistable variable, so
+    each run updates the tensor as eager code would; the rest of the trace reads ``value``
+    (gradients flow through it); ``store[key]`` holds the tensor again once the program's
+    outermost guard exits. ``check(tensor, value)`` may reject the value first."""
+    program = default_main_program()
+    writes = program.__dict__.setdefault("_written_captures", {})
+    entry = writes.get((id(store), key))
+    if entry is None:
+        tensor = store.get(key)
+        if not isinstance(tensor, Tensor):  # made while tracing: the trace's own value
+            store[key] = value
+            return
+        entry = writes[(id(store), key)] = (store, key, tensor)
+    if check is not None:
+        check(entry[2], value)
+    capture(program, entry[2]).set_value(value)
+    store[key] = value
+
+
+def _restore_written(program: Program) -> None:
+    for store, key, tensor in program.__dict__.pop("_written_captures", {}).values():
+        if isinstance(store.get(key), Variable):
+            store[key] = tensor
 
 
 def captured_values(program: Program) -> dict[str, Tensor]:

@@ -22,7 +22,7 @@ from autostatic_runtime.errors import AutostaticError
 from autostatic_runtime.static.compiler import has_side_effect
 from autostatic_runtime.static.program import Block, Program, Variable
 
-__all__ = ["save_inference_model", "load_inference_model"]
+__all__ = ["save_inference_model", "load_inference_model", "prune_program"]
 
 
 def save_inference_model(
@@ -51,7 +51,7 @@ def save_inference_model(
                 "feed the inputs made by static.data"
             )
     names = [v.name for v in feeds], [v.name for v in fetches]
-    pruned = _prune(program.clone(for_test=True), *names)
+    pruned = prune_program(program.clone(for_test=True), *names)
     scope = kwargs.get("scope") or global_scope()
     captured = captured_values(program)
     params = {}
@@ -89,15 +89,18 @@ def load_inference_model(path_prefix: str | os.PathLike, executor: Any, **kwargs
     parameters are put in the global scope (or ``scope=``) for ``executor.run``. The
     program is checked as ``autostatic.load`` checks it: ``memory_budget=`` (bytes per
     value, before anything is allocated) and ``max_loop_iterations=`` (per run of a
-    ``while`` op; default 1,000,000, None: no limit) are taken as there."""
+    ``while`` op; default 1,000,000, None: no limit) are taken as there. Paddle's
+    directory form works too: ``load_inference_model(dir, exe, model_filename="m.pdmodel",
+    params_filename="m.pdiparams")`` reads ``dir/m.*``."""
     from autostatic_runtime.jit.model_file import read_model
     from autostatic_runtime.static import verify
     from autostatic_runtime.static.executor import global_scope
 
     limit = verify.loop_limit(kwargs.get("max_loop_iterations", verify.DEFAULT_MAX_LOOP_ITERATIONS))
     budget = verify.memory_budget(kwargs.get("memory_budget"))
-    program, params, meta = read_model(os.fspath(path_prefix))
-    verify.check_sizes(program, budget, f"{os.fspath(path_prefix)}.pdmodel")
+    path_prefix = _prefix(os.fspath(path_prefix), kwargs.get("model_filename"))
+    program, params, meta = read_model(path_prefix)
+    verify.check_sizes(program, budget, f"{path_prefix}.pdmodel")
     program.max_loop_iterations = limit
     scope = kwargs.get("scope") or global_scope()
     backend = executor._backend() if hasattr(executor, "_backend") else backends.current_backend()
@@ -111,6 +114,16 @@ def load_inference_model(path_prefix: str | os.PathLike, executor: Any, **kwargs
     ]
 
 
+def _prefix(path: str, model_filename: str | None) -> str:
+    """The files' prefix: ``path``, or Paddle's (directory, ``model_filename``) form."""
+    if model_filename is None:
+        return path
+    name = os.fspath(model_filename)
+    if name.endswith(".pdmodel"):
+        name = name[: -len(".pdmodel")]
+    return os.path.join(path, name)
+
+
 def _vars(values: Any, what: str) -> list[Variable]:
     values = list(values) if isinstance(values, (list, tuple)) else [values]
     if not all(isinstance(v, Variable) for v in values) or (what == "fetch_vars" and not values):
@@ -118,9 +131,12 @@ def _vars(values: Any, what: str) -> list[Variable]:
     return values
 
 
-def _prune(program: Program, feeds: list[str], fetches: list[str]) -> Program:
+def prune_program(
+    program: Program, feeds: list[str], fetches: list[str], caller: str = "save_inference_model"
+) -> Program:
     """Keep the global block's ops the fetches (or side effects) need, and the variables those
-    ops (and their sub-blocks) use."""
+    ops (and their sub-blocks) use (in place). A data variable they need that is not among
+    ``feeds`` is an error naming ``caller``'s argument to fix."""
     block = program.global_block()
     needed = set(fetches)
     kept = []
@@ -134,9 +150,10 @@ def _prune(program: Program, feeds: list[str], fetches: list[str]) -> Program:
         if n in block.vars and block.vars[n].is_data
     )  # fmt: skip
     if missing:
+        fix = "add them to feed_vars" if caller == "save_inference_model" else (
+            "keep them in input_names_after_prune")  # fmt: skip
         raise AutostaticError(
-            f"save_inference_model: the fetched variables also need the inputs {missing}; "
-            "add them to feed_vars"
+            f"{caller}: the outputs to save also need the inputs {missing}; {fix}"
         )
     used = needed | set(feeds) | {v.name for op in block.ops for v in op.outputs}
     for sub in program.blocks[1:]:

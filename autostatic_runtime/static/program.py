@@ -13,6 +13,7 @@ from typing import Any
 
 from autostatic_runtime import dtypes
 from autostatic_runtime.errors import (
+    DygraphOnlyError,
     StaticBuildError,
     SymbolicValueError,
     symbolic_value_error,
@@ -21,6 +22,23 @@ from autostatic_runtime.errors import (
 from autostatic_runtime.tensor import TensorLike
 
 __all__ = ["Program", "Block", "Operator", "Variable", "Parameter", "Literal"]
+
+
+class Shape(list):
+    """A Variable's dims: a list (as eager shapes are) equal to the tuple of the same dims too
+    (``program.inputs[0].shape == (-1, 4)``, as Paddle's static shapes are tuples)."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return list.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
 
 class Variable(TensorLike):
@@ -70,7 +88,9 @@ class Variable(TensorLike):
 
     @property
     def shape(self) -> list[int]:
-        return list(self._shape)
+        """The dims (-1: unknown): a list that also equals the tuple of its dims, as Paddle's
+        static ``Variable.shape`` (a tuple) does."""
+        return Shape(self._shape)
 
     @property
     def dtype(self) -> dtypes.DType:
@@ -205,6 +225,17 @@ class Variable(TensorLike):
                 user_location(),
             )
         steps.backward(self, grad_tensor)
+
+    def clear_gradient(self, set_to_zero: bool = True) -> None:
+        """An eager tensor's method: while tracing, a clear error (an ``AssertionError``, as
+        Paddle's)."""
+        raise _dygraph_only(self, "clear_gradient()")
+
+    clear_grad = clear_gradient
+
+    def gradient(self) -> None:
+        """An eager tensor's method: while tracing, a clear error (an ``AssertionError``)."""
+        raise _dygraph_only(self, "gradient()")
 
     def detach(self) -> Variable:
         from autostatic_runtime.ops.elementwise import assign
@@ -588,4 +619,14 @@ def _out_of_scope(var: Variable, op: Operator) -> StaticBuildError:
         "an object's attribute or another container the converter does not see); return "
         "it from the branch or loop as a local variable instead",
         op.location,
+    )
+
+
+def _dygraph_only(var: Variable, method: str) -> DygraphOnlyError:
+    return DygraphOnlyError(
+        f"{method} of {var.name!r}: it is a symbolic variable of a program being built, and "
+        f"{method} works on eager tensors only (gradients of a traced step are read after it "
+        "runs); remove the call from the converted function, or call "
+        "autostatic.enable_to_static(False) to run it eagerly",
+        user_location(),
     )

@@ -239,3 +239,194 @@ def test_ptb_language_model_trains_the_same_as_a_program():
         results.append(losses)
     np.testing.assert_allclose(results[1], results[0], rtol=1e-5)
     assert results[0][-1] < results[0][0]
+
+
+class UpDown(nn.Layer):
+    """A small image-to-image generator of the CycleGAN kind: reflect padding, strided
+    convolutions with batch norm on global statistics, a transposed convolution back up with
+    Paddle's extra output padding, leaky ReLU and tanh; and its patch discriminator."""
+
+    def __init__(self, channels=3, width=4):
+        super().__init__()
+        attr = rt.ParamAttr(initializer=nn.initializer.Normal(0.0, 0.2))
+        self.down = nn.Conv2D(channels, width, 3, stride=2, padding=1, weight_attr=attr,
+                              bias_attr=False)  # fmt: skip
+        self.bn = nn.BatchNorm(width, use_global_stats=True, trainable_statistics=True)
+        self.up = nn.Conv2DTranspose(width, width, 3, stride=2, padding=[1, 1], weight_attr=attr,
+                                     bias_attr=False)  # fmt: skip
+        self.out = nn.Conv2D(width, channels, 3, weight_attr=attr)
+        self.critic = nn.Conv2D(channels, 1, 4, stride=2, padding=1, weight_attr=attr)
+
+    def forward(self, image):
+        y = F.leaky_relu(self.bn(self.down(image)), 0.2)
+        y = nn.Pad2D([0, 1, 0, 1], mode="constant", value=0.0)(self.up(y))
+        fake = rt.tanh(self.out(nn.Pad2D([1, 1, 1, 1], mode="reflect")(y)))
+        cycle = rt.mean(rt.abs(rt.subtract(image, fake))) * 10.0
+        return fake, cycle + rt.mean(rt.square(self.critic(fake) - 1))
+
+
+def test_gan_generator_with_a_transposed_convolution_trains_exactly_as_eager():
+    reader = rt.batch(lambda: (np.full((3, 8, 8), i / 10, "float32") for i in range(6)), 2)
+    results = []
+    for to_static in (False, True):
+        rt.seed(3)
+        model = UpDown()
+        forward = autostatic.to_static(model) if to_static else model
+        opt = rt.optimizer.Adam(rt.optimizer.lr.PiecewiseDecay([2], [0.01, 0.005]), beta1=0.5,
+                                parameters=model.parameters())  # fmt: skip
+        losses = []
+        for samples in reader():
+            fake, loss = forward(rt.to_tensor(np.stack(samples)))
+            loss.backward()
+            opt.minimize(loss)
+            model.clear_gradients()
+            losses.append(float(loss))
+        assert fake.shape == [2, 3, 8, 8] and len(losses) == 3
+        results.append(losses)
+    np.testing.assert_array_equal(results[1], results[0])  # Paddle's test asks this much
+    assert list(rt.batch(lambda: range(5), 2, drop_last=True)()) == [[0, 1], [2, 3]]
+
+
+class CostLayer(nn.Layer):
+    """Paddle's LAC CRF layers: eager calls go through _legacy_C_ops, traced ones through
+    the layer's LayerHelper (append_op by op type), the transition shared by a property."""
+
+    def __init__(self, tags, op_type):
+        super().__init__()
+        self._transition = self.create_parameter([tags + 2, tags], attr=rt.ParamAttr(
+            initializer=nn.initializer.Uniform(-0.5, 0.5)))  # fmt: skip
+        self._op_type = op_type
+
+    @property
+    def weight(self):
+        return self._transition
+
+    @weight.setter
+    def weight(self, value):
+        self._transition = value
+
+    def forward(self, emission, label=None, length=None):
+        if rt.in_dynamic_mode():
+            op = getattr(rt._legacy_C_ops, self._op_type)
+            out = op(emission, self._transition, label, length, "is_test", False)
+            return out[3] if self._op_type == "linear_chain_crf" else out
+        result = self._helper.create_variable_for_type_inference(dtype="float32")
+        inputs = {"Emission": [emission], "Transition": self._transition, "Label": [label]}
+        if length is not None:
+            inputs["Length"] = [length]
+        slot = "LogLikelihood" if self._op_type == "linear_chain_crf" else "ViterbiPath"
+        self._helper.append_op(type=self._op_type, inputs=inputs, outputs={slot: result},
+                               attrs={"is_test": False})  # fmt: skip
+        return result
+
+
+class CrfTagger(nn.Layer):
+    def __init__(self, vocab=20, hidden=6, tags=4):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden)
+        self.gru = nn.GRU(hidden, hidden, direction="bidirect")
+        self.fc = nn.Linear(hidden * 2, tags)
+        self.crf = CostLayer(tags, "linear_chain_crf")
+        self.decoder = CostLayer(tags, "crf_decoding")
+        self.decoder.weight = self.crf.weight  # one transition for both
+
+    def forward(self, words, targets, lengths):
+        out, _ = self.gru(self.emb(words), sequence_length=lengths)
+        emission = self.fc(out)
+        cost = rt.mean(self.crf(emission, targets, lengths))
+        return cost, self.decoder(emission, length=lengths)
+
+
+def test_crf_tagger_built_by_layer_helper_trains_the_same_as_a_program(tmp_path):
+    rng = np.random.default_rng(3)
+    batches = []
+    for steps in (5, 3, 5):
+        lengths = rng.integers(1, steps + 1, size=4)
+        mask = np.arange(steps) < lengths[:, None]
+        words, tags = rng.integers(1, 20, (4, steps)) * mask, rng.integers(0, 4, (4, steps)) * mask
+        batches.append([rt.to_tensor(a) for a in (words, tags, lengths)])
+    specs = [InputSpec([None, None], "int64"), InputSpec([None, None], "int64"),
+             InputSpec([None], "int64")]  # fmt: skip
+    results = []
+    for to_static in (False, True):
+        rt.seed(11)
+        model = CrfTagger()
+        assert model.decoder.weight is model.crf.weight
+        forward = autostatic.to_static(model, input_spec=specs) if to_static else model
+        opt = rt.optimizer.Adam(0.05, parameters=model.parameters())
+        losses = []
+        for words, tags, lengths in batches:
+            cost, decoded = forward(words, tags, lengths)
+            cost.backward()
+            opt.minimize(cost)
+            model.clear_gradients()
+            losses.append(float(cost))
+            scores = rt.metric.chunk_eval(decoded, tags, lengths, num_chunk_types=2)
+            assert 0.0 <= float(scores[2]) <= 1.0
+        results.append((losses, decoded.numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5)
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+    autostatic.save(forward, tmp_path / "tagger", input_spec=specs, output_spec=[decoded],
+                    input_names_after_prune=[specs[0].name, specs[2].name])  # fmt: skip
+    loaded = autostatic.load(str(tmp_path / "tagger"))
+    now = forward(words, tags, lengths)[1]  # with the weights the last step left
+    np.testing.assert_array_equal(loaded(words, lengths).numpy(), now.numpy())
+
+
+class TinyYolo(nn.Layer):
+    """YOLOv3's heads in miniature: two scales, the coarse route upsampled to a size computed
+    from its traced shape and concatenated, the loss per scale from yolo_loss."""
+
+    anchors, masks, classes = [4, 5, 8, 10, 12, 9, 16, 14], [[2, 3], [0, 1]], 3
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2D(3, 8, 3, stride=2, padding=1)
+        self.down = nn.Conv2D(8, 8, 3, stride=2, padding=1)
+        self.bn = nn.BatchNorm(8, act="leaky_relu")
+        self.coarse_out = nn.Conv2D(8, 2 * (5 + self.classes), 1)
+        self.fine_out = nn.Conv2D(16, 2 * (5 + self.classes), 1)
+
+    def forward(self, image, gt_box, gt_label, gt_score):
+        fine = self.stem(image)
+        coarse = self.bn(self.down(fine))
+        hw = rt.cast(rt.slice(rt.shape(coarse), axes=[0], starts=[2], ends=[4]), "int32")
+        route = F.interpolate(coarse, size=hw * 2, mode="nearest")
+        outputs = [self.coarse_out(coarse), self.fine_out(rt.concat([route, fine], axis=1))]
+        losses, downsample = [], 8
+        for out, mask in zip(outputs, self.masks):
+            loss = rt.vision.ops.yolo_loss(
+                x=out, gt_box=gt_box, gt_label=gt_label, gt_score=gt_score,
+                anchors=self.anchors, anchor_mask=mask, class_num=self.classes,
+                ignore_thresh=0.7, downsample_ratio=downsample, use_label_smooth=True)  # fmt: skip
+            losses.append(rt.mean(loss))
+            downsample //= 2
+        return sum(losses)
+
+
+def test_yolo_heads_train_the_same_as_a_program():
+    rng = np.random.default_rng(4)
+    image = rt.to_tensor(rng.normal(0.5, 0.2, (2, 3, 16, 16)).astype("float32"))
+    boxes = rt.to_tensor(np.array([[[0.25, 0.25, 0.5, 0.5], [0.6, 0.7, 0.3, 0.4]],
+                                   [[0.5, 0.4, 0.8, 0.6], [0, 0, 0, 0]]], "float32"))  # fmt: skip
+    labels, scores = rt.to_tensor([[1, 2], [0, 0]], "int32"), rt.ones([2, 2])
+    results = []
+    for to_static in (False, True):
+        rt.seed(5)
+        model = TinyYolo()
+        forward = autostatic.to_static(model) if to_static else model
+        steps = rt.optimizer.lr.PiecewiseDecay([100], [0.01, 0.001])
+        schedule = rt.optimizer.lr.LinearWarmup(steps, warmup_steps=2, start_lr=0.0, end_lr=0.01)
+        opt = rt.optimizer.Momentum(schedule, momentum=0.9, parameters=model.parameters(),
+                                    weight_decay=rt.regularizer.L2Decay(0.0005))  # fmt: skip
+        losses = []
+        for _ in range(3):
+            loss = forward(image, boxes, labels, scores)
+            loss.backward()
+            opt.minimize(loss)
+            model.clear_gradients()
+            schedule.step()
+            losses.append(float(loss))
+        results.append(losses)
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-4, atol=1e-5)
+    assert results[0][2] < results[0][0]

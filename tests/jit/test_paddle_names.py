@@ -10,6 +10,7 @@ import pytest
 import autostatic
 import autostatic_runtime as rt
 from autostatic import InputSpec
+from autostatic_runtime.errors import StaticBuildError
 
 SPEC = [InputSpec([None, 4], "float32", "x")]
 
@@ -207,3 +208,101 @@ def test_bilinear_layer_as_paddle_eagerly_and_static():
     assert rt.nn.Bilinear(5, 4, 7).bias.shape == [1, 7]
     with pytest.raises(ValueError, match="x2 has 3 features"):
         rt.nn.functional.bilinear(a, rt.rand([3, 3]), rt.rand([7, 5, 4]))
+
+
+def _beam_helpers(x, mask):
+    """Paddle's seq2seq and transformer beam-search helpers, and simnet's constant layer."""
+    kept = rt.tensor.math._multiply_with_axis(x, mask, axis=0) - rt.tensor.math._multiply_with_axis(
+        x * 2, mask - 1, axis=0
+    )
+    scores = rt.tensor.math._add_with_axis(x=rt.unsqueeze(x, [1]), y=mask, axis=0)
+    shape = list(x.shape)
+    shape[0] = rt.shape(x)[0]
+    margin = rt.tensor.fill_constant(shape, "float32", 0.25)
+    count = rt.tensor.fill_constant(shape=[1], dtype="int64", value=3)
+    caches = rt.utils.map_structure(lambda t: t * 2, [{"k": kept, "v": scores}])
+    return caches[0]["k"] + margin, caches[0]["v"], count
+
+
+def test_paddle_tensor_namespace_helpers_with_an_unknown_batch():
+    x = rt.to_tensor(np.arange(12, dtype="float32").reshape(3, 4))
+    mask = rt.to_tensor([1.0, 0.0, 1.0])
+    want = _beam_helpers(x, mask)
+    spec = [InputSpec([None, 4]), InputSpec([None])]
+    got = autostatic.to_static(_beam_helpers, input_spec=spec)(x, mask)
+    np.testing.assert_allclose(want[0].numpy()[1], [4 * v + 0.25 for v in range(4, 8)])
+    assert want[1].shape == [3, 1, 4] and want[2].dtype == rt.int64
+    for w, g in zip(want, got):
+        assert w.shape == g.shape and w.dtype == g.dtype
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+    with pytest.raises(ValueError, match="axis 2 cannot align"):
+        rt.tensor.math._add_with_axis(x, mask, axis=2)
+
+
+def test_nest_helpers_unique_names_and_auc():
+    nest = {"b": (1, [2, 3]), "a": 4}
+    assert rt.utils.flatten(nest) == [4, 1, 2, 3]  # dicts by sorted key, as Paddle's
+    assert rt.utils.pack_sequence_as(nest, [40, 10, 20, 30]) == {"b": (10, [20, 30]), "a": 40}
+    assert rt.utils.map_structure(lambda a, b: a + b, [1, (2,)], [10, (20,)]) == [11, (22,)]
+    with rt.utils.unique_name.guard():
+        first = rt.nn.Linear(2, 2).weight.name
+    with rt.utils.unique_name.guard():
+        assert rt.nn.Linear(2, 2).weight.name == first  # a model built twice: the same names
+    auc = rt.metric.Auc(name="auc")
+    probs = rt.to_tensor([[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]])
+    auc.update(probs, np.array([0, 1, 1, 0]))
+    assert auc.accumulate() == 0.75 and auc.name() == "auc"  # 3 of the 4 pairs ranked right
+    auc.reset()
+    assert auc.accumulate() == 0.0
+
+
+def test_framework_place_and_jit_module_names():
+    rt.framework.random._manual_program_seed(2020)
+    assert rt.static.default_main_program().random_seed == 2020
+    img = rt.randn([2, 3]).astype("float32").cpu()
+    assert img.place._equals(rt.framework._current_expected_place()) and img.place == "cpu"
+    copied = img._copy_to(rt.CPUPlace(), False)
+    assert copied.stop_gradient and copied is not img
+    from autostatic.jit.api import to_static
+    from autostatic.jit.translated_layer import INFER_MODEL_SUFFIX, INFER_PARAMS_SUFFIX
+
+    assert to_static is autostatic.to_static and (INFER_MODEL_SUFFIX, INFER_PARAMS_SUFFIX) == (
+        ".pdmodel", ".pdiparams")  # fmt: skip
+    assert rt.static.io.load_inference_model is rt.static.load_inference_model
+    schedule = rt.optimizer.lr.PiecewiseDecay([1], [0.5, 0.25])
+    opt = rt.optimizer.Momentum(schedule, parameters=rt.nn.Linear(2, 2).parameters())
+    schedule.step()
+    assert opt._global_learning_rate().numpy().tolist() == [0.25]  # SE-ResNeXt's read
+
+
+def test_chunk_eval_counts_the_chunks_of_each_scheme():
+    # IOB over 2 chunk types: B-0=0 I-0=1 B-1=2 I-1=3, O=4
+    gold = rt.to_tensor([[0, 1, 4, 2, 3, 3], [2, 4, 0, 1, 0, 0]])
+    pred = rt.to_tensor([[0, 1, 4, 2, 3, 4], [2, 4, 0, 1, 1, 0]])
+    p, r, f1, n_pred, n_gold, n_ok = rt._legacy_C_ops.chunk_eval(
+        pred, gold, rt.to_tensor([6, 5]), "num_chunk_types", 2, "chunk_scheme", "IOB",
+        "excluded_chunk_types", [])  # fmt: skip
+    assert (n_pred.numpy().tolist(), n_gold.numpy().tolist(), n_ok.numpy().tolist()) == (
+        [4], [5], [2])  # fmt: skip
+    np.testing.assert_allclose([float(p), float(r), float(f1)], [0.5, 0.4, 4 / 9], rtol=1e-6)
+    only_type_1 = rt.metric.chunk_eval(pred, gold, None, 2, "IOB", excluded_chunk_types=[0])
+    assert only_type_1[5].numpy().tolist() == [1]  # (0, 0, type 1) of row 2 only
+    with pytest.raises(StaticBuildError, match="append_op.*'mul'.*linear_chain_crf"):
+        rt.nn.Linear(2, 2)._helper.append_op(type="mul", inputs={}, outputs={})
+
+
+def _upsample(x):
+    """YOLOv3's Upsample: the output size computed from the traced shape."""
+    hw = rt.cast(rt.slice(rt.shape(x), axes=[0], starts=[2], ends=[4]), dtype="int32")
+    return rt.nn.functional.interpolate(x=x, size=hw * 2, mode="nearest")
+
+
+def test_interpolate_to_a_size_computed_from_the_traced_shape():
+    x = rt.to_tensor(np.arange(8, dtype="float32").reshape(1, 2, 2, 2))
+    want = _upsample(x)
+    got = autostatic.to_static(_upsample)(x)  # 'Variable' has no attribute 'tolist' before
+    assert got.shape == [1, 2, 4, 4]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    unknown = autostatic.to_static(_upsample, input_spec=[InputSpec([1, 2, None, None])])
+    with pytest.raises(rt.OpError, match="size is a traced tensor whose value is known only"):
+        unknown(x)

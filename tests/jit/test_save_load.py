@@ -17,7 +17,7 @@ import autostatic
 import autostatic_runtime as rt
 from autostatic import InputSpec
 from autostatic_runtime import nn
-from autostatic_runtime.errors import ProgramFormatError
+from autostatic_runtime.errors import ProgramFormatError, StaticBuildError
 from autostatic_runtime.jit import InputMismatchError, TranslatedLayer, model_file, params_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -171,6 +171,113 @@ def test_save_uses_the_last_call_shapes(tmp_path):
     autostatic.save(sf, tmp_path / "h")
     loaded = autostatic.load(str(tmp_path / "h"))
     np.testing.assert_allclose(loaded(rt.ones([2, 2])).numpy(), np.full((2, 2), 3.0))
+
+
+class Counting(nn.Layer):
+    """Writes a tensor attribute and a registered buffer in forward (one under a tensor if)."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = rt.zeros([2])
+        self.register_buffer("calls", rt.to_tensor([0], dtype="int64"))
+
+    def forward(self, x=None):
+        self.calls = self.calls + 1
+        if x is None:
+            return self.calls
+        if rt.mean(x) > 0:
+            self.total = self.total + x
+        else:
+            self.total = self.total - 1.0
+        return self.total * 2.0, self.calls
+
+
+def _runs(layer, xs):
+    outs = [layer() if x is None else layer(rt.to_tensor(x)) for x in xs]
+    return [[t.numpy().tolist() for t in (o if isinstance(o, tuple) else (o,))] for o in outs]
+
+
+@pytest.mark.filterwarnings("ignore:the XLA compiler cannot take this program")
+@pytest.mark.parametrize("with_inputs", [False, True])
+def test_a_layer_that_writes_its_buffers_keeps_them_across_calls_saved_and_loaded(
+    tmp_path, with_inputs
+):
+    xs = [[1.0, 2.0], [-3.0, -1.0], [0.5, 0.5]] if with_inputs else [None] * 3
+    eager = _runs(Counting(), xs)
+    traced = Counting()
+    static = autostatic.to_static(traced)
+    assert _runs(static, xs) == eager  # the program writes the buffers: every call sees them
+    assert isinstance(traced.calls, rt.Tensor) and traced.calls.numpy().tolist() == [3]
+    spec = [InputSpec([2], "float32", "x")] if with_inputs else None
+    autostatic.save(Counting(), tmp_path / "counting", input_spec=spec)  # failed to load before
+    for backend in ("python", "xla"):
+        loaded = autostatic.load(str(tmp_path / "counting"), backend=backend)
+        assert _runs(loaded, xs) == eager
+
+
+def test_a_buffer_assigned_a_value_of_another_shape_while_tracing_is_a_clear_error():
+    class Resets(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.state = rt.zeros([2])
+
+        def forward(self, x):
+            self.state = x
+            return x
+
+    with pytest.raises(StaticBuildError, match=r"Resets.state is a buffer of shape \[2\]"):
+        autostatic.to_static(Resets())(rt.ones([3]))
+
+
+LAC_SPECS = [
+    InputSpec([None, 3], "float32"), InputSpec([None, 1], "int64"), InputSpec([None], "int64")
+]  # fmt: skip
+
+
+class Tagger(nn.Layer):
+    """Paddle's LAC idiom: a training forward returning the cost and the decoded tags."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+
+    @autostatic.to_static(input_spec=LAC_SPECS)
+    def forward(self, word, target, length=None):
+        emission = self.fc(word)
+        cost = rt.mean(nn.functional.cross_entropy(emission, target))
+        return cost, rt.argmax(emission, axis=-1) + length
+
+
+def test_save_configs_keep_the_outputs_and_inputs_asked_for(tmp_path):
+    model = Tagger()
+    word, target, length = rt.randn([2, 3]), rt.to_tensor([[1], [2]]), rt.to_tensor([1, 2])
+    cost, decoded = model(word, target, length)
+    assert [s.name for s in LAC_SPECS] == ["word", "target", "length"]  # named as Paddle does
+    autostatic.save(model, tmp_path / "lac", input_spec=LAC_SPECS, output_spec=[decoded],
+                    input_names_after_prune=[LAC_SPECS[0].name, LAC_SPECS[-1].name])  # fmt: skip
+    loaded = autostatic.load(str(tmp_path / "lac"))  # a TypeError before: no such configs
+    np.testing.assert_array_equal(loaded(word, length).numpy(), decoded.numpy())
+    exe = rt.static.Executor(rt.CPUPlace())
+    program, feeds, fetches = rt.static.io.load_inference_model(
+        str(tmp_path), exe, model_filename="lac.pdmodel", params_filename="lac.pdiparams"
+    )
+    assert feeds == ["word", "length"] and len(fetches) == 1
+    # MNIST's idiom: example tensors as input_spec, the input to keep named by its tensor
+    classifier = autostatic.to_static(Net())
+    x, y = rt.randn([2, 10]), rt.randn([3])
+    classifier.eval()
+    out = classifier(x, y)
+    autostatic.save(classifier, tmp_path / "mnist", input_spec=[x, y], output_spec=[out],
+                    input_names_after_prune=[x.name, y.name], combine_params=True)  # fmt: skip
+    np.testing.assert_allclose(autostatic.load(str(tmp_path / "mnist"))(x, y).numpy(),
+                               out.numpy(), rtol=1e-6)  # fmt: skip
+    with pytest.raises(autostatic.jit.ToStaticError, match="unknown config 'bogus'"):
+        autostatic.save(model, tmp_path / "x", input_spec=LAC_SPECS, bogus=1)
+    with pytest.raises(rt.AutostaticError, match=r"also need the inputs \['target'\]"):
+        autostatic.save(model, tmp_path / "x", input_spec=LAC_SPECS, output_spec=[cost],
+                        input_names_after_prune=["word"])  # fmt: skip
+    with pytest.raises(autostatic.jit.ToStaticError, match="matches no"):
+        autostatic.save(model, tmp_path / "x", input_spec=LAC_SPECS, output_spec=[rt.ones([7])])
 
 
 MODEL_SRC = textwrap.dedent(

@@ -13,6 +13,7 @@ import autostatic_runtime as rt
 from autostatic import InputSpec
 from autostatic.jit import StaticFunction, ToStaticError
 from autostatic_runtime import nn
+from autostatic_runtime.errors import StaticBuildError
 
 
 class SimpleNet(nn.Layer):
@@ -291,6 +292,23 @@ def test_inputs_outputs_and_programs_of_functions_without_arguments(tmp_path):
     assert [v.name for v in spec.inputs] == ["x", "y"]  # Paddle names dict entries by key
 
 
+def test_shapes_of_program_variables_equal_tuples_and_eager_only_methods_are_clear_errors():
+    g = autostatic.to_static(lambda x: x + 1, input_spec=[InputSpec([None, 4], "float32", "x")])
+    shape = g.get_concrete_program().inputs[0].shape
+    assert shape == (-1, 4) and shape == [-1, 4] and shape != (4, -1)  # Paddle's: a tuple
+    assert shape + [2] == [-1, 4, 2] and str(shape) == "[-1, 4]"
+
+    def clears(x):
+        y = x * 2
+        y.clear_gradient()  # an eager tensor's method: Paddle raises AssertionError
+        return y
+
+    with pytest.raises(AssertionError, match=r"clear_gradient\(\) of .* eager tensors only"):
+        autostatic.to_static(clears)(rt.ones([2]))
+    with pytest.raises(StaticBuildError, match=r"gradient\(\) of"):
+        autostatic.to_static(lambda x: (x * 2).gradient())(rt.ones([2]))
+
+
 def test_cache_key_unhashable_values_by_identity_with_a_warning():
     f, traces = _counting()
     x = rt.ones([2])
@@ -491,7 +509,7 @@ def test_rollback_of_a_decorated_forward_and_to_static_of_such_a_layer():
     np.testing.assert_allclose(eager(x).numpy(), y.numpy())
     other = autostatic.to_static(Net(), input_spec=[InputSpec.from_tensor(x)])
     assert isinstance(other.forward, StaticFunction)
-    assert other.forward.input_spec == [InputSpec([1, 2], "float32")]
+    assert other.forward.input_spec == [InputSpec([1, 2], "float32", "x")]  # named as Paddle
     other(x)
     from autostatic.jit.program_cache import InputSpecWarning
 

@@ -7,6 +7,7 @@ central differences by the op catalogue; here a few gradients are compared with 
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -344,6 +345,91 @@ def test_conv_layers_of_one_and_three_dims():
     assert conv3(rt.randn([2, 4, 5, 3, 3])).shape == [2, 6, 2, 3, 3]
     with pytest.raises(ValueError, match="Conv3D: kernel_size must be an int or 3 ints"):
         rt.nn.Conv3D(4, 6, (3, 3))
+
+
+def conv2d_transpose_ref(x, w, stride, pads, out_pad, dilation, groups):
+    """Each input pixel spreads ``x * w`` over a window of the padded output, which is then
+    cropped by ``pads`` (top, bottom, left, right): the definition, loop by loop."""
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    oh = (h - 1) * stride[0] - pads[0] - pads[1] + dilation[0] * (kh - 1) + 1 + out_pad[0]
+    ow = (wd - 1) * stride[1] - pads[2] - pads[3] + dilation[1] * (kw - 1) + 1 + out_pad[1]
+    full = np.zeros((n, og * groups, oh + pads[0] + pads[1], ow + pads[2] + pads[3]))
+    cg = c // groups
+    for ci in range(c):
+        outs = slice(ci // cg * og, (ci // cg + 1) * og)
+        for i, j, a, b in np.ndindex(h, wd, kh, kw):
+            r, q = i * stride[0] + a * dilation[0], j * stride[1] + b * dilation[1]
+            full[:, outs, r, q] += x[:, ci, i, j, None] * w[ci, :, a, b]
+    return full[:, :, pads[0] : pads[0] + oh, pads[2] : pads[2] + ow]
+
+
+def test_conv2d_transpose_and_conv1d_transpose_match_reference():
+    x, w, b = randn(2, 4, 3, 4), randn(4, 3, 3, 2), randn(6)
+    out = F.conv2d_transpose(T(x), T(w), T(b), stride=(2, 1), padding=[1, 0, 0, 2],
+                             output_padding=(1, 0), dilation=(1, 2), groups=2)  # fmt: skip
+    ref = conv2d_transpose_ref(x, w, (2, 1), (1, 0, 0, 2), (1, 0), (1, 2), 2)
+    close(out, ref + b[None, :, None, None], rtol=1e-10, atol=1e-10)
+    last = F.conv2d_transpose(T(x.transpose(0, 2, 3, 1)), T(w[:, :2]), stride=3, padding=1,
+                              output_size=[8, 11], data_format="NHWC")  # fmt: skip
+    ref = conv2d_transpose_ref(x, w[:, :2], (3, 3), (1, 1, 1, 1), (1, 2), (1, 1), 1)
+    close(last, ref.transpose(0, 2, 3, 1), rtol=1e-10, atol=1e-10)
+    same = F.conv2d_transpose(T(x), T(w), stride=2, padding="SAME")
+    assert same.shape == [2, 3, 5, 8]  # Paddle's: the pads conv2d's 'SAME' gives the input
+    x1, w1 = randn(2, 4, 5), randn(4, 3, 3)
+    ref1 = conv2d_transpose_ref(x1[:, :, None], w1[:, :, None], (1, 2), (0, 0, 1, 1), (0, 1),
+                                (1, 1), 1)[:, :, 0]  # fmt: skip
+    close(F.conv1d_transpose(T(x1), T(w1), stride=2, padding=1, output_padding=1), ref1,
+          rtol=1e-10)  # fmt: skip
+    with pytest.raises(ShapeError, match="output_size \\[9, 9\\] cannot be reached"):
+        F.conv2d_transpose(T(x), T(w), stride=2, output_size=[9, 9], groups=2)
+
+
+def test_transposed_conv_layers():
+    up = rt.nn.Conv2DTranspose(4, 6, 3, stride=2, padding=1, groups=2, bias_attr=False)
+    assert up.weight.shape == [4, 3, 3, 3] and up.bias is None
+    x = rt.randn([2, 4, 5, 5])
+    assert up(x).shape == [2, 6, 9, 9] and up(x, output_size=[10, 10]).shape == [2, 6, 10, 10]
+    up1 = rt.nn.Conv1DTranspose(4, 6, 3, stride=2, output_padding=1)
+    assert up1.weight.shape == [4, 6, 3] and up1(rt.randn([2, 4, 7])).shape == [2, 6, 16]
+    with pytest.raises(ValueError, match="out_channels \\(5\\) must be divisible by groups"):
+        rt.nn.Conv2DTranspose(4, 5, 3, groups=2)
+
+
+def crf_ref(x, w, tags, lengths):
+    """The CRF cost and best path of each sequence by enumerating every tag sequence."""
+    costs, paths = [], []
+    for n, length in enumerate(lengths):
+        def score(y, n=n):
+            s = w[0, y[0]] + w[1, y[-1]] + sum(x[n, t, y[t]] for t in range(len(y)))
+            return s + sum(w[2 + y[t - 1], y[t]] for t in range(1, len(y)))
+
+        scores = {y: score(y) for y in itertools.product(range(x.shape[2]), repeat=length)}
+        log_z = np.log(sum(np.exp(v) for v in scores.values()))
+        costs.append(log_z - scores[tuple(tags[n, :length])])
+        best = max(scores, key=scores.get)
+        paths.append(list(best) + [0] * (x.shape[1] - length))
+    return np.array(costs)[:, None], np.array(paths)
+
+
+def test_linear_chain_crf_and_crf_decoding_match_enumeration():
+    x, w = randn(3, 4, 3), randn(5, 3)
+    tags, lengths = np.random.default_rng(2).integers(0, 3, (3, 4)), np.array([4, 2, 1])
+    cost, path = crf_ref(x, w, tags, lengths)
+    tags_t, lengths_t = rt.to_tensor(tags), rt.to_tensor(lengths)
+    out = F.linear_chain_crf(T(x), T(w), rt.to_tensor(tags[:, :, None]), lengths_t)
+    close(out[3], cost, rtol=1e-10)
+    assert out[0].shape == [3, 4, 3] and out[2].shape == [5, 3]
+    decoded = F.crf_decoding(T(x), T(w), length=lengths_t)
+    assert decoded.dtype == rt.int64 and decoded.numpy().tolist() == path.tolist()
+    hits = F.crf_decoding(T(x), T(w), label=tags_t, length=lengths_t).numpy()
+    assert hits.tolist() == ((path == tags) & (np.arange(4) < lengths[:, None])).tolist()
+    full, _ = crf_ref(x, w, tags, [4, 4, 4])
+    close(F.linear_chain_crf(T(x), T(w), tags_t)[3], full, rtol=1e-10)  # no lengths: all T
+    with pytest.raises(ShapeError, match=r"transitions \[D \+ 2, D\]"):
+        F.linear_chain_crf(T(x), T(randn(3, 3)), tags_t)
+    with pytest.raises(rt.DTypeError, match="label must hold int tag ids"):
+        F.linear_chain_crf(T(x), T(w), T(tags))
 
 
 def temporal_shift_ref(x, seg_num, ratio):

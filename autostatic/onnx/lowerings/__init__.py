@@ -55,11 +55,14 @@ _RANDOM = "random numbers (ONNX Runtime's generator differs)"
 
 #: Ops without a lowering, and why. tests/onnx checks this is exactly the set of ops that
 #: have none, so a new op without a lowering is noticed (docs/deployment.md lists them).
+_CRF = "no ONNX operator (a dynamic-programming recursion over the time steps)"
+
 UNSUPPORTED: dict[str, str] = {
     **dict.fromkeys(
         [
             "array_pop_grad", "array_read_grad", "array_write_grad", "broadcast_reduced",
             "concat_grad", "conv2d_grad_filter", "conv2d_grad_input", "diagonal_grad",
+            "linear_chain_crf_grad",
             "getitem_grad", "log_softmax_grad", "lookup_table_v2_grad", "max_pool2d_index_grad",
             "nll_loss_grad", "pad_dynamic_grad", "pad_grad", "pool2d_grad", "relu_grad",
             "repeat_interleave_grad", "slice_grad", "softmax_grad",
@@ -77,6 +80,8 @@ UNSUPPORTED: dict[str, str] = {
     ),
     "cholesky": "no ONNX operator",
     "inverse": "no ONNX operator",
+    **dict.fromkeys(["crf_decoding", "linear_chain_crf"], _CRF),
+    "yolo_loss_targets": "a training loss's target assignment (export the inference program)",
 }  # fmt: skip
 
 

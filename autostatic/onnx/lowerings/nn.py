@@ -50,21 +50,32 @@ def _einsum(g, op):
     g.node("Einsum", inputs, outputs=[g.out(0)], equation=op.attrs["equation"])
 
 
-@lowers("conv2d")
-def _conv2d(g, op):
+def _convolution(g, op, node_type: str, **extra) -> None:
+    """A Conv or ConvTranspose node for a conv2d-style op (NHWC through transposes)."""
     a = op.attrs
     inputs = [_nchw(g, g.x(op, 0), a["data_format"]), g.x(op, 1)]
     if not g.is_none(op, 2):
         inputs.append(g.x(op, 2))
     y = g.node(
-        "Conv",
+        node_type,
         inputs,
         strides=list(a["strides"]),
         pads=_pads(a["paddings"]),
         dilations=list(a["dilations"]),
         group=a["groups"],
+        **extra,
     )
     _from_nchw(g, y, a["data_format"], g.out(0))
+
+
+@lowers("conv2d")
+def _conv2d(g, op):
+    _convolution(g, op, "Conv")
+
+
+@lowers("conv2d_transpose")
+def _conv2d_transpose(g, op):
+    _convolution(g, op, "ConvTranspose", output_padding=list(op.attrs["output_padding"]))
 
 
 def _pool_attrs(a) -> dict:

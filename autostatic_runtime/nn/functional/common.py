@@ -17,7 +17,7 @@ from autostatic_runtime.ops import elementwise as E
 from autostatic_runtime.ops import reduce as R
 from autostatic_runtime.ops.indexing import one_hot
 from autostatic_runtime.ops.registry import Spec, dtype_of, normalize_axes, op, shape_of
-from autostatic_runtime.tensor import TensorLike
+from autostatic_runtime.tensor import Tensor, TensorLike
 
 __all__ = [
     "linear", "bilinear", "dropout", "dropout2d", "dropout3d", "pad", "zeropad2d", "embedding",
@@ -522,6 +522,28 @@ def _resize_matrix(
     return rows
 
 
+def _host_size(size: Any) -> Any:
+    """``interpolate``'s ``size`` as ints: a tensor's values, or while a program is built the
+    value its ops determine from known dims (``rt.shape(x)[2:4] * 2``)."""
+    if isinstance(size, (list, tuple)):
+        return [_host_size(d) for d in size]
+    if not isinstance(size, TensorLike):
+        return size
+    if isinstance(size, Tensor):
+        return size.tolist()
+    from autostatic_runtime.static.fold import build_time_value
+
+    known = build_time_value(size)
+    if known is None:
+        raise op_error(
+            "interpolate",
+            "size is a traced tensor whose value is known only when the program runs (it "
+            "depends on an input or on a dim unknown while tracing); give ints, a size "
+            "computed from rt.shape(x) of known dims, or scale_factor",
+        )
+    return known.tolist()
+
+
 def interpolate(
     x: Any,
     size: Any = None,
@@ -549,7 +571,7 @@ def interpolate(
     h, w = (x.shape[1], x.shape[2]) if last else (x.shape[2], x.shape[3])
     scales = [None, None]
     if size is not None:
-        size = size.tolist() if isinstance(size, TensorLike) else size
+        size = _host_size(size)
         oh, ow = (int(size), int(size)) if isinstance(size, int) else (int(size[0]), int(size[1]))
     elif scale_factor is not None:
         sf = scale_factor.tolist() if isinstance(scale_factor, TensorLike) else scale_factor

@@ -258,6 +258,30 @@ class Conv2DGradFilter:
 # ---- public function -------------------------------------------------------------------------
 
 
+def checked_geometry(op_name: str, x: Any, weight: Any, stride: Any, dilation: Any,
+                     groups: Any) -> tuple:  # fmt: skip
+    """``(strides, dilations, groups)`` of a 2-D convolution, after checking the dtypes of
+    ``x`` and ``weight`` (float, alike) and that the numbers are positive."""
+    require_float(op_name, x, weight)
+    if x.dtype != weight.dtype:
+        raise DTypeError(
+            op_name,
+            f"input dtype {x.dtype} and filter dtype {weight.dtype} differ; "
+            f"cast one with .astype()",
+            user_location(),
+        )
+    strides = ints(stride, 2, op_name, "stride")
+    dilations = ints(dilation, 2, op_name, "dilation")
+    groups = int(groups)
+    if groups < 1 or min(strides) < 1 or min(dilations) < 1:
+        raise shape_error(
+            op_name,
+            f"stride {list(strides)}, dilation {list(dilations)} and groups "
+            f"{groups} must be positive",
+        )
+    return strides, dilations, groups
+
+
 def conv2d(
     x: Any,
     weight: Any,
@@ -275,23 +299,7 @@ def conv2d(
     ('SAME' uses dilation 1, as Paddle does). ``bias`` has O entries.
     """
     last = channel_last(data_format, _OP)
-    require_float(_OP, x, weight)
-    if x.dtype != weight.dtype:
-        raise DTypeError(
-            _OP,
-            f"input dtype {x.dtype} and filter dtype {weight.dtype} differ; "
-            f"cast one with .astype()",
-            user_location(),
-        )
-    strides = ints(stride, 2, _OP, "stride")
-    dilations = ints(dilation, 2, _OP, "dilation")
-    groups = int(groups)
-    if groups < 1 or min(strides) < 1 or min(dilations) < 1:
-        raise shape_error(
-            _OP,
-            f"stride {list(strides)}, dilation {list(dilations)} and groups "
-            f"{groups} must be positive",
-        )
+    strides, dilations, groups = checked_geometry(_OP, x, weight, stride, dilation, groups)
     x_shape, w_shape = tuple(x.shape), tuple(weight.shape)
     if len(x_shape) != 4 or len(w_shape) != 4:
         _conv_out_shape(x_shape, w_shape, strides, (0,) * 4, dilations, groups, data_format)

@@ -1,8 +1,9 @@
-"""Convolution layers (Paddle 2.x ``paddle.nn.Conv1D``, ``Conv2D``, ``Conv3D``).
+"""Convolution layers (Paddle 2.x ``paddle.nn.Conv1D``, ``Conv2D``, ``Conv3D``) and the
+transposed ones (``Conv1DTranspose``, ``Conv2DTranspose``).
 
-The weight has shape ``[out_channels, in_channels // groups, *kernel]``; Paddle's default
-initialization is ``Normal(0, sqrt(2 / (prod(kernel) * in_channels)))`` for it and zeros for
-the bias.
+The weight has shape ``[out_channels, in_channels // groups, *kernel]`` (transposed:
+``[in_channels, out_channels // groups, *kernel]``); Paddle's default initialization is
+``Normal(0, sqrt(2 / (prod(kernel) * in_channels)))`` for it and zeros for the bias.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from autostatic_runtime.nn import functional as F
 from autostatic_runtime.nn.initializer import Normal
 from autostatic_runtime.nn.layer.layers import Layer
 
-__all__ = ["Conv1D", "Conv2D", "Conv3D"]
+__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -44,6 +45,7 @@ class _ConvNd(Layer):
 
     _DIMS = 2
     _FORMATS = ("NCHW", "NHWC")
+    _TRANSPOSED = False
 
     def __init__(
         self,
@@ -85,10 +87,18 @@ class _ConvNd(Layer):
         self._dilation = _pair(dilation, "dilation", dims, name)
         self._padding, self._padding_mode, self._data_format = padding, padding_mode, data_format
         std = math.sqrt(2.0 / (math.prod(self._kernel_size) * in_channels))
+        shape = [out_channels, in_channels // groups]
+        if self._TRANSPOSED:
+            if out_channels % groups:
+                raise ValueError(
+                    f"{name}: out_channels ({out_channels}) must be divisible by groups "
+                    f"({groups})"
+                )
+            shape = [in_channels, out_channels // groups]
         self.weight = self.create_parameter(
-            [out_channels, in_channels // groups, *self._kernel_size],
+            [*shape, *self._kernel_size],
             attr=weight_attr,
-            default_initializer=Normal(0.0, std),
+            default_initializer=None if self._TRANSPOSED else Normal(0.0, std),  # Paddle's
         )
         self.bias = self.create_parameter([out_channels], attr=bias_attr, is_bias=True)
 
@@ -160,3 +170,61 @@ class Conv3D(_ConvNd):
     def _convolve(self, x: Any, padding: Any) -> Any:
         return F.conv3d(x, self.weight, self.bias, self._stride, padding, self._dilation,
                         self._groups, self._data_format)  # fmt: skip
+
+
+class _ConvTransposeNd(_ConvNd):
+    """A transposed convolution (``output_padding`` picks among the sizes a stride allows;
+    ``forward(x, output_size=None)`` may ask for one instead). No padding modes."""
+
+    _TRANSPOSED = True
+
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        padding: Any = 0,
+        output_padding: Any = 0,
+        groups: int = 1,
+        dilation: Any = 1,
+        weight_attr: Any = None,
+        bias_attr: Any = None,
+        data_format: str | None = None,
+    ):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, "zeros", weight_attr, bias_attr, data_format)  # fmt: skip
+        self._output_padding = output_padding
+
+    def forward(self, x: Any, output_size: Any = None) -> Any:
+        return self._FUNCTION(
+            x,
+            self.weight,
+            bias=self.bias,
+            stride=self._stride,
+            padding=self._padding,
+            output_padding=self._output_padding,
+            groups=self._groups,
+            dilation=self._dilation,
+            data_format=self._data_format,
+            output_size=output_size,
+        )
+
+
+class Conv2DTranspose(_ConvTransposeNd):
+    """Transposed 2-D convolution over NCHW (or NHWC) input (``F.conv2d_transpose``).
+
+    Args: in/out channels, ``kernel_size``/``stride``/``dilation`` (an int or one per
+    spatial dim), ``padding`` (conv2d's forms), ``output_padding``, ``groups``,
+    ``weight_attr``/``bias_attr`` (``bias_attr=False``: no bias), ``data_format``.
+    """
+
+    _FUNCTION = staticmethod(F.conv2d_transpose)
+
+
+class Conv1DTranspose(_ConvTransposeNd):
+    """Transposed 1-D convolution over NCL (or NLC) input; arguments as Conv2DTranspose's."""
+
+    _DIMS = 1
+    _FORMATS = ("NCL", "NLC")
+    _FUNCTION = staticmethod(F.conv1d_transpose)

@@ -22,6 +22,7 @@ import re
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,23 @@ from autostatic_runtime.tensor import Tensor, TensorLike
 __all__ = ["Layer", "HookRemoveHelper"]
 
 _INTERNAL = ("_parameters", "_sub_layers", "_buffers")
+
+
+def _check_buffer_write(layer: str, name: str, buffer: Tensor, value: Any) -> None:
+    """A program writes a buffer in place: the traced value must keep its shape and dtype."""
+    shape, want = tuple(value.shape), tuple(buffer.shape)
+    fits = len(shape) == len(want) and all(a in (b, -1) for a, b in zip(shape, want))
+    if value.dtype != buffer.dtype or not fits:
+        from autostatic_runtime.errors import StaticBuildError, user_location
+
+        raise StaticBuildError(
+            f"{layer}.{name} is a buffer of shape {list(want)} and dtype {buffer.dtype}, but "
+            f"the traced code assigns it a value of shape {list(shape)} and dtype "
+            f"{value.dtype}; a program updates a buffer in place, so the new value must keep "
+            f"its shape and dtype: cast or reshape it (.astype('{buffer.dtype}')), or keep "
+            "the value in a local variable",
+            user_location(),
+        )
 
 
 def _camel_to_snake(name: str) -> str:
@@ -109,8 +127,18 @@ class Layer:
         self._forward_post_hooks[handle._id] = hook
         return handle
 
+    @property
+    def _helper(self) -> Any:
+        """Paddle 1.x's ``LayerHelper`` of this layer (``nn/layer_helper.py``)."""
+        from autostatic_runtime.nn.layer_helper import LayerHelper
+
+        return LayerHelper(self)
+
     # -- attribute registration ----------------------------------------------------------------
     def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(getattr(type(self), name, None), property):  # its setter decides
+            object.__setattr__(self, name, value)
+            return
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -148,6 +176,12 @@ class Layer:
                     f"assignment to buffer '{name}' should be of type Tensor or "
                     f"None, but got '{type(value).__name__}'"
                 )
+            if value is not None and not isinstance(value, Tensor):  # a program is built
+                from autostatic_runtime.static.builder import write_captured
+
+                check = partial(_check_buffer_write, type(self).__name__, name)
+                write_captured(d["_buffers"], name, value, check)  # as Paddle's assign
+                return
             d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)

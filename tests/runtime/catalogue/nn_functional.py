@@ -28,6 +28,32 @@ def _leaf(x):
     return t
 
 
+def _crf_grads(x, w, y):
+    """The emission and transition gradients of the CRF cost of tags ``y``."""
+    with rt.enable_grad():
+        x, w = _leaf(x), _leaf(w)
+        cost = Fn.linear_chain_crf(x, w, y)[3]
+        return tuple(rt.grad((cost * rt.to_tensor([[1.0], [0.5]])).sum(), [x, w]))
+
+
+_YOLO_BOXES = [[[0.3, 0.4, 0.2, 0.3], [0.7, 0.6, 0.6, 0.7], [0.0, 0.0, 0.0, 0.0]]]
+
+
+def _yolo(x, targets_only=False):
+    """YOLOv3's loss of a 2x2 grid, 2 anchors of 4, 2 classes, one padding box (no box near
+    the ignore threshold, so central differences stay on one side of it)."""
+    from autostatic_runtime.nn.functional.detection import YoloLossTargets
+
+    boxes, labels = rt.to_tensor(_YOLO_BOXES, "float32"), rt.to_tensor([[1, 0, 1]])
+    scores = rt.to_tensor([[1.0, 0.5, 0.0]], "float32")
+    args = dict(anchors=(3, 4, 5, 6, 8, 9, 12, 11), anchor_mask=(2, 3), class_num=2)
+    if targets_only:
+        return YoloLossTargets(x, boxes.astype(x.dtype), labels, scores.astype(x.dtype),
+                               ignore_thresh=0.5, downsample_ratio=8, scale_x_y=1.0, **args)
+    return Fn.yolo_loss(x, boxes.astype(x.dtype), labels, ignore_thresh=0.999,
+                        downsample_ratio=8, gt_score=scores.astype(x.dtype), **args)
+
+
 def _vjp(f, wrt=0):
     """``x -> d/dx sum(f(x, ...) * c)`` with create_graph, ``c`` being the last arg.
 
@@ -177,6 +203,58 @@ _CONV = [
         [F(1, 4, 4, 3, 3), F(2, 2, 2, 2, 2), F(2)],
         name="conv3d_stride_groups_bias",
     ),
+    S(
+        "conv2d_transpose",
+        lambda x, w, b: Fn.conv2d_transpose(x, w, b, stride=2, padding=1, output_padding=1),
+        [F(1, 2, 3, 3), F(2, 3, 3, 3), F(3)],
+        name="conv2d_transpose_stride_bias",
+    ),
+    S(
+        "conv2d_transpose",
+        lambda x, w: Fn.conv2d_transpose(x, w, stride=(2, 1), padding=[1, 0, 0, 1], groups=2,
+                                         dilation=(1, 2), data_format="NHWC"),  # fmt: skip
+        [F(1, 3, 2, 4), F(4, 1, 2, 2)],
+        name="conv2d_transpose_groups_dilation_nhwc",
+    ),
+    S(  # its gradients: a conv2d and a conv2d_grad_filter, and theirs (second order)
+        "conv2d_transpose",
+        _vjp(lambda x, w: Fn.conv2d_transpose(x, w, stride=2, output_padding=(0, 1)), 1),
+        [F(1, 2, 2, 3), F(2, 2, 2, 2), F(1, 2, 4, 7, grad=False)],
+        name="conv2d_transpose_filter_grad",
+        also=("conv2d_grad_filter",),
+    ),
+    S(
+        "conv2d_transpose",
+        lambda x, w, b: Fn.conv1d_transpose(x, w, b, stride=2, padding=1, output_padding=1),
+        [F(2, 2, 4), F(2, 3, 3), F(3)],
+        name="conv1d_transpose_stride_bias",
+    ),
+    S(  # the CRF cost; its gradient op is checked by central differences through it
+        "linear_chain_crf",
+        lambda x, w, y: Fn.linear_chain_crf(x, w, y, rt.to_tensor([3, 1]))[3],
+        [F(2, 3, 3), F(5, 3), I(2, 3, high=3)],
+        also=("linear_chain_crf_grad",),
+    ),
+    S(
+        "linear_chain_crf_grad",
+        _crf_grads,
+        [F(2, 3, 3, grad=False), F(5, 3, grad=False), I(2, 3, high=3)],
+        grad=False,
+    ),
+    S(
+        "crf_decoding",
+        lambda x, w: Fn.crf_decoding(x, w, length=rt.to_tensor([2, 3])),
+        [F(2, 3, 3), F(5, 3)],
+        grad=False,
+        distinct=True,
+    ),
+    S(  # targets and weights of YOLOv3's loss; the loss's gradient is that of its parts
+        "yolo_loss_targets",
+        lambda x: _yolo(x, targets_only=True),
+        [F(1, 2 * 7, 2, 2)],
+        grad=False,
+    ),
+    S("take_along_axis", _yolo, [F(1, 2 * 7, 2, 2)], name="yolo_loss"),
     S(
         "concat",
         lambda x: Fn.temporal_shift(x, 2, 0.25),
