@@ -78,6 +78,7 @@ for _name in _tensor_array.__all__:  # Paddle's paddle.tensor.create_array & co.
     setattr(_tensor_module, _name, getattr(_tensor_array, _name))
 
 from autostatic_runtime import (  # noqa: E402,F401
+    amp,  # noqa: E402,F401  (paddle.amp)
     distributed,  # noqa: E402,F401  (paddle.distributed)
     jit,  # noqa: E402,F401  (run_program, load)
     metric,
