@@ -43,8 +43,8 @@ from autostatic.jit.program_cache import (
 from autostatic.verbosity import say
 from autostatic_runtime import mode as _mode
 from autostatic_runtime.amp.autocast import active_key
-from autostatic_runtime.ops.registry import _autocasting
 from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.ops.registry import _autocasting
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.tensor import Tensor
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 __all__ = ["white_list", "black_list", "resolve", "NEVER_CAST"]
 
-FP16_WHITE = frozenset(
-    {"conv2d", "einsum", "matmul", "matmul_v2", "max_pool2d_with_index", "mul"}
-)
+FP16_WHITE = frozenset({"conv2d", "einsum", "matmul", "matmul_v2", "max_pool2d_with_index", "mul"})
 FP16_BLACK = frozenset(
     {
         "tan", "acos", "asin", "sinh", "cosh", "atanh", "tanh_shrink", "cos_sim", "erfinv",
