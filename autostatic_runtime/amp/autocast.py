@@ -129,7 +129,7 @@ class Rule:
 
     def __init__(self, level: str, dtype: str, white: frozenset, black: frozenset, promote: bool):
         self.level, self.dtype, self.promote = level, dtypes.convert_dtype(dtype), promote
-        self.white, self.black = frozenset(lists.resolve(white)), frozenset(lists.resolve(black))
+        self.white, self.black = white, black
         self.key = ("amp", level, dtype, tuple(sorted(white)), tuple(sorted(black)), promote)
 
     def target(self, name: str, inputs: tuple) -> Any:
@@ -200,6 +200,7 @@ class AutoCast:
         self.dtype = check_dtype(dtype, "auto_cast") if enable else str(dtype).lower()
         white = _op_names(custom_white_list, "custom_white_list")
         black = _op_names(custom_black_list, "custom_black_list")
+        white, black = frozenset(lists.resolve(white)), frozenset(lists.resolve(black))
         both = white & black
         if both:
             raise ValueError(
