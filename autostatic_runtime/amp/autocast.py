@@ -53,7 +53,8 @@ class AmpWarning(UserWarning):
 
 
 class _LastDtype(threading.local):
-    dtype: Any = None  # the dtype of the last auto_cast block this thread entered
+    dtype: Any = None  # the dtype of the last auto_cast block this thread entered (Paddle's
+    # amp_global_state().amp_dtype: a GradScaler used after a bfloat16 block turns itself off)
 
 
 LAST = _LastDtype()
@@ -83,14 +84,16 @@ def _supports(dtype: str, device: Any = None) -> bool:
 
 
 def is_float16_supported(device: Any = None) -> bool:
-    """Whether ``device`` (default: the current one) computes mixed precision in float16: a
-    GPU (CuPy) does, the CPU (NumPy) does not."""
+    """Whether ``device`` (default: the current one) computes mixed precision in float16.
+
+    A GPU (CuPy) does, the CPU (NumPy) does not."""
     return _supports("float16", device)
 
 
 def is_bfloat16_supported(device: Any = None) -> bool:
-    """Whether ``device`` (default: the current one) computes mixed precision in bfloat16: no
-    backend here has a bfloat16 dtype, so False."""
+    """Whether ``device`` (default: the current one) computes mixed precision in bfloat16.
+
+    No backend here has a bfloat16 dtype, so False."""
     return _supports("bfloat16", device)
 
 
@@ -238,16 +241,15 @@ class AutoCast:
 
     def __enter__(self) -> AutoCast:
         rule = self._rule()
-        self._stack().append((registry.AUTOCAST.rule, LAST.dtype, rule is not None))
-        if self.enable:
-            LAST.dtype = self.dtype
+        self._stack().append((registry.AUTOCAST.rule, rule is not None))
+        LAST.dtype = self.dtype  # kept after the block, for GradScaler.scale (as Paddle's)
         registry.AUTOCAST.rule = rule
         if rule is not None:
             registry.count_autocast(1)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        registry.AUTOCAST.rule, LAST.dtype, counted = self._stack().pop()
+        registry.AUTOCAST.rule, counted = self._stack().pop()
         if counted:
             registry.count_autocast(-1)
 
@@ -270,8 +272,7 @@ def auto_cast(
     dtype: str = "float16",
     use_promote: bool = True,
 ) -> AutoCast:
-    """Mixed precision for the ops run (or traced) in a ``with`` block, Paddle's
-    ``paddle.amp.auto_cast``.
+    """Mixed precision for the ops run or traced in a ``with`` block (``paddle.amp.auto_cast``).
 
     Args:
         enable: False turns auto casting off inside the block (also inside an outer one).

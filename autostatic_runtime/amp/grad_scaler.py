@@ -381,9 +381,11 @@ _STATE_KEYS = (
 
 
 class GradScaler(AmpScaler):
-    """Paddle's ``paddle.amp.GradScaler``: ``AmpScaler`` with ``step``/``update``/
-    ``unscale_`` and Paddle 3's defaults (scale 2**16, raised after 2000 finite steps,
-    lowered after each step with inf/nan gradients)."""
+    """Paddle's ``paddle.amp.GradScaler``: dynamic loss scaling with ``step`` and ``update``.
+
+    ``AmpScaler`` with ``step``/``update``/``unscale_`` and Paddle 3's defaults (scale
+    2**16, raised after 2000 finite steps in a row, lowered after each step with inf/nan
+    gradients)."""
 
     _owner = "GradScaler"
 

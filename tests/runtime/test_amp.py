@@ -152,9 +152,17 @@ def test_auto_cast_argument_errors(kwargs, error, words):
 
 
 def test_bfloat16_is_supported_nowhere_and_warns(fp16_numpy):
+    scaler = rt.amp.GradScaler()
     with pytest.warns(AmpWarning, match="in bfloat16"):
         with rt.amp.auto_cast(dtype="bfloat16"):
             assert rt.matmul(_x(2, 2), _x(2, 2)).dtype == rt.float32
+    loss = _x(1).sum()
+    with pytest.warns(AmpWarning, match="not used with bfloat16"):
+        assert scaler.scale(loss) is loss  # Paddle's scaler turns itself off for bfloat16
+    assert not scaler.is_enable() and not scaler.is_use_dynamic_loss_scaling()
+    with rt.amp.auto_cast(False):  # the thread's last AMP dtype is float16 again
+        pass
+    assert rt.amp.GradScaler().scale(loss) is not loss
 
 
 # ---- GradScaler ------------------------------------------------------------------------------
