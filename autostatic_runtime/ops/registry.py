@@ -178,6 +178,12 @@ def count_autocast(delta: int) -> None:
         _autocasting[0] += delta
 
 
+def autocasting() -> bool:
+    """Whether ops called in this thread now have their inputs cast (``rt.amp.auto_cast``):
+    a wrapper then leaves dtype agreement between inputs to the op's casts."""
+    return bool(_autocasting[0]) and AUTOCAST.rule is not None
+
+
 @contextmanager
 def autocast_suspended() -> Iterator[None]:
     """No automatic casts in this thread inside the block: gradients (the backward runs in the

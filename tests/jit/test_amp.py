@@ -69,18 +69,21 @@ def _batches(n=3):
     ]
 
 
-def _train_forward_compiled(to_static: bool) -> list:
-    """Paddle's test_mnist_amp loop: the model (maybe compiled) under auto_cast, the scaled
-    backward and ``scaler.minimize`` eager."""
+def _train_forward_compiled(to_static: bool, level: str) -> list:
+    """Paddle's test_mnist_amp (O1) and test_mnist_pure_fp16 (O2, ``decorate``) loops: the
+    model (maybe compiled) under auto_cast, the scaled backward and ``scaler.minimize``
+    eager."""
     rt.seed(11)
     model = SmallMnist()
     if to_static:
         model = autostatic.to_static(model)
     adam = rt.optimizer.Adam(learning_rate=0.01, parameters=model.parameters())
     scaler = rt.amp.GradScaler(init_loss_scaling=1024)
+    if level == "O2":
+        model, adam = rt.amp.decorate(model, adam, level="O2", save_dtype="float32")
     losses = []
     for img, label in _batches():
-        with rt.amp.auto_cast():
+        with rt.amp.auto_cast(level=level):
             _, _, avg_loss = model(img, label=label)
         scaled = scaler.scale(avg_loss)
         scaled.backward()
@@ -90,12 +93,13 @@ def _train_forward_compiled(to_static: bool) -> list:
     return losses
 
 
+@pytest.mark.parametrize("level", ["O1", "O2"])
 @pytest.mark.parametrize("device", ["cpu", "fp16_numpy"])
-def test_mnist_forward_compiled_under_auto_cast_trains_as_eager(device, request, quiet):
+def test_mnist_forward_compiled_under_auto_cast_trains_as_eager(device, level, request, quiet):
     if device == "fp16_numpy":
         request.getfixturevalue("fp16_numpy")
-    dygraph = _train_forward_compiled(False)
-    static = _train_forward_compiled(True)
+    dygraph = _train_forward_compiled(False, level)
+    static = _train_forward_compiled(True, level)
     np.testing.assert_allclose(dygraph, static, rtol=1e-5, atol=1e-3)
 
 
@@ -110,13 +114,13 @@ def _step(net, x, y, opt, scaler, level):
     return loss
 
 
-def _train_steps(compiled: bool, level: str):
+def _train_steps(compiled: bool, level: str, backend: str | None = None):
     rt.seed(3)
     net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
     opt = rt.optimizer.Momentum(learning_rate=0.05, parameters=net.parameters())
     net, opt = rt.amp.decorate(net, opt, level=level)
     scaler = rt.amp.GradScaler(init_loss_scaling=1024, incr_every_n_steps=2)
-    step = autostatic.to_static(_step) if compiled else _step
+    step = autostatic.to_static(_step, backend=backend) if compiled else _step
     rng = np.random.default_rng(0)
     losses = []
     for _ in range(4):
@@ -141,6 +145,15 @@ def test_a_compiled_amp_training_step_equals_the_eager_step(level, fp16_numpy):
     }
     program = str(step.concrete_program.main_program)
     assert "cast[dtype=autostatic_runtime.float16]" in program
+
+
+def test_an_amp_training_step_compiled_by_xla_equals_the_eager_step(fp16_numpy):
+    pytest.importorskip("jax")
+    eager, net_e, scaler_e, _ = _train_steps(False, "O2")
+    compiled, net_c, scaler_c, step = _train_steps(True, "O2", backend="xla")
+    assert "compiled by XLA as one computation" in step.explain()[0]
+    np.testing.assert_allclose(eager, compiled, rtol=1e-5, atol=1e-3)  # float16 kernels differ
+    assert float(scaler_c.state_dict()["scale"][0]) == float(scaler_e.state_dict()["scale"][0])
 
 
 def _inf_step(net, x, k, opt, scaler):

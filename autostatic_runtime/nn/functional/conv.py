@@ -31,7 +31,14 @@ from autostatic_runtime.nn.functional._utils import (
     window,
 )
 from autostatic_runtime.ops import reduce as R
-from autostatic_runtime.ops.registry import Spec, dtype_of, op, require_float, shape_of
+from autostatic_runtime.ops.registry import (
+    Spec,
+    autocasting,
+    dtype_of,
+    op,
+    require_float,
+    shape_of,
+)
 
 __all__ = ["conv2d"]
 
@@ -276,7 +283,7 @@ def conv2d(
     """
     last = channel_last(data_format, _OP)
     require_float(_OP, x, weight)
-    if x.dtype != weight.dtype:
+    if x.dtype != weight.dtype and not autocasting():  # auto_cast casts both to one dtype
         raise DTypeError(
             _OP,
             f"input dtype {x.dtype} and filter dtype {weight.dtype} differ; "
