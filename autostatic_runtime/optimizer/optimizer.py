@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import backends, dtypes
-from autostatic_runtime.amp.master import master_weight
+from autostatic_runtime.amp.master import load_master_state, master_state, master_weight
 from autostatic_runtime.autograd import no_grad
 from autostatic_runtime.backends.numpy_backend import aligned_empty
 from autostatic_runtime.mode import in_dynamic_mode
@@ -348,6 +348,9 @@ class Optimizer:
                 out[self._acc_key(acc, params[pid])] = Tensor._rebuild(data, None, 0)
         if isinstance(self._learning_rate, LRScheduler):
             out["LR_Scheduler"] = self._learning_rate.state_dict()
+        masters = master_state(self)
+        if masters:
+            out["master_weights"] = masters
         return out
 
     def set_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -356,7 +359,7 @@ class Optimizer:
         lr_state = state.pop("LR_Scheduler", None)
         if isinstance(self._learning_rate, LRScheduler) and lr_state is not None:
             self._learning_rate.set_state_dict(lr_state)
-        state.pop("master_weights", None)
+        load_master_state(self, state.pop("master_weights", None))
         params = self._acc_params
         for acc, per_param in self._accumulators.items():
             for pid, holder in per_param.items():

@@ -407,3 +407,35 @@ def test_decorate_argument_errors(kwargs, error, words):
     args = {"models": rt.nn.Linear(2, 2), **kwargs}
     with pytest.raises(error, match=words):
         rt.amp.decorate(**args)
+
+
+def _o2_run(state=None, steps=2):
+    rt.seed(6)  # optimizer state is keyed by parameter names: the same names in every run
+    net = rt.nn.Linear(4, 3, rt.ParamAttr(name="amp_w"), rt.ParamAttr(name="amp_b"))
+    opt = rt.optimizer.Adam(learning_rate=0.05, parameters=net.parameters())
+    net, opt = rt.amp.decorate(net, opt, level="O2")
+    if state is not None:
+        net.set_state_dict(state[0])
+        opt.set_state_dict(state[1])
+    x = _x(5, 4)
+    losses = []
+    for _ in range(steps):
+        with rt.amp.auto_cast(level="O2"):
+            loss = (net(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses, net, opt
+
+
+def test_master_weights_are_optimizer_state(fp16_numpy):
+    full, _, _ = _o2_run(steps=4)
+    first, net, opt = _o2_run(steps=2)
+    state = opt.state_dict()
+    masters = state["master_weights"]
+    assert sorted(masters) == sorted([net.weight.name, net.bias.name])
+    assert masters[net.weight.name].dtype == rt.float32
+    saved = ({k: v.numpy() for k, v in net.state_dict().items()}, state)
+    resumed, _, _ = _o2_run(saved, steps=2)
+    assert first + resumed == full  # the float32 masters, not the float16 weights, resume
