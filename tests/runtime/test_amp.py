@@ -384,6 +384,15 @@ def test_decorate_o2_keeps_norms_float32_and_trains_through_master_weights(fp16_
     assert opt.state_dict()[net.fc.weight.name + "_moment1_0"].dtype == rt.float32
 
 
+def test_decorate_excluded_layers_stay_float32(fp16_numpy):
+    net = rt.nn.Sequential(rt.nn.Linear(2, 2), rt.nn.Sequential(rt.nn.Linear(2, 2)))
+    rt.amp.decorate(net, level="O2", excluded_layers=[net[1]])
+    assert [str(p.dtype) for p in net.parameters()] == ["float16"] * 2 + ["float32"] * 2
+    other = rt.nn.Sequential(rt.nn.Linear(2, 2), rt.nn.Conv2D(1, 1, 1))
+    rt.amp.decorate(other, level="O2", excluded_layers=rt.nn.Conv2D)
+    assert [str(p.dtype) for p in other.parameters()] == ["float16"] * 2 + ["float32"] * 2
+
+
 def test_decorate_master_weight_false_updates_in_float16(fp16_numpy):
     net = rt.nn.Linear(2, 2)
     opt = rt.optimizer.SGD(learning_rate=0.1, parameters=net.parameters())
