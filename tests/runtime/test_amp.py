@@ -448,3 +448,21 @@ def test_master_weights_are_optimizer_state(fp16_numpy):
     saved = ({k: v.numpy() for k, v in net.state_dict().items()}, state)
     resumed, _, _ = _o2_run(saved, steps=2)
     assert first + resumed == full  # the float32 masters, not the float16 weights, resume
+
+
+@pytest.mark.parametrize("name", ["SGD", "Momentum", "Adam", "AdamW"])
+def test_multi_precision_optimizers_keep_float32_masters(name):
+    rt.seed(8)
+    net = rt.nn.Linear(3, 2).to(dtype="float16")
+    opt = getattr(rt.optimizer, name)(
+        learning_rate=1e-3, parameters=net.parameters(), multi_precision=True
+    )
+    before = net.weight.numpy().astype("float32")
+    for _ in range(3):
+        (net(_x(4, 3).astype("float16")) ** 2).mean().backward()
+        opt.step()
+        opt.clear_grad()
+    master = opt._master_weights[id(net.weight)]
+    assert master.dtype == rt.float32 and net.weight.dtype == rt.float16
+    np.testing.assert_array_equal(master.numpy().astype("float16"), net.weight.numpy())
+    assert not np.array_equal(master.numpy(), before)  # steps below float16's resolution count
