@@ -450,7 +450,7 @@ def test_master_weights_are_optimizer_state(fp16_numpy):
     assert first + resumed == full  # the float32 masters, not the float16 weights, resume
 
 
-@pytest.mark.parametrize("name", ["SGD", "Momentum", "Adam", "AdamW"])
+@pytest.mark.parametrize("name", ["SGD", "Momentum", "Adam", "AdamW", "Lamb"])
 def test_multi_precision_optimizers_keep_float32_masters(name):
     rt.seed(8)
     net = rt.nn.Linear(3, 2).to(dtype="float16")
