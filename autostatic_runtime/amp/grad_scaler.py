@@ -23,6 +23,7 @@ of-two scaling is exact in float32, so it changes no result there.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from enum import Enum
 from typing import Any
@@ -54,13 +55,14 @@ def _state(value: Any, dtype: str, name: str) -> Tensor:
 
 
 def _number(value: Any, argument: str, owner: str, integer: bool = False) -> Any:
-    kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds):
-        kind = "an int" if integer else "a number"
-        raise TypeError(f"{owner}: {argument} must be {kind}, not {value!r}")
+    """``value`` as a Python int (``integer``) or float, or an error naming ``argument``."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        what = "an int" if integer else "a number"
+        raise TypeError(f"{owner}: {argument} must be {what}, not {value!r}")
     if not np.isfinite(value):
         raise ValueError(f"{owner}: {argument} must be finite, not {value!r}")
-    return value
+    return int(value) if integer else float(value)
 
 
 def _in_step() -> bool:
@@ -121,8 +123,7 @@ class AmpScaler:
         self._optimizer_states: dict[int, OptimizerState] = {}
         if not enable:
             return
-        _number(init_loss_scaling, "init_loss_scaling", owner)
-        if init_loss_scaling <= 0:
+        if _number(init_loss_scaling, "init_loss_scaling", owner) <= 0:
             raise ValueError(f"{owner}: init_loss_scaling must be > 0, not {init_loss_scaling}")
         self._check_ratios(incr_ratio, decr_ratio)
         for argument, value in (
@@ -283,8 +284,7 @@ class AmpScaler:
 
     def set_init_loss_scaling(self, new_init_loss_scaling: float) -> None:
         """Set the initial scale, and the current scale to it."""
-        _number(new_init_loss_scaling, "new_init_loss_scaling", self._owner)
-        if new_init_loss_scaling <= 0:
+        if _number(new_init_loss_scaling, "new_init_loss_scaling", self._owner) <= 0:
             raise ValueError(
                 f"{self._owner}: new_init_loss_scaling must be > 0, not {new_init_loss_scaling}"
             )
@@ -297,29 +297,30 @@ class AmpScaler:
 
     def set_incr_ratio(self, new_incr_ratio: float) -> None:
         self._check_ratios(incr_ratio=new_incr_ratio)
-        self._setting("_incr_ratio", new_incr_ratio, "float32")
+        self._setting("_incr_ratio", float(new_incr_ratio), "float32")
 
     def get_decr_ratio(self) -> float:
         return self._decr_ratio
 
     def set_decr_ratio(self, new_decr_ratio: float) -> None:
         self._check_ratios(decr_ratio=new_decr_ratio)
-        self._setting("_decr_ratio", new_decr_ratio, "float32")
+        self._setting("_decr_ratio", float(new_decr_ratio), "float32")
 
     def get_incr_every_n_steps(self) -> int:
         return self._incr_every_n_steps
 
     def set_incr_every_n_steps(self, new_incr_every_n_steps: int) -> None:
-        if _number(new_incr_every_n_steps, "incr_every_n_steps", self._owner, True) < 1:
+        value = _number(new_incr_every_n_steps, "incr_every_n_steps", self._owner, True)
+        if value < 1:
             raise ValueError(f"{self._owner}: incr_every_n_steps must be >= 1")
-        self._setting("_incr_every_n_steps", new_incr_every_n_steps, "int32")
+        self._setting("_incr_every_n_steps", value, "int32")
 
     def get_decr_every_n_nan_or_inf(self) -> int:
         return self._decr_every_n_nan_or_inf
 
     def set_decr_every_n_nan_or_inf(self, new_decr_every_n_nan_or_inf: int) -> None:
-        value = new_decr_every_n_nan_or_inf
-        if _number(value, "decr_every_n_nan_or_inf", self._owner, True) < 1:
+        value = _number(new_decr_every_n_nan_or_inf, "decr_every_n_nan_or_inf", self._owner, True)
+        if value < 1:
             raise ValueError(f"{self._owner}: decr_every_n_nan_or_inf must be >= 1")
         self._setting("_decr_every_n_nan_or_inf", value, "int32")
 
