@@ -82,6 +82,7 @@ _tensor_module.fill_constant = _tensor_math.fill_constant  # paddle.tensor.fill_
 _tensor_module.math = _tensor_math  # paddle.tensor.math (its _multiply_with_axis & co.)
 
 from autostatic_runtime import (  # noqa: E402,F401
+    amp,  # noqa: E402,F401  (paddle.amp)
     distributed,  # noqa: E402,F401  (paddle.distributed)
     framework,
     io,

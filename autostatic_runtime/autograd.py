@@ -21,6 +21,7 @@ from typing import Any
 
 from autostatic_runtime import mode as _mode
 from autostatic_runtime.errors import AutostaticError
+from autostatic_runtime.ops.registry import autocast_suspended
 from autostatic_runtime.tensor import CONST, STATIC_HOOKS, Tensor, is_zeros_grad
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "grad", "backward"]
@@ -182,6 +183,13 @@ def _accumulate(store: dict, key: Any, value: Any) -> None:
 
 
 def _run(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | None = None):
+    """``_propagate`` without automatic casts: a backward runs in the dtypes of its forward
+    (``rt.amp.auto_cast`` around ``loss.backward()`` changes nothing)."""
+    with autocast_suspended():
+        return _propagate(roots, create_graph, stop_at)
+
+
+def _propagate(roots: Sequence[tuple[Any, Any]], create_graph: bool, stop_at: set | None = None):
     """Propagate gradients from ``roots`` [(tensor, grad)]; return (node_grads, leaf_grads).
 
     node_grads[(id(node), i)] holds the gradient reaching output i of node (kept for the

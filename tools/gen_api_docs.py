@@ -20,6 +20,7 @@ sys.path.insert(0, ROOT)
 import autostatic  # noqa: E402
 import autostatic_runtime as rt  # noqa: E402
 from autostatic_runtime import (  # noqa: E402
+    amp,
     distributed,
     io,
     jit,
@@ -121,6 +122,7 @@ def render() -> str:
     lines += _section("`rt.nn.initializer`", initializer, None, "initializer.")
     lines += _section("`rt.optimizer`", optimizer, None, "optimizer.")
     lines += _section("`rt.optimizer.lr`", lr, None, "lr.")
+    lines += _section("`rt.amp`", amp, None, "rt.amp.")
     lines += _section("`rt.static`", static, None, "static.")
     lines += _section("`rt.static.nn`", static.nn, None, "static.nn.")
     lines += _section("`rt.metric`", metric, None, "rt.metric.")

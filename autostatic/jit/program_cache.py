@@ -272,7 +272,10 @@ class ConcreteProgram:
         call = calls.get(signature)
         if call is None:
             inputs = [(dtype, shape) for shape, dtype in signature[1:]]
-            guard = None if layer is None else (layer, "training", signature[0])
+            training = signature[0]
+            if isinstance(training, tuple):  # (training, auto_cast setting)
+                training = training[0]
+            guard = None if layer is None else (layer, "training", training)
             single = self.output_structure is None and len(self.outputs) == 1
             finish = None
             if not single:  # a partial, not a bound method: the program would hold itself
@@ -653,10 +656,31 @@ def _kind(part: Any) -> str:
     return repr(part)
 
 
+def _split_mode(mode: Any) -> tuple:
+    """(training flag, auto_cast setting or None) of a key's mode part."""
+    if isinstance(mode, tuple):
+        return mode[0], mode[1]
+    return mode, None
+
+
+def _amp_words(setting: Any) -> str:
+    if setting is None:
+        return "off"
+    _, level, dtype, *_ = setting
+    return f"{level} {dtype}"
+
+
 def describe_key_change(old: tuple, new: tuple, names: list[str]) -> list[str]:
     """What differs between two cache keys, one phrase per difference, in words."""
     (old_args, old_kw, old_training), (new_args, new_kw, new_training) = old, new
     out: list[str] = []
+    old_training, old_amp = _split_mode(old_training)
+    new_training, new_amp = _split_mode(new_training)
+    if old_amp != new_amp:
+        out.append(
+            f"rt.amp.auto_cast changed ({_amp_words(old_amp)} → {_amp_words(new_amp)}): each "
+            "mixed-precision setting has its own program"
+        )
     if old_training != new_training:
         mode = {True: "train()", False: "eval()"}
         out.append(

@@ -42,7 +42,9 @@ from autostatic.jit.program_cache import (
 )
 from autostatic.verbosity import say
 from autostatic_runtime import mode as _mode
+from autostatic_runtime.amp.autocast import active_key
 from autostatic_runtime.errors import StaticBuildError
+from autostatic_runtime.ops.registry import _autocasting
 from autostatic_runtime.static.input_spec import InputSpec
 from autostatic_runtime.tensor import Tensor
 
@@ -255,6 +257,8 @@ class StaticFunction:
         tensors. ``(None, None)`` for anything else (the cache key decides)."""
         layer = self._layer
         parts = [None if layer is None else layer.training]
+        if _autocasting[0]:
+            parts[0] = self._mode()
         feeds: Any = args
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
@@ -326,9 +330,15 @@ class StaticFunction:
             self.__dict__["_signature_of_call"] = found
         return found
 
-    def _key(self, args: tuple, kwargs: dict) -> tuple:
+    def _mode(self) -> Any:
+        """The key's mode part: the layer's ``training`` flag, with this thread's
+        ``rt.amp.auto_cast`` setting when one casts (each has its own program)."""
         training = None if self._layer is None else self._layer.training
-        return build_key(args, kwargs, self._input_spec, self._names, training)
+        amp = active_key()
+        return training if amp is None else (training, amp)
+
+    def _key(self, args: tuple, kwargs: dict) -> tuple:
+        return build_key(args, kwargs, self._input_spec, self._names, self._mode())
 
     def _trace(self, args: tuple, kwargs: dict, key: tuple, guard: str | None = None) -> Any:
         """Trace a program for ``key`` (``guard``: why the programs traced for it before do

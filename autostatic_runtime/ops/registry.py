@@ -19,7 +19,9 @@ is derived from it and the static compiler inlines it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from autostatic_runtime import dtypes
@@ -85,6 +87,10 @@ class OpDef:
         self.memo = memo
 
     def __call__(self, *inputs: Any, **attrs: Any):
+        if _autocasting[0]:  # some thread is in rt.amp.auto_cast: this one, maybe
+            rule = AUTOCAST.rule
+            if rule is not None:
+                inputs = rule(self, inputs)
         return _dispatch[0](self, inputs, attrs)
 
     def __repr__(self) -> str:
@@ -150,6 +156,47 @@ def _no_dispatch(opdef, inputs, attrs):  # replaced by autostatic_runtime.dispat
 
 
 _dispatch: list[Callable] = [_no_dispatch]
+
+
+class _AutoCast(threading.local):
+    """The mixed-precision rule of this thread (``rt.amp.auto_cast``): a callable
+    ``rule(op, inputs) -> inputs`` that casts an op's inputs before it runs or is appended,
+    or None."""
+
+    rule: Any = None
+
+
+AUTOCAST = _AutoCast()
+# how many auto_cast blocks are in effect, in all threads: while 0, an op call looks no further
+_autocasting = [0]
+_autocasting_lock = threading.Lock()
+
+
+def count_autocast(delta: int) -> None:
+    """Count an ``auto_cast`` block in effect entered (+1) or left (-1)."""
+    with _autocasting_lock:
+        _autocasting[0] += delta
+
+
+def autocasting() -> bool:
+    """Whether ops called in this thread now have their inputs cast (``rt.amp.auto_cast``):
+    a wrapper then leaves dtype agreement between inputs to the op's casts."""
+    return bool(_autocasting[0]) and AUTOCAST.rule is not None
+
+
+@contextmanager
+def autocast_suspended() -> Iterator[None]:
+    """No automatic casts in this thread inside the block: gradients (the backward runs in the
+    dtypes of the forward), optimizer updates and loss scaling."""
+    saved = AUTOCAST.rule
+    if saved is None:
+        yield
+        return
+    AUTOCAST.rule = None
+    try:
+        yield
+    finally:
+        AUTOCAST.rule = saved
 
 
 # ---- inference helpers ------------------------------------------------------------------

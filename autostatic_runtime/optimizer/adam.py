@@ -45,6 +45,8 @@ class Adam(Optimizer):
             gradient.
         grad_clip: a gradient clipping object.
         lazy_mode: accepted for compatibility (gradients here are dense).
+        multi_precision: update float16 parameters through float32 master weights
+            (``rt.amp.decorate(level='O2')`` sets it).
         amsgrad: use the maximum of past second moments (AMSGrad).
     """
 
@@ -73,6 +75,7 @@ class Adam(Optimizer):
             raise ValueError(f"{type(self).__name__}: epsilon must be >= 0")
         self._lazy_mode = lazy_mode
         self._amsgrad = amsgrad
+        self._multi_precision = bool(multi_precision)  # float32 master weights
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
 
     def _hyper(self, group: dict) -> tuple[float, float, float]:

@@ -37,7 +37,7 @@ class Lamb(Optimizer):
             ``epsilon``, ``lamb_weight_decay``, ``exclude_from_weight_decay_fn``).
         grad_clip: a gradient clipping object.
         exclude_from_weight_decay_fn: optional ``fn(param) -> bool``; no decay where True.
-        multi_precision: accepted for compatibility (updates run in the parameter's dtype).
+        multi_precision: update float16 parameters through float32 master weights.
         always_adapt: apply the trust ratio even when the decay is 0.
     """
 

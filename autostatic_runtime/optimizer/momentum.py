@@ -27,6 +27,8 @@ class Momentum(Optimizer):
         weight_decay: L2 coefficient (float) or an ``rt.regularizer`` object.
         grad_clip: a gradient clipping object.
         rescale_grad: multiplies the gradient before the update.
+        multi_precision: update float16 parameters through float32 master weights
+            (``rt.amp.decorate(level='O2')`` sets it).
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class Momentum(Optimizer):
         self._momentum = float(momentum)
         self._use_nesterov = bool(use_nesterov)
         self._rescale_grad = float(rescale_grad)
+        self._multi_precision = bool(multi_precision)  # float32 master weights
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
 
     def _apply(self, pairs, group, lr):

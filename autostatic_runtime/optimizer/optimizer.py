@@ -29,12 +29,14 @@ from typing import Any
 import numpy as np
 
 from autostatic_runtime import backends, dtypes
+from autostatic_runtime.amp.master import load_master_state, master_state, master_weight
 from autostatic_runtime.autograd import no_grad
 from autostatic_runtime.backends.numpy_backend import aligned_empty
 from autostatic_runtime.mode import in_dynamic_mode
 from autostatic_runtime.nn.parameter import unique_name
 from autostatic_runtime.optimizer.lr import LRScheduler
 from autostatic_runtime.optimizer.static_update import (
+    guarded,
     is_static,
     learning_rate_var,
     new_accumulator,
@@ -96,6 +98,8 @@ class Optimizer:
         else:
             self._param_groups = self._parameter_list
         self.clear_gradients = self.clear_grad
+        if "_multi_precision" not in self.__dict__:  # float32 master weights (amp.decorate)
+            self._multi_precision = False
 
     # -- parameters and groups --------------------------------------------------------------
     def _add_param_group(self, group: dict) -> None:
@@ -183,15 +187,21 @@ class Optimizer:
         for p, g in pairs:
             if g is None:
                 continue
+            master = master_weight(self, p) if self._multi_precision else None
+            target = p if master is None else master  # float16 p: its float32 master weight
+            if master is not None:
+                g = xp_of(g).astype(g, "float32")
             reg = self._regularizer_for(p, group)
             if reg is not None:
-                g = g + reg._term(xp_of(p._data), p._data)
+                g = g + reg._term(xp_of(target._data), target._data)
             if group_lr is not None:
                 p_lr = lr * float(group_lr)
             else:
                 attr = getattr(p, "optimize_attr", None)
                 p_lr = lr * attr["learning_rate"] if attr else lr
-            self._update(p, g, p_lr, group)
+            self._update(target, g, p_lr, group)
+            if master is not None:
+                p._data = xp_of(master._data).astype(master._data, p.dtype)
 
     def _regularizer_for(self, param: Tensor, group: dict) -> Any:
         """The regularizer added to ``param``'s gradient (None for none)."""
@@ -315,12 +325,14 @@ class Optimizer:
 
     def _set_acc(self, name: str, param: Tensor, value: Any) -> None:
         if is_static(param) and param.eager is None:
-            self._static_accumulators[name][id(param)].set_value(value)
+            var = self._static_accumulators[name][id(param)]
+            var.set_value(guarded(var, value))
             return
         owner = param.eager if is_static(param) else param
         holder = self._accumulators[name][id(owner)]
         if is_static(param):
-            state_var(holder, False).set_value(value)
+            var = state_var(holder, False)
+            var.set_value(guarded(var, value))
             return
         old = holder._data
         if type(value) is not type(old) or value.dtype != old.dtype or value.shape != old.shape:
@@ -342,6 +354,9 @@ class Optimizer:
                 out[self._acc_key(acc, params[pid])] = Tensor._rebuild(data, None, 0)
         if isinstance(self._learning_rate, LRScheduler):
             out["LR_Scheduler"] = self._learning_rate.state_dict()
+        masters = master_state(self)
+        if masters:
+            out["master_weights"] = masters
         return out
 
     def set_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -350,7 +365,7 @@ class Optimizer:
         lr_state = state.pop("LR_Scheduler", None)
         if isinstance(self._learning_rate, LRScheduler) and lr_state is not None:
             self._learning_rate.set_state_dict(lr_state)
-        state.pop("master_weights", None)
+        load_master_state(self, state.pop("master_weights", None))
         params = self._acc_params
         for acc, per_param in self._accumulators.items():
             for pid, holder in per_param.items():

@@ -17,6 +17,8 @@ class SGD(Optimizer):
         parameters: the parameters (or parameter groups) to optimize.
         weight_decay: L2 coefficient (float) or an ``rt.regularizer`` object.
         grad_clip: a gradient clipping object (``rt.nn.ClipGradByGlobalNorm``...).
+        multi_precision: update float16 parameters through float32 master weights
+            (``rt.amp.decorate(level='O2')`` sets it).
     """
 
     def __init__(
@@ -28,6 +30,7 @@ class SGD(Optimizer):
         multi_precision: bool = False,
         name: str | None = None,
     ):
+        self._multi_precision = bool(multi_precision)  # float32 master weights
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name)
 
     def _update(self, param, grad, lr, group):

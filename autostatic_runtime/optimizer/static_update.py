@@ -5,11 +5,18 @@ it runs on Variables instead: a parameter is represented by ``StaticParam`` (rea
 ``._data`` gives its Variable, assigning it appends an in-place write), ``xp`` by
 ``STATIC_XP`` (functions that append ops), and accumulators become persistable variables
 initialised in the startup program.
+
+Inside ``updates_skipped_when(flag)`` (``rt.amp.GradScaler`` in a compiled training step: a
+step whose gradients hold an inf or nan changes nothing) every write of a parameter or an
+accumulator becomes ``where(flag, old, new)``: the skip is an op, not a Python branch.
 """
 
 from __future__ import annotations
 
+import threading
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from autostatic_runtime import dtypes
@@ -73,7 +80,37 @@ class StaticParam:
 
     @_data.setter
     def _data(self, value: Variable) -> None:
-        self.var.set_value(value)
+        self.var.set_value(guarded(self.var, value))
+
+
+class _Skip(threading.local):
+    flag: Any = None  # a bool Variable: when true at run time, updates keep the old values
+
+
+_SKIP = _Skip()
+
+
+@contextmanager
+def updates_skipped_when(flag: Variable) -> Iterator[None]:
+    """Update ops appended inside the block write their targets only where ``flag`` (a 0-D
+    bool Variable) is false at run time."""
+    saved = _SKIP.flag
+    _SKIP.flag = flag
+    try:
+        yield
+    finally:
+        _SKIP.flag = saved
+
+
+def guarded(old: Variable, new: Any) -> Any:
+    """What an update writes into ``old``: ``new``, or ``where(flag, old, new)`` inside
+    ``updates_skipped_when(flag)``."""
+    flag = _SKIP.flag
+    if flag is None:
+        return new
+    from autostatic_runtime.ops.elementwise import where
+
+    return where(flag, old, new)
 
 
 def is_static(param: Any) -> bool:
@@ -127,13 +164,14 @@ def traced_update(opt: Any, steps: Any, parameters: Any = None, skip: Any = None
     parameters and the step's symbolic gradients, with the learning rate fed at each call.
     Returns the (parameter, gradient) pairs."""
     from autostatic_runtime.errors import StaticBuildError, user_location
+    from autostatic_runtime.ops.registry import autocast_suspended
     from autostatic_runtime.static.backward import op_role
     from autostatic_runtime.static.builder import capture, program_guard, static_guard
 
     program = steps.program
     lr = steps.learning_rate(opt)
     done = []
-    with program_guard(program), static_guard(), op_role("optimize"):
+    with program_guard(program), static_guard(), op_role("optimize"), autocast_suspended():
         for group, pairs in steps.gradients_for(opt, parameters, skip):
             opt._apply([(StaticParam(capture(program, p), p), g) for p, g in pairs], group, lr)
             done += pairs

@@ -20,7 +20,7 @@ from typing import Any
 from autostatic_runtime import dtypes
 from autostatic_runtime.autograd import computing_grads_for
 from autostatic_runtime.errors import StaticBuildError, user_location
-from autostatic_runtime.ops.registry import OPS
+from autostatic_runtime.ops.registry import OPS, autocast_suspended
 from autostatic_runtime.static.builder import program_guard, static_guard
 from autostatic_runtime.static.compiler import has_side_effect
 from autostatic_runtime.static.program import Block, Literal, Parameter, Program, Variable
@@ -74,6 +74,7 @@ def _accumulate(grads: dict, name: str, g: Variable) -> None:
     grads[name] = g if prev is None else prev + g
 
 
+@autocast_suspended()  # gradient ops take the dtypes of the forward (rt.amp.auto_cast)
 def backward_block(
     block: Block, seeds: dict[str, Variable], through_writes: bool = True
 ) -> dict[str, Variable]:

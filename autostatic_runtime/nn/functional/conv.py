@@ -31,7 +31,14 @@ from autostatic_runtime.nn.functional._utils import (
     window,
 )
 from autostatic_runtime.ops import reduce as R
-from autostatic_runtime.ops.registry import Spec, dtype_of, op, require_float, shape_of
+from autostatic_runtime.ops.registry import (
+    Spec,
+    autocasting,
+    dtype_of,
+    op,
+    require_float,
+    shape_of,
+)
 
 __all__ = ["conv2d"]
 
@@ -263,7 +270,7 @@ def checked_geometry(op_name: str, x: Any, weight: Any, stride: Any, dilation: A
     """``(strides, dilations, groups)`` of a 2-D convolution, after checking the dtypes of
     ``x`` and ``weight`` (float, alike) and that the numbers are positive."""
     require_float(op_name, x, weight)
-    if x.dtype != weight.dtype:
+    if x.dtype != weight.dtype and not autocasting():  # auto_cast casts both to one dtype
         raise DTypeError(
             op_name,
             f"input dtype {x.dtype} and filter dtype {weight.dtype} differ; "
