@@ -385,6 +385,43 @@ def test_conv2d_transpose_and_conv1d_transpose_match_reference():
         F.conv2d_transpose(T(x), T(w), stride=2, output_size=[9, 9], groups=2)
 
 
+def conv3d_transpose_ref(x, w, stride, pads, out_pad, dilation, groups):
+    """The 3-D definition, loop by loop (``pads``: front, back, top, bottom, left, right)."""
+    n, c = x.shape[:2]
+    og, ks = w.shape[1], w.shape[2:]
+    full = [(x.shape[2 + a] - 1) * stride[a] + dilation[a] * (ks[a] - 1) + 1 + out_pad[a]
+            for a in range(3)]  # fmt: skip
+    out = np.zeros((n, og * groups, *full))
+    cg = c // groups
+    for ci in range(c):
+        outs = slice(ci // cg * og, (ci // cg + 1) * og)
+        for i, j, k, a, b, e in np.ndindex(*x.shape[2:], *ks):
+            d, r, q = (i * stride[0] + a * dilation[0], j * stride[1] + b * dilation[1],
+                       k * stride[2] + e * dilation[2])  # fmt: skip
+            out[:, outs, d, r, q] += x[:, ci, i, j, k, None] * w[ci, :, a, b, e]
+    return out[:, :, pads[0] : full[0] - pads[1], pads[2] : full[1] - pads[3],
+               pads[4] : full[2] - pads[5]]  # fmt: skip
+
+
+def test_conv3d_transpose_matches_reference():
+    """Paddle's F.conv3d_transpose / nn.Conv3DTranspose: made of a conv2d_transpose per
+    filter depth, each placed at its output depths and summed."""
+    x, w, b = randn(2, 4, 3, 3, 2), randn(4, 3, 2, 3, 2), randn(6)
+    out = F.conv3d_transpose(T(x), T(w), T(b), stride=(2, 1, 2), padding=[1, 0, 0, 1, 1, 0],
+                             output_padding=(1, 0, 1), dilation=(1, 2, 1), groups=2)  # fmt: skip
+    ref = conv3d_transpose_ref(x, w, (2, 1, 2), (1, 0, 0, 1, 1, 0), (1, 0, 1), (1, 2, 1), 2)
+    close(out, ref + b[None, :, None, None, None], rtol=1e-10, atol=1e-10)
+    last = F.conv3d_transpose(T(x.transpose(0, 2, 3, 4, 1)), T(w), stride=3, padding=1,
+                              data_format="NDHWC")  # fmt: skip
+    ref = conv3d_transpose_ref(x, w, (3, 3, 3), (1,) * 6, (0, 0, 0), (1, 1, 1), 1)
+    close(last, ref.transpose(0, 2, 3, 4, 1), rtol=1e-10, atol=1e-10)
+    layer = rt.nn.Conv3DTranspose(4, 6, 3, stride=2, padding=1, groups=2)
+    assert layer.weight.shape == [4, 3, 3, 3, 3]
+    assert layer(rt.randn([1, 4, 3, 4, 2])).shape == [1, 6, 5, 7, 3]
+    with pytest.raises(ValueError, match="output_size and the 'SAME'/'VALID' paddings"):
+        F.conv3d_transpose(T(x), T(w), padding="SAME")
+
+
 def test_transposed_conv_layers():
     up = rt.nn.Conv2DTranspose(4, 6, 3, stride=2, padding=1, groups=2, bias_attr=False)
     assert up.weight.shape == [4, 3, 3, 3] and up.bias is None

@@ -1,4 +1,5 @@
-"""Transposed convolutions: ``conv2d_transpose`` (one op) and ``conv1d_transpose`` (made of it).
+"""Transposed convolutions: ``conv2d_transpose`` (one op), ``conv1d_transpose`` and
+``conv3d_transpose`` (made of it).
 
 A transposed convolution is the adjoint of ``conv2d`` with the same filter and geometry: it
 spreads each input pixel over a window of the output (a "deconvolution", the upsampling of
@@ -41,7 +42,7 @@ from autostatic_runtime.nn.functional.conv import (
 from autostatic_runtime.ops import reduce as R
 from autostatic_runtime.ops.registry import Spec, dtype_of, op, shape_of
 
-__all__ = ["conv1d_transpose", "conv2d_transpose"]
+__all__ = ["conv1d_transpose", "conv2d_transpose", "conv3d_transpose"]
 
 _OP = "conv2d_transpose"
 
@@ -243,3 +244,90 @@ def conv1d_transpose(
             1, ints(output_size, 1, "conv1d_transpose", "output_size")[0]),  # fmt: skip
     )
     return squeeze(out, 1 if last else 2)
+
+
+def conv3d_transpose(
+    x: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: Any = 1,
+    padding: Any = 0,
+    output_padding: Any = 0,
+    groups: int = 1,
+    dilation: Any = 1,
+    data_format: str = "NCDHW",
+    output_size: Any = None,
+    name: str | None = None,
+):
+    """Transposed 3-D convolution of ``x`` [N, C, D, H, W] (or NDHWC) with ``weight`` [C,
+    O/groups, KD, KH, KW] (Paddle's ``F.conv3d_transpose``): one ``conv2d_transpose`` per
+    depth position of the filter over every input depth slice, each placed at its depths
+    (input depth ``i`` and filter depth ``k`` reach output depth ``i * stride + k *
+    dilation``) and summed; then the depth padding is cropped. ``padding``: an int, 3 ints
+    or 6 (front, back, top, bottom, left, right); ``output_size`` is not supported."""
+    from autostatic_runtime.ops import manipulation as M
+
+    op = "conv3d_transpose"
+    if data_format not in ("NCDHW", "NDHWC"):
+        raise ValueError(f"{op}: data_format must be 'NCDHW' or 'NDHWC', got {data_format!r}")
+    if len(x.shape) != 5 or len(weight.shape) != 5:
+        raise shape_error(
+            op,
+            f"expects a 5-D input and a 5-D filter [in, out/groups, kd, kh, kw], got shapes "
+            f"{list(x.shape)} and {list(weight.shape)}",
+        )
+    if output_size is not None or isinstance(padding, str):
+        raise ValueError(
+            f"{op}: output_size and the 'SAME'/'VALID' paddings are not supported; give "
+            "padding as ints and output_padding"
+        )
+    sd, sh, sw = ints(stride, 3, op, "stride")
+    dd, dh, dw = ints(dilation, 3, op, "dilation")
+    od, oh, ow = ints(output_padding, 3, op, "output_padding")
+    pads = [int(p) for p in ([padding] if isinstance(padding, int) else padding)]
+    if len(pads) == 1:
+        pads = pads * 6
+    elif len(pads) == 3:
+        pads = [pads[0], pads[0], pads[1], pads[1], pads[2], pads[2]]
+    if len(pads) != 6 or min(pads) < 0:
+        raise ValueError(f"{op}: padding must be an int, 3 or 6 non-negative ints, got {padding}")
+    if od < 0 or (od >= sd and od >= dd):
+        raise shape_error(op, f"output_padding {od} of the depth must be smaller than its "
+                              f"stride {sd} or dilation {dd}")  # fmt: skip
+    last = data_format == "NDHWC"
+    if last:  # to NCDHW
+        x = M.transpose(x, [0, 4, 1, 2, 3])
+    n, c, depth, h, w = x.shape
+    kd = weight.shape[2]
+    if depth < 0:
+        raise ValueError(f"{op}: the input depth must be known while the program is built")
+    # every depth slice as an image of the batch: [N*D, C, H, W]
+    slices = M.reshape(M.transpose(x, [0, 2, 1, 3, 4]), [-1, c, h, w])
+    full = (depth - 1) * sd + (kd - 1) * dd + 1 + od
+    total = None
+    for k in range(kd):
+        y = conv2d_transpose(slices, weight[:, :, k], None, (sh, sw), pads[2:],
+                             (oh, ow), groups, (dh, dw))  # fmt: skip
+        o, hh, ww = y.shape[1], y.shape[2], y.shape[3]
+        y = M.reshape(y, [-1, depth, o, hh, ww])  # [N, D, O, H', W']
+        if sd > 1:  # each input depth, then sd - 1 zero depths
+            zeros = y * 0.0
+            y = M.stack([y] + [zeros] * (sd - 1), axis=2)  # [N, D, sd, O, H', W']
+            y = M.reshape(y, [-1, depth * sd, o, hh, ww])[:, : (depth - 1) * sd + 1]
+        before, after = k * dd, full - k * dd - ((depth - 1) * sd + 1)
+        y = pad_depth(y, before, after)
+        total = y if total is None else total + y
+    out = total[:, pads[0] : full - pads[1]]  # crop the depth padding
+    out = M.transpose(out, [0, 2, 1, 3, 4])  # [N, O, D', H', W']
+    if bias is not None:
+        out = out + M.reshape(bias, [1, -1, 1, 1, 1])
+    return M.transpose(out, [0, 2, 3, 4, 1]) if last else out
+
+
+def pad_depth(y: Any, before: int, after: int) -> Any:
+    """``y`` [N, D, ...] with ``before`` and ``after`` zero depths around it."""
+    from autostatic_runtime.nn.functional.common import pad
+
+    if not (before or after):
+        return y
+    return pad(y, [0, 0, before, after] + [0, 0] * (y.ndim - 2))

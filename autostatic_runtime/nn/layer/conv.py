@@ -16,7 +16,7 @@ from autostatic_runtime.nn import functional as F
 from autostatic_runtime.nn.initializer import Normal
 from autostatic_runtime.nn.layer.layers import Layer
 
-__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose"]
+__all__ = ["Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -220,6 +220,15 @@ class Conv2DTranspose(_ConvTransposeNd):
     """
 
     _FUNCTION = staticmethod(F.conv2d_transpose)
+
+
+class Conv3DTranspose(_ConvTransposeNd):
+    """Transposed 3-D convolution over NCDHW (or NDHWC) input (``F.conv3d_transpose``);
+    arguments as Conv2DTranspose's, one per dim (``padding``: ints only)."""
+
+    _DIMS = 3
+    _FORMATS = ("NCDHW", "NDHWC")
+    _FUNCTION = staticmethod(F.conv3d_transpose)
 
 
 class Conv1DTranspose(_ConvTransposeNd):

@@ -209,6 +209,13 @@ _CONV = [
         [F(1, 2, 3, 3), F(2, 3, 3, 3), F(3)],
         name="conv2d_transpose_stride_bias",
     ),
+    S(  # Paddle's F.conv3d_transpose: a conv2d_transpose per filter depth, placed and summed
+        "conv2d_transpose",
+        lambda x, w, b: Fn.conv3d_transpose(x, w, b, stride=(2, 1, 1), padding=[1, 0, 0, 1, 0, 0],
+                                            output_padding=(1, 0, 0)),  # fmt: skip
+        [F(1, 2, 2, 3, 2), F(2, 2, 2, 2, 2), F(2)],
+        name="conv3d_transpose",
+    ),
     S(
         "conv2d_transpose",
         lambda x, w: Fn.conv2d_transpose(x, w, stride=(2, 1), padding=[1, 0, 0, 1], groups=2,
