@@ -83,6 +83,7 @@ _tensor_module.math = _tensor_math  # paddle.tensor.math (its _multiply_with_axi
 
 from autostatic_runtime import (  # noqa: E402,F401
     amp,  # noqa: E402,F401  (paddle.amp)
+    base,  # noqa: E402,F401  (paddle.base)
     distributed,  # noqa: E402,F401  (paddle.distributed)
     framework,
     io,
@@ -96,6 +97,8 @@ from autostatic_runtime import (  # noqa: E402,F401
     vision,
 )
 from autostatic_runtime import legacy_ops as _legacy_C_ops  # noqa: E402,F401  (Paddle's)
+
+fluid = base  # (paddle.fluid, the name before Paddle 2.6)
 from autostatic_runtime.distributed import DataParallel  # noqa: E402,F401
 from autostatic_runtime.nn.parameter import ParamAttr, create_parameter  # noqa: E402,F401
 from autostatic_runtime.static.builder import disable_static, enable_static  # noqa: E402,F401

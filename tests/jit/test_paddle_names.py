@@ -306,3 +306,27 @@ def test_interpolate_to_a_size_computed_from_the_traced_shape():
     unknown = autostatic.to_static(_upsample, input_spec=[InputSpec([1, 2, None, None])])
     with pytest.raises(rt.OpError, match="size is a traced tensor whose value is known only"):
         unknown(x)
+
+
+def test_base_and_fluid_names_of_older_dygraph_code():
+    """``paddle.base`` / ``paddle.fluid``: ``dygraph.guard()`` runs its block eagerly (also
+    inside static mode, restored after), ``to_variable`` is ``to_tensor``; the places and
+    static entry points are the runtime's own."""
+    assert rt.fluid is rt.base and rt.base.Program is rt.static.Program
+    assert rt.base.dygraph.base.to_variable is rt.base.dygraph.to_variable
+
+    def mean_plus_one(x):
+        x = rt.base.dygraph.to_variable(x)
+        return rt.mean(x) + 1
+
+    with rt.base.dygraph.guard(rt.base.CPUPlace()):
+        data = np.arange(4, dtype="float32")
+        assert float(mean_plus_one(data)) == float(autostatic.to_static(mean_plus_one)(data))
+    rt.enable_static()
+    try:
+        with rt.fluid.dygraph.guard():
+            assert rt.in_dynamic_mode()
+            np.testing.assert_array_equal(rt.fluid.dygraph.to_variable([1, 2]).numpy(), [1, 2])
+        assert not rt.in_dynamic_mode()
+    finally:
+        rt.disable_static()
