@@ -315,7 +315,7 @@ def conv3d_transpose(
             y = M.stack([y] + [zeros] * (sd - 1), axis=2)  # [N, D, sd, O, H', W']
             y = M.reshape(y, [-1, depth * sd, o, hh, ww])[:, : (depth - 1) * sd + 1]
         before, after = k * dd, full - k * dd - ((depth - 1) * sd + 1)
-        y = pad_depth(y, before, after)
+        y = _pad_depth(y, before, after)
         total = y if total is None else total + y
     out = total[:, pads[0] : full - pads[1]]  # crop the depth padding
     out = M.transpose(out, [0, 2, 1, 3, 4])  # [N, O, D', H', W']
@@ -324,7 +324,7 @@ def conv3d_transpose(
     return M.transpose(out, [0, 2, 3, 4, 1]) if last else out
 
 
-def pad_depth(y: Any, before: int, after: int) -> Any:
+def _pad_depth(y: Any, before: int, after: int) -> Any:
     """``y`` [N, D, ...] with ``before`` and ``after`` zero depths around it."""
     from autostatic_runtime.nn.functional.common import pad
 
