@@ -1,4 +1,9 @@
-"""Project-wide pytest set-up: hypothesis profiles and the GPU marker."""
+"""Project-wide pytest set-up: hypothesis profiles and the GPU marker.
+
+``AUTOSTATIC_EMULATED_GPU=1`` runs the session on ``tests/cupy_emulator.py``'s CPU stand-in
+for CuPy (the ``gpu``-marked tests then run, on it); ``AUTOSTATIC_EMULATED_GPU=default``
+also makes "gpu" every test's starting device (docs/testing.md).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,24 @@ settings.register_profile(  # random search (README); tests/conftest.py loads it
     "explore", derandomize=False, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile("ci" if os.environ.get("CI") else os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+_EMULATED_GPU = os.environ.get("AUTOSTATIC_EMULATED_GPU", "")
+if _EMULATED_GPU:
+    from tests.cupy_emulator import emulated_cupy
+
+    _EMULATOR = emulated_cupy()  # (held: a collected generator would restore at once)
+    _EMULATOR.__enter__()  # for the whole session
+
+    if _EMULATED_GPU == "default":
+
+        @pytest.fixture(autouse=True)
+        def _start_on_the_emulated_gpu():
+            import autostatic_runtime as rt
+
+            rt.set_device("gpu")
+            yield
+            rt.set_device("gpu")
 
 
 def _has_gpu() -> bool:

@@ -78,6 +78,10 @@ def _to_array(data: Any, dtype: Any, place: Any):
         return data
     host_kind = isinstance(data, (np.ndarray, np.generic))
     if not host_kind and type(data) not in backend.array_types:
+        src = backends.backend_of(data)
+        if type(data) in src.array_types:  # another backend's array (CuPy's on a CPU place)
+            data, host_kind = src.to_numpy(data), True
+    if not host_kind and type(data) not in backend.array_types:
         arr = np.asarray(data)
         if arr.dtype == np.float64 and want is None:
             want = dtypes.get_default_dtype()  # Python floats become the default float dtype

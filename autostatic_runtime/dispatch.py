@@ -83,22 +83,23 @@ def _edge(t):
 
 
 def _one_device(op, inputs, arrays: list, backend):
-    """The backend to run ``op`` on when its inputs' arrays are of several types: NumPy, with
-    host views of arrays whose memory is the host's (``Backend.host_view``: JAX arrays on
-    the CPU, which a compiled training step leaves in the parameters) put in ``arrays``;
-    else the first input's, when every input belongs to it; else a ``DeviceError``."""
+    """The backend to run ``op`` on when its inputs' arrays are of several types: the first
+    input's, when every input belongs to it; else the one backend besides those whose arrays
+    a compiled training step leaves in the parameters (``Backend.host_view``: JAX's), with
+    those arrays in ``arrays`` as NumPy host views (a copy from an accelerator; moved on to
+    that backend unless it is NumPy); else a ``DeviceError``."""
     owners = [backend_of(a) if isinstance(t, Tensor) else None for t, a in zip(inputs, arrays)]
     kinds = {id(b): b for b in owners if b is not None}
     if len(kinds) == 1:
         return backend
-    numpy = next((b for b in kinds.values() if b.name == "numpy"), None)
-    if numpy is not None:
-        views = [
-            a if b is None or b is numpy else b.host_view(a) for a, b in zip(arrays, owners)
-        ]
-        if all(v is not None or b is None for v, b in zip(views, owners)):
-            arrays[:] = views
-            return numpy
+    views = {i: b.host_view(a) for i, (a, b) in enumerate(zip(arrays, owners)) if b is not None}
+    targets = {id(owners[i]): owners[i] for i, v in views.items() if v is None}
+    if len(targets) == 1:
+        (target,) = targets.values()
+        for i, view in views.items():
+            if view is not None:
+                arrays[i] = view if target.name == "numpy" else target.from_numpy(view)
+        return target
     places = ", ".join(str(t.place) for t in inputs if isinstance(t, Tensor))
     raise DeviceError(
         op.name,

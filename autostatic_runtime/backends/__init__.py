@@ -101,11 +101,21 @@ def backend_of(array: object) -> Backend:
     return b
 
 
+# the backend of an array library's arrays by the library's module, for one not created yet
+# (a CuPy array given while the current device is the CPU)
+_BY_MODULE = {"cupy": "cupy", "jax": "jax", "jaxlib": "jax", "array_api_strict": "array_api_strict"}
+
+
 def _find_by_type(array: object) -> Backend:
     for t, b in list(_by_array_type.items()):
         if isinstance(array, t):
             _by_array_type[type(array)] = b
             return b
+    name = _BY_MODULE.get(type(array).__module__.partition(".")[0])
+    if name is not None and name not in _instances and _load_class(_classes[name]).available():
+        backend = get_backend(name)
+        if isinstance(array, backend.array_types):
+            return backend
     return current_backend()
 
 

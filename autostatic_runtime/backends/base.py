@@ -100,9 +100,10 @@ class Backend:
         return self.ns.zeros(like.shape, dtype=like.dtype)
 
     def host_view(self, array: Any) -> np.ndarray | None:
-        """``array`` as a NumPy array without a copy when its memory is the host's (JAX on
-        the CPU: what a compiled training step leaves in the parameters), else None. Eager
-        ops mixing such arrays with NumPy ones run on NumPy."""
+        """For a backend whose arrays a compiled training step leaves in the parameters
+        (JAX's): ``array`` as a NumPy array to read, a view when its memory is the host's,
+        else a copy. None for every other backend. An eager op mixing such arrays with
+        another backend's runs on that backend (``dispatch._one_device``)."""
         return None
 
     def synchronize(self) -> None:

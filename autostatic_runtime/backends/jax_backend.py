@@ -100,7 +100,7 @@ class JaxBackend(Backend):
         return self.ns.zeros(like.shape, dtype=like.dtype)
 
     def host_view(self, array):
-        return np.asarray(array) if _on_cpu(array) else None
+        return np.asarray(array)  # a view on JAX's CPU device, a copy from an accelerator
 
     def synchronize(self) -> None:
         import jax

@@ -266,9 +266,10 @@ class _Runner:
 
     def __call__(self, scope: Scope, feed: dict) -> tuple:
         if self.captured:
+            backend = self.backend
             for name, tensor in self.captured:
                 if name not in scope:
-                    scope[name] = tensor._data
+                    scope[name] = _on(backend, tensor._data)
         if self.scheduler is not None:
             scope[self.program.lr_var_name] = self.backend.asarray(
                 float(self.scheduler()), dtypes.get_default_dtype()
@@ -331,14 +332,24 @@ class _RunEntry:
         self.checks, self.ns, self.generic, self.rebuild = checks, ns, generic, rebuild
 
 
+def _on(backend, value: Any) -> Any:
+    """``value`` as an array of ``backend``: Python data and NumPy arrays moved there, another
+    backend's arrays (a tensor made on the GPU for a CPU executor) through the host."""
+    if type(value) in backend.array_types:
+        return value
+    if not isinstance(value, (np.ndarray, np.generic, list, tuple, bool, int, float, complex)):
+        owner = backends.backend_of(value)
+        if owner is not backend:
+            value = owner.to_numpy(value)
+    return backend.from_numpy(np.asarray(value))
+
+
 def _fits(shape: tuple, want: tuple) -> bool:
     return len(shape) == len(want) and all(w == -1 or w == s for w, s in zip(want, shape))
 
 
 def _feed_value(name: str, var: Variable, value: Any, backend):
-    arr = value._data if isinstance(value, Tensor) else value
-    if type(arr) not in backend.array_types:
-        arr = backend.from_numpy(np.asarray(arr))
+    arr = _on(backend, value._data if isinstance(value, Tensor) else value)
     if dtypes.convert_dtype(arr.dtype) != var.dtype:
         arr = backend.ns.astype(arr, backend.to_dtype(var.dtype))
     if not _fits(tuple(arr.shape), var._shape):

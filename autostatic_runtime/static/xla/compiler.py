@@ -257,16 +257,19 @@ class XlaFunction:
     def __call__(self, scope: dict, *args):
         if not self._lean:
             return self._call(scope, args)
+        given = args
+        if not self._numpy_host:
+            args = self._from_host(args)
         plan = self._plan
         if self.reads:
             try:
                 hosts = self._get(scope)
             except KeyError:  # a value missing from the scope: the full call says which
-                return self._call(scope, args)
+                return self._call(scope, given)
             if not all(map(is_, hosts, plan[0])):
                 plan = self._load(scope, hosts)
                 if not self._lean:  # a 64-bit value for a narrower argument: _widen
-                    return self._call(scope, args)
+                    return self._call(scope, given)
         token = None if self._inside else self._x64_on()
         try:
             if self._random:
@@ -274,7 +277,7 @@ class XlaFunction:
             else:
                 outs = self._jitted(*plan[1], *args)
         except Replan:
-            return self._call(scope, args)
+            return self._call(scope, given)
         finally:
             if token is not None:
                 self._x64_off(token)
@@ -323,11 +326,20 @@ class XlaFunction:
             return None
         return tensor_call(self, inputs, params, guard, finish, miss)
 
+    def _from_host(self, args: tuple) -> tuple:
+        """The arguments of a call on another host backend than NumPy (CuPy) as NumPy arrays
+        for JAX, which takes no other library's arrays (a copy through the host)."""
+        host, kind = self.host, self.host.array_types
+        return tuple([host.to_numpy(a) if isinstance(a, kind) else a for a in args])
+
     def _call(self, scope: dict, args: tuple):
         """A call that may trace, fall back, grow the loop capacity or raise an effect's
         error; the lean ``__call__`` once none of that can happen."""
         if self.fallback is not None:
             return self._python(scope, *args)
+        given = args
+        if not self._numpy_host:
+            args = self._from_host(args)
         hosts = tuple([_load(scope, name) for name in self.reads])
         if self._inside and not all(map(_narrow, args)):
             self._widen()
@@ -336,10 +348,10 @@ class XlaFunction:
             outs = self._invoke(plan[1], args)
         except Unlowerable as exc:
             self._fall_back(exc)
-            return self._python(scope, *args)
+            return self._python(scope, *given)
         except Exception as exc:  # noqa: BLE001  (any trace failure: the executor can run it)
             self._fall_back(Unlowerable(None, f"{type(exc).__name__}: {_first_line(exc)}"))
-            return self._python(scope, *args)
+            return self._python(scope, *given)
         if self._effects:
             self._raise_failed_effect(outs)
         if self._stops:
@@ -352,7 +364,7 @@ class XlaFunction:
             if longest > self.capacity:  # rows were dropped: compile for the longest loop
                 self.capacity = 1 << (longest - 1).bit_length()
                 self._jit()
-                return self._call(scope, args)
+                return self._call(scope, given)
             outs = outs[:-1]
         self._lean = not (self._effects or self._counted or self._stops or self._wide)
         self._simple = self._numpy_host and self._plain and not self.writes
@@ -569,7 +581,15 @@ def _is_device(value: Any) -> bool:
     return not isinstance(value, np.ndarray)
 
 
-_TRACE_KEY = np.zeros(2, np.uint32)  # the key argument of a trace ahead of a call
+_TRACE_KEY = np.zeros(2, np.uint32)
+_SCALARS = (
+    bool,
+    int,
+    float,
+    complex,
+    np.generic,
+    np.ndarray,
+)  # the key argument of a trace ahead of a call
 
 
 is_ = operator.is_
