@@ -13,19 +13,27 @@ for NumPy breaks on a GPU:
 - any op result is a device array, a reduction to a 0-d device array (never a NumPy scalar).
 
 Explicit transfers are what CuPy has: ``cupy.asarray(np_array)``, ``cupy.asnumpy(x)``,
-``x.get()``. It is no GPU: speed, float16 arithmetic and asynchrony are NumPy's.
+``x.get()``. The modules and the arrays have only the names CuPy's have
+(``cupy_names.json``, read from CuPy 14.2 and array-api-compat 1.16 with ``dir()``), so a
+NumPy function CuPy lacks is an ``AttributeError`` here too. It is no GPU: speed, float16
+arithmetic and asynchrony are NumPy's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 import types
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
+
+NAMES = json.loads((Path(__file__).parent / "cupy_names.json").read_text())
+_ARRAY_NAMES = frozenset(NAMES["cupy.ndarray"])
 
 _MIXED = (
     "Unsupported type <class 'numpy.ndarray'>: a NumPy array among the operands of a device "
@@ -101,9 +109,6 @@ class DeviceArray(NDArrayOperatorsMixin):
     def __array_function__(self, func, types_, args, kwargs):
         return _wrap(func(*_raw(args), **{k: _raw(v) for k, v in kwargs.items()}))
 
-    def __array_namespace__(self, api_version=None):
-        return sys.modules["array_api_compat.cupy"]
-
     # -- what CuPy has ----------------------------------------------------------------------
     def get(self) -> np.ndarray:
         return self._a.copy()
@@ -113,8 +118,8 @@ class DeviceArray(NDArrayOperatorsMixin):
         return _Device(0)
 
     def __getattr__(self, name: str):
-        if name in _HOST_PROTOCOLS:  # how NumPy would read the memory: CuPy has none of them
-            raise AttributeError(name)
+        if name not in _ARRAY_NAMES:  # (NumPy's buffer protocols among them)
+            raise AttributeError(f"'cupy.ndarray' object has no attribute '{name}'")
         attr = getattr(self._a, name)
         return _device_call(attr) if callable(attr) else _wrap(attr)
 
@@ -144,9 +149,6 @@ class DeviceArray(NDArrayOperatorsMixin):
     def __complex__(self) -> complex:
         return complex(self._a)
 
-    def __index__(self) -> int:
-        return self._a.__index__()
-
     def __repr__(self) -> str:
         return "device_" + repr(self._a)
 
@@ -166,9 +168,6 @@ class DeviceArray(NDArrayOperatorsMixin):
         return (2, 0)  # kDLCUDA, device 0
 
     __hash__ = None  # type: ignore[assignment]
-
-
-_HOST_PROTOCOLS = frozenset({"__array_interface__", "__array_struct__", "__buffer__"})
 
 
 def _index(key: Any) -> Any:
@@ -229,10 +228,11 @@ def _asnumpy(a, stream=None, order="C", out=None):
 
 
 def _namespace(name: str, source: Any, transfers: bool) -> types.ModuleType:
-    """A module holding ``source``'s public functions as device operations."""
+    """A module holding ``source``'s public functions as device operations: those CuPy's
+    module ``name`` has."""
     module = types.ModuleType(name)
-    for attr in dir(source):
-        if attr.startswith("_"):
+    for attr in NAMES[name]:
+        if not hasattr(source, attr):
             continue
         value = getattr(source, attr)
         if isinstance(value, type) or not callable(value):
