@@ -13,7 +13,9 @@ opt.clear_grad()`` run through the documented API in this process:
 Runners: eager; ``to_static`` of the forward with the backward and update eager (the way
 before whole steps compiled), on the default executor and with ``backend="xla"``; the whole
 step compiled by ``to_static`` on the default executor and by XLA; JAX's own ``jax.jit`` of
-the same step written by hand (parameters and optimizer state passed from step to step);
+the same step written by hand (parameters and optimizer state passed from step to step;
+full float32 products, as autostatic's XLA steps have: JAX's own default on GPUs from Ampere
+on is TF32);
 PyTorch eager and PaddlePaddle's ``to_static`` step when they are installed (each in a
 process of its own, against eager's time of the same run). The whole XLA
 step is also timed against the ``jax.jit`` step in alternating rounds (the goal's ratio),
@@ -198,7 +200,11 @@ def jax_setup(workload: str):
             return loss, (p, velocity, st)
 
         state = (params, jax.tree_util.tree_map(jnp.zeros_like, params), stats)
-    jitted = jax.jit(step)
+    def precise(*args):  # full float32 products, as autostatic's XLA steps (not TF32 on GPUs)
+        with jax.default_matmul_precision("highest"):
+            return step(*args)
+
+    jitted = jax.jit(precise)
     held = [state]
 
     def call():

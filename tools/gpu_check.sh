@@ -13,7 +13,7 @@
 # time is reported and the others still run; the exit status is 1 when any failed):
 #   1. the environment: Python, NumPy, CuPy, JAX and their devices;
 #   2. the gpu-marked tests: CuPy against NumPy (eager, to_static's forward, whole steps on
-#      the default executor) and whole XLA steps on the GPU;
+#      the default executor, auto_cast in float16) and whole XLA steps on the GPU;
 #   3. XLA on the GPU: tests/xla/test_train_step.py (every optimizer, schedules, batch norm,
 #      loops) and tests/distributed (DataParallel on 4 simulated CPU devices, a launched job);
 #   4. benchmarks/bench_train_step.py --quick: W2t and the CNN with XLA on the GPU against
@@ -58,6 +58,9 @@ if compgen -G "$WHEELS/*.whl" > /dev/null; then
 fi
 export PYTHONPATH=$ROOT${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONUNBUFFERED=1
+# JAX takes 75% of the GPU's memory in each process by default: the test step's 4 workers,
+# and CuPy beside JAX in one process, would run out of it. Allocate as needed instead.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 
 FAILED=()
 SUMMARY=()
@@ -93,7 +96,8 @@ print("gast", gast.__version__, "array-api-compat", array_api_compat.__version__
 print("autostatic: cuda", rt.is_compiled_with_cuda(), "set_device(gpu) ->", rt.set_device("gpu"))
 assert jax.default_backend() == "gpu", "JAX has no GPU: install its CUDA build"
 '
-GPU_TESTS=(tests/runtime/test_backends.py tests/jit/test_gpu.py tests/xla/test_gpu.py)
+GPU_TESTS=(tests/runtime/test_backends.py tests/jit/test_gpu.py tests/jit/test_amp.py
+           tests/xla/test_gpu.py)
 for f in "${GPU_TESTS[@]}" tests/xla/test_train_step.py tests/distributed \
          benchmarks/bench_train_step.py; do
   [[ -e $f ]] || { echo "gpu_check.sh: $f is missing"; exit 1; }

@@ -623,3 +623,26 @@ def test_counted_loop_trip_counts_over_a_grid_of_bounds_and_steps():
         expected, got = run_both(main, feed, outs)
         np.testing.assert_array_equal(got[0][0], expected[0][0], err_msg=str((start, compare)))
         np.testing.assert_allclose(got[0][1], expected[0][1], rtol=1e-5)
+
+
+def test_products_and_convolutions_ask_for_their_dtypes_full_precision():
+    """Every dot and convolution of a compiled training step, backward included, is traced
+    with ``Precision.HIGHEST``: on GPUs from Ampere on, JAX's default computes float32
+    products in TF32, which the eager kernels (NumPy, CuPy) do not."""
+    rt.seed(4)
+    conv, fc = rt.nn.Conv2D(2, 3, 3, padding=1), rt.nn.Linear(3 * 4 * 4, 2)
+
+    def fn(x):
+        h = rt.nn.functional.relu(conv(x))
+        loss = rt.mean(fc(rt.flatten(h, 1)) ** 2)
+        rt.optimizer.SGD(0.1).minimize(loss)
+        return [loss]
+
+    main, startup, outs = build(fn, [("x", [2, 2, 4, 4], "float32")])
+    feed = {"x": np.random.default_rng(4).normal(size=(2, 2, 4, 4)).astype("float32")}
+    text = _jaxpr_text(main, feed, outs, startup=startup)
+    heavy = [line for line in text.splitlines() if "dot_general[" in line or "conv_general" in line]
+    assert len(heavy) >= 4, text
+    products = text.count("precision=")
+    assert products >= len(heavy)
+    assert text.count("precision=(Precision.HIGHEST, Precision.HIGHEST)") == products, text

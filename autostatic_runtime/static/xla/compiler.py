@@ -227,7 +227,8 @@ class XlaFunction:
         low = Lowering(self.jax, capacity, self._errors, key)
         env = dict(zip(self.reads + self.params, args))
         try:
-            outs = low.run_block(self.block, env, self.results + self.writes)
+            with _full_precision():
+                outs = low.run_block(self.block, env, self.results + self.writes)
         except (Unlowerable, NeedsKey):
             raise
         except Exception as exc:  # a kernel that needs concrete values or NumPy alone
@@ -582,6 +583,15 @@ def _is_device(value: Any) -> bool:
 
 
 _TRACE_KEY = np.zeros(2, np.uint32)
+
+
+def _full_precision():
+    """Matrix products and convolutions in the full precision of their dtype, as eager
+    kernels compute them: JAX's default on GPUs from Ampere on is TF32 for float32 (10-bit
+    mantissas), which would make a compiled step differ from the eager one by ~1e-3."""
+    import jax
+
+    return jax.default_matmul_precision("highest")
 _SCALARS = (
     bool,
     int,
