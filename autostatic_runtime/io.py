@@ -13,7 +13,8 @@ so loading never runs code from the file; a truncated, corrupt or crafted file i
 A weights file written by ``autostatic.save`` (``.pdiparams``) loads as ``name -> Tensor``.
 
 As Paddle's ``paddle.io``, this module also holds the data pipeline (``Dataset``,
-``DataLoader``, ...; see ``data_loader.py``).
+``DataLoader``, ...; see ``data_loader.py``) and the samplers (``BatchSampler``,
+``DistributedBatchSampler``, ...; see ``samplers.py``).
 """
 
 from __future__ import annotations
@@ -32,11 +33,19 @@ from autostatic_runtime.data_loader import (
     default_collate_fn,
 )
 from autostatic_runtime.errors import ProgramFormatError
+from autostatic_runtime.samplers import (
+    BatchSampler,
+    DistributedBatchSampler,
+    RandomSampler,
+    Sampler,
+    SequenceSampler,
+)
 from autostatic_runtime.tensor import Tensor
 
 __all__ = [
     "save", "load", "Dataset", "IterableDataset", "TensorDataset", "DataLoader",
-    "default_collate_fn",
+    "default_collate_fn", "Sampler", "SequenceSampler", "RandomSampler", "BatchSampler",
+    "DistributedBatchSampler",
 ]  # fmt: skip
 
 _MAX_DEPTH = 100

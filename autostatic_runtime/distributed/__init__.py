@@ -1,6 +1,6 @@
 """Training on several devices and processes (Paddle's ``paddle.distributed``).
 
-    rt.distributed.init_parallel_env()        # join the job (``autostatic launch``)
+    rt.distributed.init_parallel_env()        # join the job (``autostatic launch``, ``spawn``)
     rank, world = rt.distributed.get_rank(), rt.distributed.get_world_size()
     model = rt.DataParallel(model)            # compiled steps split the batch over devices
 
@@ -9,6 +9,13 @@ own partitioner (``jax.sharding``; ``jax.distributed`` joins the processes): see
 ``parallel.py`` and ``sharding.py``. Importing this package imports no JAX.
 """
 
+from autostatic_runtime.distributed.collective import (
+    ParallelEnv,
+    ReduceOp,
+    all_gather,
+    all_reduce,
+    broadcast,
+)
 from autostatic_runtime.distributed.env import (
     barrier,
     get_rank,
@@ -17,6 +24,7 @@ from autostatic_runtime.distributed.env import (
     is_initialized,
 )
 from autostatic_runtime.distributed.parallel import DataParallel, device_count
+from autostatic_runtime.distributed.spawn import spawn
 
 __all__ = [
     "init_parallel_env",
@@ -26,4 +34,10 @@ __all__ = [
     "barrier",
     "device_count",
     "DataParallel",
+    "ParallelEnv",
+    "ReduceOp",
+    "all_reduce",
+    "all_gather",
+    "broadcast",
+    "spawn",
 ]

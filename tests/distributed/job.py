@@ -4,11 +4,13 @@
     python -m tests.distributed.job --resume CKPT          # a job of one process
 
 Each rank trains ``BranchMLP`` with Adam (its optimizer state split over the processes) on
-its part of each batch of ``train_cases.batches`` and prints one JSON line per step; with
+its part of each batch of ``train_cases.batches`` (``rt.io.DistributedBatchSampler`` over
+their rows) and prints one JSON line per step; with
 ``--save`` every rank calls ``rt.save`` (rank 0 writes), then rank 0 alone calls it again,
 which must fail within a second (the split state needs every rank) and prints why;
 ``--resume`` loads such a file and trains on the next batch; ``--die-after N`` makes rank 1
-kill itself after step N.
+kill itself after step N. After training each rank prints what ``all_reduce``,
+``all_gather`` and ``broadcast`` (from the last rank) gave it.
 """
 
 from __future__ import annotations
@@ -47,12 +49,21 @@ def main() -> None:
         data = data[STEPS:]
     else:
         data = data[:STEPS]
-    part = slice(rank * ROWS // world, (rank + 1) * ROWS // world)
-    for i, (x, y) in enumerate(data):
-        loss = step(model, x[part], y[part], opt)
+    rows = rt.io.TensorDataset([rt.concat([x for x, _ in data]), rt.concat([y for _, y in data])])
+    sampler = rt.io.DistributedBatchSampler(rows, batch_size=ROWS // world)
+    for i, (x, y) in enumerate(rt.io.DataLoader(rows, batch_sampler=sampler)):
+        loss = step(model, x, y, opt)
         print(json.dumps({"rank": rank, "step": i, "loss": float(loss)}), flush=True)
         if i == args.die_after and rank == 1:
             os.kill(os.getpid(), signal.SIGKILL)
+    hits = rt.to_tensor([float(rank + 1)])  # eager collectives, outside the step
+    rt.distributed.all_reduce(hits)
+    ranks: list = []
+    rt.distributed.all_gather(ranks, rt.to_tensor([rank], "int64"))
+    last = rt.to_tensor([10.0 * rank])
+    rt.distributed.broadcast(last, src=world - 1)
+    found = {"sum": float(hits), "gathered": [int(t) for t in ranks], "broadcast": float(last)}
+    print(json.dumps({"rank": rank, **found}), flush=True)
     if args.save:
         rt.save({"model": model.state_dict(), "opt": opt.state_dict()}, args.save)
         if rank == 0 and world > 1:

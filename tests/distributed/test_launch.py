@@ -28,6 +28,9 @@ def test_two_processes_train_as_one_device_and_their_checkpoint_loads_in_one(tmp
     for rank, log in enumerate(logs):
         np.testing.assert_allclose(losses_of(json_lines(log), rank), reference[:3], rtol=1e-5)
     assert losses_of(json_lines(done.stdout), 0)  # rank 0's output is printed too
+    for rank, log in enumerate(logs):  # the eager collectives
+        (found,) = [d for d in json_lines(log) if "sum" in d]
+        assert found == {"rank": rank, "sum": 3.0, "gathered": [0, 1], "broadcast": 10.0}
     (alone,) = [d["alone"] for d in json_lines(logs[0]) if "alone" in d]
     assert "needs every rank, but not all called rt.save within 1 s" in alone
     assert not (tmp_path / "ckpt.pd.alone").exists()

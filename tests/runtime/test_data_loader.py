@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import autostatic_runtime as rt
 
@@ -52,6 +54,7 @@ def test_iterable_and_tensor_datasets():
             return iter([np.ones(2, "float32") * i for i in range(5)])
 
     assert [b.shape for b in rt.io.DataLoader(Stream(), batch_size=2)] == [[2, 2]] * 2 + [[1, 2]]
+
     def batches():  # a reader function given as the dataset, its items already batches
         yield [np.zeros([2, 3], "float32"), np.arange(2)]
         yield [np.ones([2, 3], "float32"), np.arange(2, 4)]
@@ -92,3 +95,76 @@ def test_loaders_fed_by_readers():
     loader.set_batch_generator(batches)
     (x, y), = list(loader())  # fmt: skip
     assert x.shape == [3, 4] and y.numpy().tolist() == [0, 1, 2]
+
+
+@given(
+    n=st.integers(1, 40),
+    batch=st.integers(1, 6),
+    ranks=st.integers(1, 4),
+    shuffle=st.booleans(),
+    drop_last=st.booleans(),
+    epoch=st.integers(0, 3),
+)
+def test_distributed_batch_sampler_splits_each_global_batch_between_the_ranks(
+    n, batch, ranks, shuffle, drop_last, epoch
+):
+    """The ranks' i-th batches, in rank order, are the i-th global batch: consecutive
+    indices of one order (the same on every rank), padded by its first ones to a multiple
+    of the ranks; a short last global batch is shared evenly."""
+    data = list(range(n))
+    per_rank = []
+    for r in range(ranks):
+        sampler = rt.io.DistributedBatchSampler(
+            data, batch, num_replicas=ranks, rank=r, shuffle=shuffle, drop_last=drop_last
+        )
+        sampler.set_epoch(epoch)
+        per_rank.append(list(sampler))
+        assert len(per_rank[-1]) == len(sampler)
+    order = list(range(n))
+    if shuffle:
+        np.random.RandomState(epoch).shuffle(order)
+    total = -(-n // ranks) * ranks
+    order = (order * ranks)[:total]
+    steps = max(len(b) for b in per_rank)
+    assert all(len(b) == steps for b in per_rank)
+    seen = []
+    for i in range(steps):
+        seen += [j for b in per_rank for j in b[i]]
+    if drop_last:
+        assert all(len(b) == batch for batches in per_rank for b in batches)
+        assert seen == order[: len(seen)]
+    else:
+        rest = total % (batch * ranks)
+        whole = total - rest
+        assert seen[:whole] == order[:whole]
+        assert sorted(seen[whole:]) == sorted(order[whole:])
+        assert sorted(seen) == sorted(order)
+
+
+def test_samplers_with_the_dataloader():
+    ds = Squares(7)
+    loader = rt.io.DataLoader(ds, batch_sampler=rt.io.BatchSampler(ds, batch_size=3))
+    assert [y.numpy().ravel().tolist() for _, y, _ in loader] == [[0, 1, 4], [9, 16, 25], [36]]
+    sampler = rt.io.BatchSampler(sampler=rt.io.SequenceSampler(ds), batch_size=3, drop_last=True)
+    assert list(sampler) == [[0, 1, 2], [3, 4, 5]] and len(sampler) == 2
+    np.random.seed(1)
+    shuffled = [i for b in rt.io.BatchSampler(ds, shuffle=True, batch_size=2) for i in b]
+    assert sorted(shuffled) == list(range(7)) and shuffled != list(range(7))
+    drawn = list(rt.io.RandomSampler(ds, replacement=True, num_samples=20))
+    assert len(drawn) == 20 and set(drawn) <= set(range(7))
+    first = rt.io.DistributedBatchSampler(ds, 2, num_replicas=2, rank=0, shuffle=True)
+    assert list(first) != list(first)  # a new epoch at each pass, as Paddle's
+    with pytest.raises(ValueError, match="rank 2 is not one of the job's ranks 0..1"):
+        rt.io.DistributedBatchSampler(ds, 2, num_replicas=2, rank=2)
+    with pytest.raises(ValueError, match="batch_size must be a positive int"):
+        rt.io.BatchSampler(ds, batch_size=0)
+    with pytest.raises(ValueError, match="either dataset or sampler"):
+        rt.io.BatchSampler()
+
+
+def test_a_distributed_batch_sampler_reads_the_job_from_the_environment(monkeypatch):
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
+    monkeypatch.setenv("PADDLE_TRAINER_ID", "1")
+    sampler = rt.io.DistributedBatchSampler(list(range(8)), 2)
+    assert (sampler.nranks, sampler.local_rank) == (2, 1)
+    assert list(sampler) == [[2, 3], [6, 7]]
