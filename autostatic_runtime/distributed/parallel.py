@@ -117,6 +117,15 @@ class DataParallel(Layer):
 
     set_dict = load_dict = set_state_dict
 
+    def scale_loss(self, loss: Any) -> Any:
+        """Paddle 1.x's loss scaling before an all-reduce of summed gradients: ``loss`` as
+        it is (a compiled step's loss and gradients are the whole batch's already)."""
+        return loss
+
+    def apply_collective_grads(self) -> None:
+        """Paddle 1.x's explicit gradient all-reduce: nothing to do (XLA all-reduces the
+        gradients inside the compiled step)."""
+
     @contextlib.contextmanager
     def no_sync(self) -> Iterator[None]:
         """Paddle's gradient accumulation without synchronisation: nothing to do here (a

@@ -71,6 +71,8 @@ def test_on_one_device_a_data_parallel_step_is_the_layers_step():
     model = dp[1]
     assert list(model.state_dict()) == list(model._layers.state_dict())  # no prefix
     assert all(a is b for a, b in zip(model.parameters(), model._layers.parameters()))
+    loss = rt.mean(model(rt.ones([2, 6])))  # Paddle 1.x's explicit scaling and all-reduce
+    assert model.scale_loss(loss) is loss and model.apply_collective_grads() is None
 
 
 def test_a_single_process_is_a_job_of_one(monkeypatch, tmp_path):
