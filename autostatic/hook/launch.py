@@ -42,7 +42,8 @@ options:
   --log_dir DIR       where each rank's output goes, as DIR/workerlog.RANK (default ./log)
   --master_port PORT  the coordinator's port on this host (default: a free one)
   --devices IDS       comma-separated local device ids, one per rank (e.g. GPUs 0,1): rank
-                      r takes the r-th (AUTOSTATIC_LOCAL_DEVICES); default: JAX's own
+                      r takes the r-th (AUTOSTATIC_LOCAL_DEVICES); default: JAX's own.
+                      Without --nproc_per_node, one process per id. (--gpus: the same)
   --grace SECONDS     how long stopped ranks get before SIGKILL (default 5)
   run options (--include, --exclude, --strict, --no-cache) are passed to 'autostatic run'.
 """
@@ -66,7 +67,8 @@ def parse(argv: list[str]) -> Options:
     from autostatic.hook.cli import _parse_run
 
     opts = Options()
-    names = {"--nproc_per_node", "--log_dir", "--master_port", "--devices", "--grace"}
+    names = {"--nproc_per_node", "--log_dir", "--master_port", "--devices", "--gpus", "--grace"}
+    given = set()
     i = 0
     while i < len(argv):
         arg = argv[i]
@@ -81,7 +83,11 @@ def parse(argv: list[str]) -> Options:
                 raise ValueError(f"{name} needs a value")
             value, i = argv[i + 1], i + 1
         i += 1
+        name = "--devices" if name == "--gpus" else name  # (Paddle's older spelling)
+        given.add(name)
         _set(opts, name, value)
+    if opts.devices is not None and "--nproc_per_node" not in given:
+        opts.nproc = len(opts.devices)  # one process per device, as Paddle's launcher
     opts.command = argv[i:]
     _parse_run(list(opts.command))  # a missing script or an unknown option: said here
     if opts.devices is not None and len(opts.devices) < opts.nproc:

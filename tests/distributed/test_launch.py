@@ -58,5 +58,9 @@ def test_launch_options():
     for bad in (["--nproc_per_node", "0", "t.py"], ["--nproc_per_node", "2"], ["--bogus", "t.py"]):
         with pytest.raises(ValueError):
             launch.parse(bad)
+    opts = launch.parse(["--devices", "0,1", "train.py"])  # one process per device, as Paddle's
+    assert (opts.nproc, opts.devices) == (2, ["0", "1"])
+    assert launch.rank_env(1, opts, 1)["AUTOSTATIC_LOCAL_DEVICES"] == "1"
+    assert launch.parse(["--gpus=0,1,2", "--nproc_per_node", "2", "t.py"]).nproc == 2
     assert launch.exit_status(-9) == 137 and launch.exit_status(3) == 3
     assert launch.main(["--nproc_per_node", "x", "t.py"]) == 2
