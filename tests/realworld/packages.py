@@ -57,29 +57,6 @@ PACKAGES = [
             "tests/test_markers.py::TestMarker::test_parses_valid",
         ),
     ),
-    Package(  # without the hypothesis property tests (random), test_tzpath_data.py (checks
-        # every zone of the machine's tzdata: 9 s plain, 30 s forced), the test_tzfile cases
-        # run with the "slim" and "fat" zoneinfo caches (1,560 cases; those with the "v1"
-        # cache are kept) and two tests that fail plain on a machine whose local zone is UTC (gettz
-        # answers the abbreviation "UTC" with tzutc(), not tzlocal()) and whose system
-        # tzdata keeps Europe/Monaco a zone of its own rather than a link to Europe/Paris
-        "python-dateutil",
-        "4.0.0",
-        "dateutil",
-        source="src",
-        pytest_args=(
-            "--ignore",
-            "tests/property",
-            "--ignore",
-            "tests/test_tzpath_data.py",
-            "-k",
-            "not slim and not fat",
-            "--deselect",
-            "tests/test_tz.py::test_gettz_link[tzpath-Europe/Monaco-Europe/Paris]",
-            "--deselect",
-            "tests/test_tzfile.py::test_gettz_local_abbreviation_without_time_zone_data",
-        ),
-    ),
 ]
 
 #: Run only with ``AUTOSTATIC_REALWORLD_ALL=1``, each with the reason it is not in CI.
@@ -89,5 +66,33 @@ EXTRA: list = [
             "pyparsing", "3.3.2", "pyparsing", pytest_args=("--ignore", "tests/test_diagram.py")
         ),
         "its suite takes 65 s plain and 295 s with converted bodies forced",
+    ),
+    (
+        Package(  # without the hypothesis property tests (random), test_tzpath_data.py (checks
+            # every zone of the machine's tzdata: 9 s plain, 30 s forced), the test_tzfile cases
+            # run with the "slim" and "fat" zoneinfo caches (1,560 cases; those with the "v1"
+            # cache are kept) and two tests that fail plain on a machine whose local zone is
+            # UTC (gettz answers the abbreviation "UTC" with tzutc(), not tzlocal()) and whose
+            # system tzdata keeps Europe/Monaco a zone of its own rather than a link to
+            # Europe/Paris
+            "python-dateutil",
+            "4.0.0",
+            "dateutil",
+            source="src",
+            pytest_args=(
+                "--ignore",
+                "tests/property",
+                "--ignore",
+                "tests/test_tzpath_data.py",
+                "-k",
+                "not slim and not fat",
+                "--deselect",
+                "tests/test_tz.py::test_gettz_link[tzpath-Europe/Monaco-Europe/Paris]",
+                "--deselect",
+                "tests/test_tzfile.py::test_gettz_local_abbreviation_without_time_zone_data",
+            ),
+        ),
+        "its three runs take 40-60 s of one core, the longest of the suite's packages: with the "
+        "rest of the README's test command that came near its 5 minutes on two cores",
     ),
 ]

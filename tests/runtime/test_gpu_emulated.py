@@ -96,7 +96,7 @@ def test_every_op_and_its_gradient_on_the_gpu_give_the_cpus_results(gpu):
     assert not failed, "\n".join(failed)
 
 
-@pytest.mark.parametrize("make_net", [BranchMLP, ConvBN], ids=["mlp", "conv_bn"])
+@pytest.mark.parametrize("make_net", [BranchMLP], ids=["mlp"])  # (ConvBN: 6 s more, same path)
 def test_a_whole_step_compiled_by_xla_on_gpu_tensors_trains_as_on_the_cpu(gpu, make_net):
     """``rt.set_device("gpu")`` with ``backend="xla"``: the step's CuPy inputs go to JAX
     (a NumPy fallback with a warning before), and the model used eagerly between steps
