@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from autostatic_runtime.samplers import batched
 from autostatic_runtime.tensor import Tensor
 
 __all__ = [
@@ -136,17 +137,6 @@ def _slots(samples: Sequence[Any]) -> list:
     return out
 
 
-def _batches(samples: Iterable[Any], size: int, drop_last: bool) -> Iterator[list]:
-    chunk: list = []
-    for sample in samples:
-        chunk.append(sample)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk and not drop_last:
-        yield chunk
-
-
 class DataLoader:
     """Batches of a dataset as tensors (Paddle's ``paddle.io.DataLoader``).
 
@@ -200,7 +190,7 @@ class DataLoader:
             return self.batch_sampler
         n = len(self.dataset)
         order = np.random.permutation(n).tolist() if self.shuffle else range(n)
-        return _batches(order, self.batch_size, self.drop_last)
+        return batched(order, self.batch_size, self.drop_last)
 
     def _stream(self) -> Iterable[Any] | None:
         """The samples of a stream: an IterableDataset, or a reader function (no arguments,
@@ -223,7 +213,7 @@ class DataLoader:
                 yield _to_tensors(sample)
             return
         if stream is not None:
-            chunks: Iterable[list] = _batches(stream, self.batch_size, self.drop_last)
+            chunks: Iterable[list] = batched(stream, self.batch_size, self.drop_last)
         else:
             chunks = ([self.dataset[i] for i in idx] for idx in self._index_batches())
         for chunk in chunks:
@@ -270,7 +260,7 @@ class GeneratorLoader:
     ) -> GeneratorLoader:
         """``reader()`` yields samples (each a list or tuple of fields); ``batch_size`` of
         them make one batch."""
-        self._batches = lambda: (_slots(chunk) for chunk in _batches(reader(), batch_size,
+        self._batches = lambda: (_slots(chunk) for chunk in batched(reader(), batch_size,
                                                                      drop_last))  # fmt: skip
         return self
 

@@ -17,7 +17,7 @@ shuffling ``BatchSampler``; a generator seeded with the epoch for
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sized
+from collections.abc import Iterable, Iterator, Sized
 from typing import Any
 
 import numpy as np
@@ -43,10 +43,11 @@ def _flag(owner: str, name: str, value: Any) -> bool:
     return bool(value)
 
 
-def _chunks(indices: Iterator[int], size: int, drop_last: bool) -> Iterator[list]:
+def batched(items: Iterable[Any], size: int, drop_last: bool) -> Iterator[list]:
+    """``items`` in lists of ``size`` (the last one shorter, or dropped with ``drop_last``)."""
     batch: list = []
-    for i in indices:
-        batch.append(i)
+    for item in items:
+        batch.append(item)
         if len(batch) == size:
             yield batch
             batch = []
@@ -143,7 +144,7 @@ class BatchSampler:
         self.sampler = sampler
 
     def __iter__(self) -> Iterator[list]:
-        return _chunks(iter(self.sampler), self.batch_size, self.drop_last)
+        return batched(iter(self.sampler), self.batch_size, self.drop_last)
 
     def __len__(self) -> int:
         n = len(self.sampler)
@@ -224,7 +225,7 @@ class DistributedBatchSampler(BatchSampler):
         return mine + rest[r * share : (r + 1) * share]
 
     def __iter__(self) -> Iterator[list]:
-        return _chunks(iter(self._indices()), self.batch_size, self.drop_last)
+        return batched(iter(self._indices()), self.batch_size, self.drop_last)
 
     def __len__(self) -> int:
         if self.drop_last:
