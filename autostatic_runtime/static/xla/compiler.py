@@ -582,7 +582,7 @@ def _is_device(value: Any) -> bool:
     return not isinstance(value, np.ndarray)
 
 
-_TRACE_KEY = np.zeros(2, np.uint32)
+_TRACE_KEY = np.zeros(2, np.uint32)  # the key argument of a trace ahead of a call
 
 
 def _full_precision():
@@ -592,14 +592,6 @@ def _full_precision():
     import jax
 
     return jax.default_matmul_precision("highest")
-_SCALARS = (
-    bool,
-    int,
-    float,
-    complex,
-    np.generic,
-    np.ndarray,
-)  # the key argument of a trace ahead of a call
 
 
 is_ = operator.is_
