@@ -23,6 +23,10 @@ from autostatic_runtime.distributed.env import (
     init_parallel_env,
     is_initialized,
 )
+from autostatic_runtime.distributed.group_sharded import (
+    group_sharded_parallel,
+    save_group_sharded_model,
+)
 from autostatic_runtime.distributed.parallel import DataParallel, device_count
 from autostatic_runtime.distributed.spawn import spawn
 
@@ -40,4 +44,6 @@ __all__ = [
     "all_gather",
     "broadcast",
     "spawn",
+    "group_sharded_parallel",
+    "save_group_sharded_model",
 ]

@@ -15,6 +15,9 @@ arguments and results placed on a one-axis device mesh (``jax.sharding``) over
 - the written state leaves the computation with the sharding it came in with
   (``with_sharding_constraint``), so the next step takes it as it is, donated.
 
+(``group_sharded_parallel`` and ``save_group_sharded_model`` are importable from here too,
+as from Paddle's ``paddle.distributed.sharding``.)
+
 XLA's SPMD partitioner does the rest: each device computes its part of the batch, and the
 gradients of the replicated parameters (a sum over the batch) become all-reduces; nothing
 here communicates. A batch whose rows do not divide by the devices is a ``DistributedError``.
@@ -27,6 +30,10 @@ from typing import Any
 
 import numpy as np
 
+from autostatic_runtime.distributed.group_sharded import (  # noqa: F401 (Paddle's path)
+    group_sharded_parallel,
+    save_group_sharded_model,
+)
 from autostatic_runtime.errors import DistributedError, user_location
 from autostatic_runtime.static.xla.compiler import XlaCompiler, XlaFunction
 

@@ -12,6 +12,7 @@ import sys
 import numpy as np
 
 import autostatic_runtime as rt
+from autostatic_runtime.distributed.sharding import group_sharded_parallel, save_group_sharded_model
 from autostatic_runtime.errors import DistributedError
 from tests.distributed.cases import (
     DEVICES,
@@ -52,6 +53,20 @@ def main() -> dict:
     report["zero"] = difference(eager, zero)
     moments = [t._data for per in zero[2]._accumulators.values() for t in per.values()]
     report["zero_specs"] = sorted({str(m.sharding.spec) for m in moments})
+
+    # Paddle's spelling of the same: group_sharded_parallel(level="os_g"), and its save
+    sharded_net = lambda: group_sharded_parallel(BranchMLP(), None, "os_g")[0]  # noqa: E731
+    paddle_zero = train(True, sharded_net, adam, data=mlp_data, backend="xla")
+    report["group_sharded"] = difference(eager, paddle_zero)
+    moments = [t._data for per in paddle_zero[2]._accumulators.values() for t in per.values()]
+    report["group_sharded_specs"] = sorted({str(m.sharding.spec) for m in moments})
+    save_group_sharded_model(paddle_zero[1], "sharded", paddle_zero[2])
+    saved = rt.load("sharded/model.pdopt")
+    report["saved_moments"] = float(max(
+        np.max(np.abs(saved[k].numpy() - v.numpy()))
+        for k, v in paddle_zero[2].state_dict().items() if k != "LR_Scheduler"
+    ))  # fmt: skip
+    report["saved_model"] = sorted(rt.load("sharded/model.pdmodel"))
 
     conv_data = conv_batches(3)
     replicas = train(False, ConvBN, momentum, data=conv_data, step=replica_step)

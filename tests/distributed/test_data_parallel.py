@@ -37,6 +37,11 @@ def test_a_data_parallel_mlp_trains_as_the_whole_batch_on_one_device(report):
         assert report[case]["count"] == 20  # 4 parameters, 16 accumulators
     assert report["replicated"] == "P()"
     assert report["zero_specs"] == ["P('dp',)", "P()"]  # moments split, beta powers not
+    assert report["group_sharded"]["losses"] < TOLERANCE  # Paddle's group_sharded_parallel
+    assert report["group_sharded"]["state"] < TOLERANCE
+    assert report["group_sharded_specs"] == ["P('dp',)", "P()"]
+    assert report["saved_moments"] == 0.0  # save_group_sharded_model gathers them whole
+    assert report["saved_model"] == sorted(BranchMLP().state_dict())
     assert "data-parallel over 4 devices" in report["explain"][0]
 
 
@@ -73,6 +78,26 @@ def test_on_one_device_a_data_parallel_step_is_the_layers_step():
     assert all(a is b for a, b in zip(model.parameters(), model._layers.parameters()))
     loss = rt.mean(model(rt.ones([2, 6])))  # Paddle 1.x's explicit scaling and all-reduce
     assert model.scale_loss(loss) is loss and model.apply_collective_grads() is None
+
+
+def test_group_sharded_parallel_levels_and_errors(tmp_path):
+    from autostatic_runtime.distributed.sharding import group_sharded_parallel
+
+    net = BranchMLP()
+    opt = OPTIMIZERS["Adam"](0.1, net.parameters())
+    model, same_opt, scaler = group_sharded_parallel(net, opt, "os")
+    assert isinstance(model, rt.DataParallel) and model.shard_optimizer_state
+    assert model._layers is net and same_opt is opt and scaler is None
+    assert group_sharded_parallel(model, opt, "os_g")[0] is model
+    with pytest.raises(DistributedError, match="ZeRO stage 3.*use level='os' or 'os_g'"):
+        group_sharded_parallel(net, opt, "p_g_os")
+    with pytest.raises(ValueError, match="level must be one of"):
+        group_sharded_parallel(net, opt, "zero1")
+    with pytest.raises(DistributedError, match="offload"):
+        group_sharded_parallel(net, opt, "os", offload=True)
+    rt.distributed.save_group_sharded_model(model, str(tmp_path / "out"), opt)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["model.pdmodel", "model.pdopt"]
+    assert sorted(rt.load(str(tmp_path / "out" / "model.pdmodel"))) == sorted(net.state_dict())
 
 
 def test_a_single_process_is_a_job_of_one(monkeypatch, tmp_path):
