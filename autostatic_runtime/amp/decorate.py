@@ -10,9 +10,12 @@ CPU), models and optimizers come back unchanged, as in Paddle.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from autostatic_runtime.amp.autocast import _supports, check_dtype, check_level
+from autostatic_runtime.autograd import no_grad
+from autostatic_runtime.tensor import Tensor
 
 __all__ = ["decorate", "amp_decorate"]
 
@@ -85,8 +88,9 @@ def decorate(
         level: 'O1' (nothing changes) or 'O2' (parameters in ``dtype``).
         dtype: 'float16' or 'bfloat16'.
         master_weight: at O2, whether optimizers update float32 master weights (None: yes).
-        save_dtype: 'float16', 'bfloat16', 'float32', 'float64' or None; accepted and
-            checked (the state dict keeps the parameters' own dtype).
+        save_dtype: 'float16', 'bfloat16', 'float32', 'float64' or None: at O2, the
+            dtype ``state_dict()`` gives the floating parameters and buffers in (so
+            ``rt.save`` writes them so); the parameters keep theirs.
         master_grad: accepted for compatibility (gradients keep the parameters' dtype).
         excluded_layers: Layers (with their sublayers) or Layer classes kept in float32.
 
@@ -120,7 +124,25 @@ def decorate(
                 _cast_layer(layer, dtype)
     for opt in opt_list:
         opt._multi_precision = master_weight is not False
+    if save_dtype is not None:
+        for model in model_list:
+            for layer in model.sublayers(include_self=True):
+                layer.register_state_dict_hook(functools.partial(_cast_state, save_dtype))
     return result
+
+
+def _cast_state(dtype: str, state: dict) -> dict:
+    """``state`` with its floating tensors cast to ``dtype`` (new tensors: the layer's own
+    keep their dtype)."""
+    from autostatic_runtime.ops.elementwise import cast
+
+    for key, value in state.items():
+        if isinstance(value, Tensor) and value.dtype.is_floating and str(value.dtype) != dtype:
+            with no_grad():
+                cast_value = cast(value, dtype)
+            cast_value.name = value.name
+            state[key] = cast_value
+    return state
 
 
 amp_decorate = decorate

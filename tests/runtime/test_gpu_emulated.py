@@ -183,3 +183,25 @@ def test_to_tensor_takes_another_devices_array(gpu):
     t = rt.to_tensor(on_gpu, place="cpu")
     assert t.place == "cpu"
     np.testing.assert_array_equal(t.numpy(), [0, 1, 2])
+
+
+def test_decorate_save_dtype_casts_the_state_dict_only(gpu, tmp_path):
+    """``amp.decorate(level="O2", save_dtype="float32")`` (a GPU: float16 is AMP's there):
+    the parameters compute in float16, ``state_dict()`` and ``rt.save`` give float32, and
+    loading such a state still sets the float16 parameters."""
+    rt.set_device("gpu")
+    net = rt.nn.Sequential(rt.nn.Linear(3, 4), rt.nn.BatchNorm1D(4))
+    opt = rt.optimizer.Adam(parameters=net.parameters())
+    net, opt = rt.amp.decorate(net, opt, level="O2", save_dtype="float32")
+    assert str(net[0].weight.dtype) == "float16"
+    state = net.state_dict()
+    assert {str(v.dtype) for v in state.values()} == {"float32"}
+    assert state["0.weight"].name == net[0].weight.name
+    assert str(net.state_dict(use_hook=False)["0.weight"].dtype) == "float16"
+    rt.save(state, str(tmp_path / "net.pdparams"))
+    loaded = rt.load(str(tmp_path / "net.pdparams"))
+    assert str(loaded["0.weight"].dtype) == "float32"
+    loaded["0.weight"] = loaded["0.weight"] * 0 + 0.5
+    net.set_state_dict(loaded)
+    assert str(net[0].weight.dtype) == "float16"
+    np.testing.assert_array_equal(net[0].weight.numpy(), np.full([3, 4], 0.5, "float16"))

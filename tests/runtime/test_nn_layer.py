@@ -240,6 +240,20 @@ def test_pre_hook_returning_a_single_tensor_and_none():
     np.testing.assert_allclose(s(rt.zeros([3])).numpy(), np.full(3, 2.0))
 
 
+def test_state_dict_hooks_see_or_replace_the_state_and_can_be_removed():
+    net = nn.Sequential(nn.Linear(2, 3), nn.Linear(3, 1))
+    seen = []
+    handle = net[0].register_state_dict_hook(lambda state: seen.append(sorted(state)))
+    net.register_state_dict_hook(lambda state: {k: v for k, v in state.items() if "bias" in k})
+    assert sorted(net.state_dict()) == ["0.bias", "1.bias"]
+    assert seen == [["0.bias", "0.weight"]]  # the sublayer's own part, before the parent's
+    assert len(net.state_dict(use_hook=False)) == 4 and len(seen) == 1
+    handle.remove()
+    net.state_dict()
+    assert len(seen) == 1
+    net.set_state_dict({k: v.numpy() for k, v in net.state_dict(use_hook=False).items()})
+
+
 def test_forward_must_be_defined():
     with pytest.raises(NotImplementedError, match="forward"):
         nn.Layer()(rt.ones([1]))

@@ -91,6 +91,7 @@ class Layer:
         self._non_persistable_buffer_names_set: set[str] = set()
         self._forward_pre_hooks: OrderedDict = OrderedDict()
         self._forward_post_hooks: OrderedDict = OrderedDict()
+        self._state_dict_hooks: OrderedDict = OrderedDict()
         self._full_name = unique_name(name_scope or _camel_to_snake(type(self).__name__))
         self._dtype = dtypes.convert_dtype(dtype)
 
@@ -125,6 +126,13 @@ class Layer:
         the outputs."""
         handle = HookRemoveHelper(self._forward_post_hooks)
         self._forward_post_hooks[handle._id] = hook
+        return handle
+
+    def register_state_dict_hook(self, hook: Callable) -> HookRemoveHelper:
+        """Call ``hook(state_dict)`` at the end of ``state_dict()`` (``use_hook=True``); a
+        non-None result replaces it (``amp.decorate``'s ``save_dtype`` casts this way)."""
+        handle = HookRemoveHelper(self._state_dict_hooks)
+        self._state_dict_hooks[handle._id] = hook
         return handle
 
     @property
@@ -401,7 +409,12 @@ class Layer:
         if include_sublayers:
             for name, layer in self._sub_layers.items():
                 if layer is not None:
-                    layer.state_dict(out, True, f"{structured_name_prefix}{name}.")
+                    layer.state_dict(out, True, f"{structured_name_prefix}{name}.", use_hook)
+        if use_hook:
+            for hook in list(self.__dict__.get("_state_dict_hooks", {}).values()):
+                replaced = hook(out)
+                if replaced is not None:
+                    out = replaced
         return out
 
     def set_state_dict(
@@ -417,7 +430,7 @@ class Layer:
         Returns:
             (missing_keys, unexpected_keys)
         """
-        own = self.state_dict()
+        own = self.state_dict(use_hook=False)  # the tensors themselves
         missing, mismatched, matched, used = [], [], [], set()
         for key, target in own.items():
             lookup = key if use_structured_name else target.name
