@@ -418,8 +418,22 @@ def test_conv3d_transpose_matches_reference():
     layer = rt.nn.Conv3DTranspose(4, 6, 3, stride=2, padding=1, groups=2)
     assert layer.weight.shape == [4, 3, 3, 3, 3]
     assert layer(rt.randn([1, 4, 3, 4, 2])).shape == [1, 6, 5, 7, 3]
-    with pytest.raises(ValueError, match="output_size and the 'SAME'/'VALID' paddings"):
-        F.conv3d_transpose(T(x), T(w), padding="SAME")
+    # output_size in place of output_padding; 'SAME' (pads as conv3d's, dilation 1); 'VALID'
+    geometry = dict(stride=(2, 1, 2), padding=[1, 0, 0, 1, 1, 0], dilation=(1, 2, 1), groups=2)
+    sized = F.conv3d_transpose(T(x), T(w), output_size=out.shape[2:], **geometry)
+    close(sized, out.numpy() - b[None, :, None, None, None], rtol=1e-10, atol=1e-10)
+    same = F.conv3d_transpose(T(x), T(w), stride=2, padding="SAME", dilation=3, groups=2)
+    ref = conv3d_transpose_ref(x, w, (2, 2, 2), (0, 1, 1, 1, 0, 0), (0, 0, 0), (1, 1, 1), 2)
+    close(same, ref, rtol=1e-10, atol=1e-10)
+    valid = F.conv3d_transpose(T(x), T(w), stride=2, padding="valid", groups=2)
+    ref = conv3d_transpose_ref(x, w, (2, 2, 2), (0,) * 6, (0, 0, 0), (1, 1, 1), 2)
+    close(valid, ref, rtol=1e-10, atol=1e-10)
+    with pytest.raises(rt.ShapeError, match="output_size \\[9, 9, 9\\] cannot be reached"):
+        F.conv3d_transpose(T(x), T(w), output_size=[9, 9, 9], **geometry)
+    with pytest.raises(rt.ShapeError, match="output_padding or output_size, not both"):
+        F.conv3d_transpose(T(x), T(w), output_size=out.shape[2:], output_padding=1, **geometry)
+    with pytest.raises(Exception, match="padding must be 'SAME', 'VALID'"):
+        F.conv3d_transpose(T(x), T(w), padding="FULL")
 
 
 def test_transposed_conv_layers():

@@ -116,23 +116,23 @@ class Conv2DTranspose:
         return dx, dw, db
 
 
-def _output_padding(output_padding, output_size, x_hw, w_hw, strides, paddings, dilations):
-    """``output_padding`` per dim, from ``output_size`` when given (Paddle's rule: the size
-    must lie in [computed, computed + stride))."""
-    extra = ints(output_padding, 2, _OP, "output_padding")
-    if output_size is None:
-        sizes = None
-    else:
-        sizes = ints(output_size, 2, _OP, "output_size")
+def _output_padding(output_padding, output_size, x_sizes, w_sizes, strides, paddings,
+                    dilations, op=_OP):
+    """``output_padding`` per spatial dim, from ``output_size`` when given (Paddle's rule:
+    the size must lie in [computed, computed + stride))."""
+    n = len(x_sizes)
+    extra = ints(output_padding, n, op, "output_padding")
+    if output_size is not None:
+        sizes = ints(output_size, n, op, "output_size")
         if any(extra):
-            raise shape_error(_OP, "give output_padding or output_size, not both")
+            raise shape_error(op, "give output_padding or output_size, not both")
         extra = []
-        for size, want, k, s, d, p0, p1 in zip(x_hw, sizes, w_hw, strides, dilations,
+        for size, want, k, s, d, p0, p1 in zip(x_sizes, sizes, w_sizes, strides, dilations,
                                                paddings[0::2], paddings[1::2]):  # fmt: skip
             least = (size - 1) * s - p0 - p1 + d * (k - 1) + 1 if size >= 0 else want
             if not least <= want < least + s:
                 raise shape_error(
-                    _OP,
+                    op,
                     f"output_size {list(sizes)} cannot be reached: along this dim the "
                     f"output has {least} to {least + s - 1} entries",
                 )
@@ -140,7 +140,7 @@ def _output_padding(output_padding, output_size, x_hw, w_hw, strides, paddings, 
     for e, s, d in zip(extra, strides, dilations):
         if e < 0 or (e >= s and e >= d):
             raise shape_error(
-                _OP,
+                op,
                 f"output_padding {list(extra)} must be smaller than the stride "
                 f"{list(strides)} or the dilation {list(dilations)}",
             )
@@ -263,8 +263,9 @@ def conv3d_transpose(
     O/groups, KD, KH, KW] (Paddle's ``F.conv3d_transpose``): one ``conv2d_transpose`` per
     depth position of the filter over every input depth slice, each placed at its depths
     (input depth ``i`` and filter depth ``k`` reach output depth ``i * stride + k *
-    dilation``) and summed; then the depth padding is cropped. ``padding``: an int, 3 ints
-    or 6 (front, back, top, bottom, left, right); ``output_size`` is not supported."""
+    dilation``) and summed; then the depth padding is cropped. ``padding``: an int, 3 ints,
+    6 (front, back, top, bottom, left, right), 'SAME' or 'VALID'; ``output_padding`` or
+    ``output_size`` choose among the output sizes a stride allows."""
     from autostatic_runtime.ops import manipulation as M
 
     op = "conv3d_transpose"
@@ -276,25 +277,30 @@ def conv3d_transpose(
             f"expects a 5-D input and a 5-D filter [in, out/groups, kd, kh, kw], got shapes "
             f"{list(x.shape)} and {list(weight.shape)}",
         )
-    if output_size is not None or isinstance(padding, str):
-        raise ValueError(
-            f"{op}: output_size and the 'SAME'/'VALID' paddings are not supported; give "
-            "padding as ints and output_padding"
-        )
-    sd, sh, sw = ints(stride, 3, op, "stride")
-    dd, dh, dw = ints(dilation, 3, op, "dilation")
-    od, oh, ow = ints(output_padding, 3, op, "output_padding")
-    pads = [int(p) for p in ([padding] if isinstance(padding, int) else padding)]
-    if len(pads) == 1:
-        pads = pads * 6
-    elif len(pads) == 3:
-        pads = [pads[0], pads[0], pads[1], pads[1], pads[2], pads[2]]
-    if len(pads) != 6 or min(pads) < 0:
-        raise ValueError(f"{op}: padding must be an int, 3 or 6 non-negative ints, got {padding}")
-    if od < 0 or (od >= sd and od >= dd):
-        raise shape_error(op, f"output_padding {od} of the depth must be smaller than its "
-                              f"stride {sd} or dilation {dd}")  # fmt: skip
     last = data_format == "NDHWC"
+    sizes = tuple(x.shape[1:4] if last else x.shape[2:5])
+    strides = ints(stride, 3, op, "stride")
+    dilations = ints(dilation, 3, op, "dilation")
+    if isinstance(padding, str):  # 'SAME' (dilation 1, as Paddle) or 'VALID'
+        pads, same = spatial_padding(padding, sizes, tuple(weight.shape[2:]), strides, op, last)
+        pads = list(pads)
+        if same:
+            dilations = (1, 1, 1)
+    else:
+        pads = [int(p) for p in ([padding] if isinstance(padding, int) else padding)]
+        if len(pads) == 1:
+            pads = pads * 6
+        elif len(pads) == 3:
+            pads = [pads[0], pads[0], pads[1], pads[1], pads[2], pads[2]]
+        if len(pads) != 6 or min(pads) < 0:
+            raise ValueError(
+                f"{op}: padding must be an int, 3 or 6 non-negative ints, 'SAME' or 'VALID', "
+                f"got {padding}"
+            )
+    sd, sh, sw = strides
+    dd, dh, dw = dilations
+    od, oh, ow = _output_padding(output_padding, output_size, sizes, tuple(weight.shape[2:]),
+                                 strides, pads, dilations, op)  # fmt: skip
     if last:  # to NCDHW
         x = M.transpose(x, [0, 4, 1, 2, 3])
     n, c, depth, h, w = x.shape

@@ -224,7 +224,8 @@ class Conv2DTranspose(_ConvTransposeNd):
 
 class Conv3DTranspose(_ConvTransposeNd):
     """Transposed 3-D convolution over NCDHW (or NDHWC) input (``F.conv3d_transpose``);
-    arguments as Conv2DTranspose's, one per dim (``padding``: ints only)."""
+    arguments as Conv2DTranspose's, one per dim (``padding``: an int, 3 or 6 ints, 'SAME'
+    or 'VALID')."""
 
     _DIMS = 3
     _FORMATS = ("NCDHW", "NDHWC")
