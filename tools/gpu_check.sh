@@ -9,8 +9,9 @@
 #   tools/gpu_check.sh --dry-run        # anywhere: the commands, the files they need, and the
 #                                       # gpu-marked tests (which skip without a GPU)
 #
-# Steps, each with a time limit (together under 8 minutes; a step that fails or runs out of
-# time is reported and the others still run; the exit status is 1 when any failed):
+# Steps, each with a time limit (together 8 minutes at most; a step that fails or runs out
+# of time is reported and the others still run; the exit status is 1 when any failed; the
+# gpu-marked tests get the most: CuPy compiles each elementwise kernel on its first use):
 #   1. the environment: Python, NumPy, CuPy, JAX and their devices;
 #   2. the gpu-marked tests: CuPy against NumPy (eager, to_static's forward, whole steps on
 #      the default executor, auto_cast in float16) and whole XLA steps on the GPU;
@@ -108,13 +109,13 @@ if [[ $MODE == dry ]]; then
     || exit 1
   "$PY" -m pytest -q -p no:cacheprovider -m gpu -rs "${GPU_TESTS[@]}" || exit 1
 fi
-step environment 60 "$PY" -c "$ENVIRONMENT"
-step "gpu-marked tests" 120 "$PY" -m pytest -q -m gpu -rs "${GPU_TESTS[@]}"
-step "XLA on the GPU" 150 "$PY" -m pytest -q -n 4 --timeout 120 tests/xla/test_train_step.py \
+step environment 30 "$PY" -c "$ENVIRONMENT"
+step "gpu-marked tests" 150 "$PY" -m pytest -q -m gpu -rs "${GPU_TESTS[@]}"
+step "XLA on the GPU" 120 "$PY" -m pytest -q -n 4 --timeout 120 tests/xla/test_train_step.py \
   tests/distributed
-step "bench: XLA on the GPU" 100 "$PY" benchmarks/bench_train_step.py --quick \
+step "bench: XLA on the GPU" 90 "$PY" benchmarks/bench_train_step.py --quick \
   --json "$OUT_DIR/bench_xla_gpu.json"
-step "bench: CuPy" 100 "$PY" benchmarks/bench_train_step.py --quick --device gpu \
+step "bench: CuPy" 90 "$PY" benchmarks/bench_train_step.py --quick --device gpu \
   --json "$OUT_DIR/bench_cupy.json"
 
 [[ $MODE == dry ]] && exit 0
