@@ -2,7 +2,7 @@
 
 ``AUTOSTATIC_EMULATED_GPU=1`` runs the session on ``tests/cupy_emulator.py``'s CPU stand-in
 for CuPy (the ``gpu``-marked tests then run, on it); ``AUTOSTATIC_EMULATED_GPU=default``
-also makes "gpu" every test's starting device (docs/testing.md).
+also makes "gpu" every test's starting device (docs/distributed.md, "Before a GPU").
 """
 
 from __future__ import annotations
