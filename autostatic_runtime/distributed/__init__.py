@@ -9,6 +9,7 @@ own partitioner (``jax.sharding``; ``jax.distributed`` joins the processes): see
 ``parallel.py`` and ``sharding.py``. Importing this package imports no JAX.
 """
 
+from autostatic_runtime.distributed import fleet  # (Paddle's submodule)
 from autostatic_runtime.distributed.collective import (
     ParallelEnv,
     ReduceOp,
@@ -46,4 +47,5 @@ __all__ = [
     "spawn",
     "group_sharded_parallel",
     "save_group_sharded_model",
+    "fleet",
 ]

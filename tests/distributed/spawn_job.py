@@ -2,8 +2,10 @@
 
     python -m tests.distributed.spawn_job NPROCS [--fail-rank R]
 
-Each rank trains ``BranchMLP`` with Momentum, compiled by XLA, on its part of each batch of
-``train_cases.batches`` (``rt.io.DistributedBatchSampler``) and writes its losses as JSON to
+Each rank joins the job and wraps its model as Paddle's fleet API does (``fleet.init``,
+``distributed_model``, ``distributed_optimizer``), trains ``BranchMLP`` with Momentum,
+compiled by XLA, on its part of each batch of ``train_cases.batches``
+(``rt.io.DistributedBatchSampler``) and writes its losses as JSON to
 ``losses.RANK``; with ``--fail-rank R`` rank R raises before joining the job, and the
 parent prints ``spawn``'s error and exits with 3.
 """
@@ -16,6 +18,7 @@ import sys
 
 import autostatic
 import autostatic_runtime as rt
+from autostatic_runtime.distributed import fleet
 from tests.jit.train_cases import OPTIMIZERS, BranchMLP, batches, train_step
 
 ROWS = 8
@@ -24,11 +27,11 @@ ROWS = 8
 def train(fail_rank: int) -> None:
     if rt.distributed.get_rank() == fail_rank:
         raise ValueError(f"rank {fail_rank} fails on purpose")
-    rt.distributed.init_parallel_env()
-    rank, world = rt.distributed.get_rank(), rt.distributed.get_world_size()
+    fleet.init(is_collective=True)
+    rank, world = fleet.worker_index(), fleet.worker_num()
     rt.seed(7)
-    model = rt.DataParallel(BranchMLP())
-    opt = OPTIMIZERS["Momentum"](0.05, model.parameters())
+    model = fleet.distributed_model(BranchMLP())
+    opt = fleet.distributed_optimizer(OPTIMIZERS["Momentum"](0.05, model.parameters()))
     step = autostatic.to_static(train_step, backend="xla")
     data = batches(3, shape=(ROWS, 6))
     rows = rt.io.TensorDataset([rt.concat([x for x, _ in data]), rt.concat([y for _, y in data])])
