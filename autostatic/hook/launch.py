@@ -40,7 +40,8 @@ args...'); the script calls rt.distributed.init_parallel_env() to join them.
 options:
   --nproc_per_node N  processes to start (default 1)
   --log_dir DIR       where each rank's output goes, as DIR/workerlog.RANK (default ./log)
-  --master_port PORT  the coordinator's port on this host (default: a free one)
+  --master_port PORT  the coordinator's port on this host (default: a free one); Paddle's
+                      --master 127.0.0.1:PORT is the same (--nnodes 1 is accepted)
   --devices IDS       comma-separated local device ids, one per rank (e.g. GPUs 0,1): rank
                       r takes the r-th (AUTOSTATIC_LOCAL_DEVICES); default: JAX's own.
                       Without --nproc_per_node, one process per id. (--gpus: the same)
@@ -67,7 +68,8 @@ def parse(argv: list[str]) -> Options:
     from autostatic.hook.cli import _parse_run
 
     opts = Options()
-    names = {"--nproc_per_node", "--log_dir", "--master_port", "--devices", "--gpus", "--grace"}
+    names = {"--nproc_per_node", "--log_dir", "--master_port", "--master", "--nnodes",
+             "--devices", "--gpus", "--grace"}  # fmt: skip
     given = set()
     i = 0
     while i < len(argv):
@@ -95,6 +97,10 @@ def parse(argv: list[str]) -> Options:
     return opts
 
 
+class _Said(ValueError):
+    """A mistake in an option whose message says what to do instead."""
+
+
 def _set(opts: Options, name: str, value: str) -> None:
     try:
         if name == "--nproc_per_node":
@@ -105,12 +111,29 @@ def _set(opts: Options, name: str, value: str) -> None:
             opts.log_dir = value
         elif name == "--master_port":
             opts.master_port = int(value)
+        elif name == "--master":  # Paddle's HOST:PORT of the coordinator, on this host
+            host, _, port = value.rpartition(":")
+            if host not in ("", "127.0.0.1", "localhost", socket.gethostname()):
+                raise _Said(
+                    f"--master {value}: the launcher starts a job on this host only; for "
+                    "several hosts start each process with MASTER_ADDR, MASTER_PORT, RANK "
+                    "and WORLD_SIZE set (docs/distributed.md)"
+                )
+            opts.master_port = int(port)
+        elif name == "--nnodes":
+            if int(value) != 1:
+                raise _Said(
+                    f"--nnodes {value}: the launcher starts a job on this host only (1 node)"
+                )
         elif name == "--devices":
             opts.devices = [d.strip() for d in value.split(",") if d.strip()]
         else:
             opts.grace = float(value)
+    except _Said:
+        raise
     except ValueError:
         raise ValueError(f"{name}: {value!r} is not a valid value") from None
+
 
 
 def free_port() -> int:

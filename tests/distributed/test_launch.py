@@ -62,5 +62,11 @@ def test_launch_options():
     assert (opts.nproc, opts.devices) == (2, ["0", "1"])
     assert launch.rank_env(1, opts, 1)["AUTOSTATIC_LOCAL_DEVICES"] == "1"
     assert launch.parse(["--gpus=0,1,2", "--nproc_per_node", "2", "t.py"]).nproc == 2
+    paddle_style = launch.parse(["--master", "127.0.0.1:8090", "--nnodes", "1", "t.py"])
+    assert paddle_style.master_port == 8090
+    with pytest.raises(ValueError, match="on this host only; for several hosts"):
+        launch.parse(["--master", "10.0.0.5:8090", "t.py"])
+    with pytest.raises(ValueError, match="--nnodes 2: the launcher starts a job on this host"):
+        launch.parse(["--nnodes", "2", "t.py"])
     assert launch.exit_status(-9) == 137 and launch.exit_status(3) == 3
     assert launch.main(["--nproc_per_node", "x", "t.py"]) == 2
