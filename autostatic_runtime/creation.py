@@ -63,6 +63,9 @@ def _shape(shape: Any, op_name: str) -> tuple:
     return out
 
 
+_PYTHON_DATA = frozenset({list, tuple, int, float, bool, complex})
+
+
 def _to_array(data: Any, dtype: Any, place: Any):
     """A backend array for ``data`` on ``place`` (default: the current device)."""
     backend = backends.current_backend() if place is None else _backend_for_place(place)
@@ -77,7 +80,7 @@ def _to_array(data: Any, dtype: Any, place: Any):
     if type(data) in backend.array_types and want is None:
         return data
     host_kind = isinstance(data, (np.ndarray, np.generic))
-    if not host_kind and type(data) not in backend.array_types:
+    if not (host_kind or type(data) in backend.array_types or type(data) in _PYTHON_DATA):
         src = backends.backend_of(data)
         if type(data) in src.array_types:  # another backend's array (CuPy's on a CPU place)
             data, host_kind = src.to_numpy(data), True
